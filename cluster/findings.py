@@ -1,0 +1,56 @@
+"""Findings: what every rule, the loader and the schema check report, in one shape."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `severity >= threshold` reads naturally."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.upper()]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One result: rule id, severity, config path, message (expected vs found), hint."""
+
+    rule: str
+    severity: Severity
+    path: str
+    message: str
+    hint: str
+    suppressed: bool = False
+
+    def as_suppressed(self) -> Finding:
+        return replace(self, severity=Severity.INFO, suppressed=True)
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "path": self.path,
+            "message": self.message,
+            "hint": self.hint,
+        }
+        if self.suppressed:
+            data["suppressed"] = True
+        return data
+
+    def sort_key(self) -> tuple[int, str, str, str]:
+        return (-int(self.severity), self.rule, self.path, self.message)
+
+
+def schema(path: str, message: str, hint: str) -> Finding:
+    """A SCHEMA finding: input that cannot be read or does not fit the contract."""
+    return Finding("SCHEMA", Severity.ERROR, path, message, hint)

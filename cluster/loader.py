@@ -1,0 +1,223 @@
+"""Read a stack file safely, keeping the line of every key.
+
+Hostile input is expected: size, nesting and alias expansion are bounded, duplicate keys are
+reported (YAML would silently keep the last), and every problem becomes a SCHEMA finding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cluster.findings import Finding, schema
+
+CLUSTER_KEY = "gpu-cluster:cluster"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+MAX_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 40
+MAX_NODES = 200_000
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class Loaded:
+    """A stack file read from disk: the cluster mapping (or None) and where each key sits."""
+
+    stack: str
+    source: Path | None
+    data: dict[str, Any] | None
+    lines: dict[str, int] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    key_line: int = 0  # line of `gpu-cluster:cluster`; paths are relative to it
+
+    def line_of(self, path: str) -> int:
+        """The line of `path`, or of its nearest parent that has one."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = _parent(path)
+        return self.key_line
+
+
+def _parent(path: str) -> str:
+    cut = max(path.rfind("."), path.rfind("["))
+    return path[:cut] if cut > 0 else ""
+
+
+def stack_path(ref: str) -> Path:
+    """`prod` -> stacks/Pulumi.prod.yaml (in the working directory, else the project); else a path."""
+    candidate = Path(ref)
+    if candidate.suffix in {".yaml", ".yml", ".json"} or "/" in ref or candidate.exists():
+        return candidate
+    local = Path("stacks") / f"Pulumi.{ref}.yaml"
+    return local if local.exists() else PROJECT_ROOT / "stacks" / f"Pulumi.{ref}.yaml"
+
+
+def stack_name(ref: str, source: Path) -> str:
+    name = source.name
+    if name.startswith("Pulumi.") and name.count(".") >= 2:
+        return name.split(".")[1]
+    return ref if source == Path(ref) and "/" not in ref and not source.suffix else source.stem
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.nodes = 0
+
+
+def _join(path: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _to_python(
+    node: yaml.Node,
+    path: str,
+    depth: int,
+    budget: _Budget,
+    lines: dict[str, int],
+    findings: list[Finding],
+    constructor: yaml.constructor.SafeConstructor,
+) -> Any:
+    budget.nodes += 1
+    if budget.nodes > MAX_NODES:
+        raise _TooLarge(f"more than {MAX_NODES} YAML nodes (alias expansion counted)")
+    if depth > MAX_DEPTH:
+        raise _TooLarge(f"nesting deeper than {MAX_DEPTH} levels at {path or 'the top'}")
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        result: dict[Any, Any] = {}
+        constructor.flatten_mapping(node)
+        for key_node, value_node in node.value:
+            key = _to_python(key_node, path, depth + 1, budget, {}, findings, constructor)
+            if not isinstance(key, (str, int, float, bool)) or key is None:
+                findings.append(
+                    schema(path or "(top)", f"a mapping key must be a scalar, found {type(key).__name__}", "quote the key")
+                )
+                continue
+            key_text = str(key)
+            child = _join(path, key_text)
+            if key_text in result:
+                findings.append(
+                    schema(
+                        child,
+                        f"duplicate key `{key_text}` (line {key_node.start_mark.line + 1}); YAML would keep only the last",
+                        "remove one of the two entries",
+                    )
+                )
+            lines[child] = key_node.start_mark.line + 1
+            result[key_text] = _to_python(value_node, child, depth + 1, budget, lines, findings, constructor)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _to_python(item, _join(path, index), depth + 1, budget, lines, findings, constructor)
+            for index, item in enumerate(node.value)
+        ]
+    return constructor.construct_object(node, deep=True)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def load_stack(ref: str) -> Loaded:
+    """Read STACK (name or path) and return its `gpu-cluster:cluster` mapping with key lines."""
+    source = stack_path(ref)
+    loaded = Loaded(stack=stack_name(ref, source), source=source, data=None)
+    hint_missing = "give a stack name from stacks/ (dev -> stacks/Pulumi.dev.yaml) or a path to a stack file"
+    try:
+        if not source.is_file():
+            loaded.findings.append(schema("(file)", f"stack file {source} not found", hint_missing))
+            return loaded
+        raw = source.read_bytes()[: MAX_BYTES + 1]
+    except OSError as error:
+        loaded.findings.append(schema("(file)", f"cannot read {source}: {error.strerror}", hint_missing))
+        return loaded
+    if len(raw) > MAX_BYTES:
+        loaded.findings.append(schema("(file)", f"{source} is larger than {MAX_BYTES} bytes", "a stack file is a few kB"))
+        return loaded
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        loaded.findings.append(
+            schema("(file)", f"{source} is not UTF-8 text (byte {error.start})", "save the stack file as UTF-8 YAML")
+        )
+        return loaded
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        loaded.findings.append(schema("(file)", f"YAML syntax error{where}: {problem}", "fix the YAML syntax"))
+        return loaded
+    except (ValueError, RecursionError) as error:
+        loaded.findings.append(schema("(file)", f"unreadable YAML: {error}", "fix the YAML syntax"))
+        return loaded
+    if root is None:
+        loaded.findings.append(
+            schema("(file)", f"{source} is empty", f"write `config: {{{CLUSTER_KEY}: {{name, target, node_pools}}}}`")
+        )
+        return loaded
+    loaded.data = _cluster_mapping(root, loaded)
+    return loaded
+
+
+def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
+    hint = f"a stack file is a mapping `config:` holding `{CLUSTER_KEY}:` (name, target, node_pools)"
+    budget = _Budget()
+    constructor = yaml.constructor.SafeConstructor()
+    top_lines: dict[str, int] = {}
+    try:
+        document = _to_python(root, "", 0, budget, top_lines, loaded.findings, constructor)
+    except _TooLarge as error:
+        loaded.findings.append(schema("(file)", f"stack file too large: {error}", "remove anchors/aliases or nesting"))
+        return None
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
+        loaded.findings.append(schema("(file)", f"unreadable YAML value: {error}", "fix the value"))
+        return None
+    if not isinstance(document, dict):
+        loaded.findings.append(schema("(file)", f"the top level is a {type(document).__name__}, not a mapping", hint))
+        return None
+    config = document.get("config")
+    if not isinstance(config, dict) or CLUSTER_KEY not in config:
+        loaded.findings.append(schema("config", f"no `config.{CLUSTER_KEY}` key found", hint))
+        return None
+    cluster = config[CLUSTER_KEY]
+    loaded.key_line = top_lines.get(f"config.{CLUSTER_KEY}", 1)
+    prefix = f"config.{CLUSTER_KEY}."
+    loaded.lines = {path[len(prefix):]: line for path, line in top_lines.items() if path.startswith(prefix)}
+    if isinstance(cluster, str):  # `pulumi config set --path` can store JSON text
+        with contextlib.suppress(ValueError):
+            cluster = json.loads(cluster)
+    if not isinstance(cluster, dict):
+        loaded.findings.append(
+            schema(CLUSTER_KEY, f"`{CLUSTER_KEY}` is a {type(cluster).__name__}, not a mapping", hint)
+        )
+        return None
+    return cluster
+
+
+def from_mapping(stack: str, cluster: object) -> Loaded:
+    """Wrap an already-parsed `gpu-cluster:cluster` value (Pulumi config, tests)."""
+    loaded = Loaded(stack=stack, source=None, data=None)
+    if isinstance(cluster, str):
+        try:
+            cluster = json.loads(cluster)
+        except ValueError as error:
+            loaded.findings.append(schema(CLUSTER_KEY, f"not JSON: {error}", "set the key as structured config"))
+            return loaded
+    if not isinstance(cluster, dict):
+        loaded.findings.append(
+            schema(CLUSTER_KEY, f"`{CLUSTER_KEY}` is a {type(cluster).__name__}, not a mapping", "give a mapping")
+        )
+        return loaded
+    loaded.data = cluster
+    return loaded

@@ -1,0 +1,74 @@
+"""The pipeline: load -> spec -> graph -> rules -> result. Each step is one call.
+
+Stops between steps when a step produced SCHEMA errors, like a compiler's phases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cluster.findings import Finding, Severity
+from cluster.loader import Loaded, from_mapping, load_stack
+from cluster.rules import ALL_RULES, Rule, apply_policy, run_rules
+from cluster.spec import ClusterSpec, resolve
+from cluster.topology import Topology, build
+
+
+@dataclass
+class Result:
+    """Everything one validation produced."""
+
+    loaded: Loaded
+    spec: ClusterSpec | None = None
+    topology: Topology | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def stack(self) -> str:
+        return self.loaded.stack
+
+    @property
+    def schema_failed(self) -> bool:
+        return self.spec is None or any(f.rule == "SCHEMA" and not f.suppressed for f in self.findings)
+
+    @property
+    def ok(self) -> bool:
+        """No finding at or above policy.fail_on (error when the spec could not be read)."""
+        if self.schema_failed:
+            return False
+        threshold = self.spec.policy.fail_on if self.spec else Severity.ERROR
+        return not any(finding.severity >= threshold for finding in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        if self.schema_failed:
+            return 2
+        return 0 if self.ok else 1
+
+
+def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
+    """Validate an already-loaded stack: spec, graph, rules, policy."""
+    result = Result(loaded=loaded, findings=list(loaded.findings))
+    if loaded.data is None or result.findings:
+        result.findings.sort(key=Finding.sort_key)
+        return result
+    spec, findings = resolve(loaded.data)
+    result.findings.extend(findings)
+    if spec is None:
+        result.findings.sort(key=Finding.sort_key)
+        return result
+    result.spec = spec
+    result.topology = build(spec)
+    result.findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, result.topology))
+    result.findings = apply_policy(result.findings, spec.policy.suppress)
+    return result
+
+
+def validate(stack: str) -> Result:
+    """Validate STACK (a name under stacks/ or a path)."""
+    return check(load_stack(stack))
+
+
+def validate_mapping(stack: str, cluster: object) -> Result:
+    """Validate an already-parsed `gpu-cluster:cluster` value (the Pulumi program's config)."""
+    return check(from_mapping(stack, cluster))

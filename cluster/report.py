@@ -1,0 +1,128 @@
+"""Reports of a validation: text for a person, JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from cluster.findings import Severity
+from cluster.load import switch_load
+from cluster.pipeline import Result
+from cluster.rules.base import plural
+from cluster.rules.hosts import fabric_gbps_per_node
+from cluster.spec import ClusterSpec
+from cluster.topology import NETWORKS, Topology
+
+
+def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
+    """The design at a glance; also the Pulumi stack outputs."""
+    switches: dict[str, dict[str, int]] = {}
+    worst: dict[str, float] = {}
+    for name, data in topology.switches():
+        counts = switches.setdefault(data["network"], {})
+        counts[data["tier"]] = counts.get(data["tier"], 0) + 1
+        if data["network"] == "fabric":
+            load = switch_load(topology.graph, name)
+            if load.up_links:
+                worst[data["tier"]] = max(worst.get(data["tier"], 0.0), round(load.oversubscription, 3))
+    per_gpu = {}
+    for pool in spec.pools:
+        effective, _ = fabric_gbps_per_node(topology, topology.hosts_by_pool[pool.name][0])
+        per_gpu[pool.name] = effective / pool.gpus_per_node
+    plan = topology.fabric_plan
+    fabric: dict[str, Any] = {}
+    if spec.fabric is not None and plan is not None:
+        fabric = {
+            "transport": spec.fabric.transport,
+            "design": spec.fabric.design,
+            "planes": spec.fabric.planes,
+            "rails": spec.fabric.rails,
+            "tiers": plan.tiers,
+            "leaf_groups": plan.groups,
+            "nodes_per_leaf": plan.nodes_per_leaf,
+            "leaf_uplinks": plan.leaf_uplinks,
+            "pods": plan.pods,
+            "spine_uplinks": plan.spine_uplinks,
+            "leaf_model": f"{spec.fabric.leaf.model} ({spec.fabric.leaf.ports} x {spec.fabric.leaf.port_gbps}G)",
+            "auto_sized": list(plan.auto),
+        }
+    return {
+        "name": spec.name,
+        "target": spec.target,
+        "nodes": spec.nodes,
+        "gpus": spec.gpus,
+        "pools": {pool.name: {"nodes": pool.nodes, "gpu": pool.gpu, "gpus": pool.gpus} for pool in spec.pools},
+        "gbps_per_gpu": per_gpu,
+        "switches": {network: switches[network] for network in NETWORKS if network in switches},
+        "oversubscription": worst,
+        "fabric": fabric,
+        "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
+    }
+
+
+def to_json(result: Result) -> str:
+    data: dict[str, Any] = {
+        "stack": result.stack,
+        "ok": result.ok,
+        "findings": [finding.to_dict() for finding in result.findings],
+    }
+    if result.spec is not None and result.topology is not None:
+        data["summary"] = summary(result.spec, result.topology)
+    return json.dumps(data, indent=2, sort_keys=False)
+
+
+def to_text(result: Result) -> str:
+    counts = Counter(str(f.severity) for f in result.findings if not f.suppressed)
+    suppressed = sum(1 for f in result.findings if f.suppressed)
+    verdict = "OK" if result.ok else "FAILED"
+    parts = [f"{counts.get(level, 0)} {level}{'s' if counts.get(level, 0) != 1 else ''}"
+             for level in ("error", "warning")]
+    if suppressed:
+        parts.append(f"{suppressed} suppressed")
+    lines = [f"{result.stack}: {verdict} ({', '.join(parts)})"]
+    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in result.findings if f.severity == severity]
+        if not group:
+            continue
+        lines.append("")
+        lines.append(f"{str(severity).upper()}S" if severity != Severity.INFO else "INFO")
+        for finding in group:
+            line = result.loaded.line_of(finding.path) if result.loaded.source else 0
+            where = f"{result.loaded.source}:{line} " if line else ""
+            tag = " (suppressed)" if finding.suppressed else ""
+            lines.append(f"  {finding.rule}{tag} at {finding.path}: {finding.message}")
+            lines.append(f"      {where}hint: {finding.hint}")
+    if result.spec is not None and result.topology is not None:
+        lines.append("")
+        lines.extend(_design_lines(summary(result.spec, result.topology)))
+    return "\n".join(lines)
+
+
+def _design_lines(data: dict[str, Any]) -> list[str]:
+    lines = ["DESIGN"]
+    pools = ", ".join(f"{name} {pool['nodes']} x {pool['gpu']}" for name, pool in data["pools"].items())
+    lines.append(f"  {data['gpus']:,} GPUs on {data['nodes']:,} nodes ({pools}), target {data['target']}")
+    per_gpu = ", ".join(f"{name} {value:g}" for name, value in data["gbps_per_gpu"].items())
+    lines.append(f"  fabric Gbps per GPU: {per_gpu}")
+    fabric = data["fabric"]
+    if fabric:
+        lines.append(
+            f"  fabric: {fabric['transport']}, {fabric['design']}, {fabric['tiers']} tier(s), {fabric['planes']} "
+            f"plane(s), {fabric['rails']} rails, leaves {fabric['leaf_model']}"
+        )
+        lines.append(
+            f"  leaf groups {fabric['leaf_groups']} of {fabric['nodes_per_leaf']} nodes, {fabric['leaf_uplinks']} "
+            f"uplinks per leaf" + (f", {fabric['pods']} pods, {fabric['spine_uplinks']} uplinks per spine"
+                                   if fabric["tiers"] == 3 else "")
+        )
+        ratios = ", ".join(f"{tier} {value:g}:1" for tier, value in data["oversubscription"].items()) or "none"
+        lines.append(f"  oversubscription (worst per tier): {ratios}")
+        if fabric["auto_sized"]:
+            lines.append(f"  auto-sized for the fabric: {', '.join(fabric['auto_sized'])}")
+    for network, tiers in data["switches"].items():
+        counts = ", ".join(f"{count} {plural(tier, count)}" for tier, count in tiers.items())
+        lines.append(f"  {network} switches: {counts}")
+    for network, keys in data["auto_sized"].items():
+        lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
+    return lines

@@ -1,0 +1,27 @@
+"""The rule set. Ids are a public contract (DESIGN.md); order here is report order only."""
+
+from __future__ import annotations
+
+from cluster.rules.addressing import AddressPools
+from cluster.rules.base import Rule, apply_policy, run_rules
+from cluster.rules.cloud import Placement
+from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
+from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
+from cluster.rules.isolation import Isolation
+from cluster.rules.qos import Mtu, PfcMap
+
+ALL_RULES: list[Rule] = [
+    Oversubscription(),
+    GpuNicBandwidth(),
+    RailAlignment(),
+    Isolation(),
+    Radix(),
+    Connected(),
+    LinkSpeed(),
+    PfcMap(),
+    Mtu(),
+    AddressPools(),
+    Placement(),
+]
+
+__all__ = ["ALL_RULES", "Rule", "apply_policy", "run_rules"]

@@ -1,0 +1,219 @@
+"""Fabric capacity rules: oversubscription, switch radix, link speeds, reachability."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterator
+
+import networkx as nx
+
+from cluster.findings import Finding, Severity
+from cluster.load import ports_used, switch_load
+from cluster.rules.base import Rule, plural
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology
+
+TIERS = ("leaf", "spine", "core")
+
+
+def _onprem(spec: ClusterSpec) -> bool:
+    return spec.fabric is not None
+
+
+class Oversubscription(Rule):
+    """Downlink / uplink bandwidth at every fabric switch with uplinks stays within its tier's
+    max_oversubscription; reports the worst switch per tier. The top tier (no uplinks) is
+    FAB-RADIX's concern."""
+
+    id = "FAB-OVERSUB"
+    title = "GPU fabric oversubscription per tier"
+
+    def applies(self, spec: ClusterSpec) -> bool:
+        return _onprem(spec)
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        assert spec.fabric is not None
+        limits = spec.fabric.max_oversubscription
+        worst: dict[str, tuple[float, str, float, float]] = {}
+        for name, data in topology.switches(FABRIC):
+            load = switch_load(topology.graph, name)
+            if not load.up_links:
+                continue
+            tier = data["tier"]
+            ratio = load.oversubscription
+            if tier not in worst or ratio > worst[tier][0]:
+                worst[tier] = (ratio, name, load.down_gbps, load.up_gbps)
+        for tier in TIERS:
+            if tier not in worst:
+                continue
+            ratio, name, down, up = worst[tier]
+            limit = getattr(limits, tier)
+            if ratio > limit + 1e-9:
+                uplinks_key = "leaf_uplinks" if tier == "leaf" else "spine_uplinks"
+                explicit = getattr(spec.fabric, uplinks_key) is not None
+                path = f"fabric.{uplinks_key}" if explicit else "fabric.max_oversubscription"
+                yield self.finding(
+                    path,
+                    f"{tier} oversubscription expected <= {limit:g}:1, found {ratio:.2f}:1 at {name} "
+                    f"({down:,.0f} Gbps down / {up:,.0f} Gbps up)",
+                    f"add uplinks or {'spines' if tier == 'leaf' else 'cores'} (or remove fabric.{uplinks_key} "
+                    f"to size them), put fewer nodes per leaf, or raise fabric.max_oversubscription.{tier}; "
+                    f"suppress with {self.id}",
+                )
+
+
+class Radix(Rule):
+    """No switch uses more ports than it has at its port speed (breakouts counted), and the
+    sizer could place every tier."""
+
+    id = "FAB-RADIX"
+    title = "switch port budgets"
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        plan = topology.fabric_plan
+        for problem in plan.problems if plan else ():
+            yield self.finding("fabric", f"cannot size the fabric: {problem}", "use a switch with more ports")
+        worst: dict[tuple[str, str], tuple[int, str, int, int]] = {}
+        for name, data in topology.switches():
+            load = switch_load(topology.graph, name)
+            used, available = ports_used(topology.graph, name, load)
+            over = used - available
+            key = (data["network"], data["tier"])
+            if over > 0 and (key not in worst or over > worst[key][0]):
+                worst[key] = (over, name, used, available)
+        for (network, tier), (_, name, used, available) in sorted(worst.items()):
+            data = topology.graph.nodes[name]
+            yield self.finding(
+                data["path"],
+                f"{network} {tier} {name} needs {used} ports at {data['port_gbps']}G, the {data['model']} has "
+                f"{available}",
+                f"use a switch with more ports, more {plural(tier, 2)} (or fewer links per {tier}), or a breakout speed; "
+                f"suppress with {self.id}",
+            )
+
+
+class LinkSpeed(Rule):
+    """A link runs at the slower end's speed; every mismatch between the two ends is reported."""
+
+    id = "FAB-LINK-SPEED"
+    title = "port speed mismatches"
+    severity = Severity.WARNING
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        seen: dict[tuple[str, int, int], int] = defaultdict(int)
+        for _, _, data in topology.graph.edges(data=True):
+            if data["lower_gbps"] != data["upper_gbps"]:
+                seen[(data["path"], data["lower_gbps"], data["upper_gbps"])] += data["links"]
+        for (path, lower, upper), links in sorted(seen.items()):
+            yield self.finding(
+                path,
+                f"{links} links join {lower}G and {upper}G ports and run at {min(lower, upper)}G",
+                f"match the port speeds (a breakout, another switch port_gbps or NIC); suppress with {self.id}",
+            )
+
+
+class Connected(Rule):
+    """Every GPU reaches every other GPU over the fabric within policy.max_switch_hops
+    (default 3 switches for two tiers, 5 for three): leaves that hold GPU ports must reach
+    each other, and two GPUs must share a plane."""
+
+    id = "FAB-CONNECTED"
+    title = "GPU-to-GPU reachability"
+
+    def applies(self, spec: ClusterSpec) -> bool:
+        return _onprem(spec)
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        assert spec.fabric is not None and topology.fabric_plan is not None
+        plan = topology.fabric_plan
+        default_hops = {1: 1, 2: 3, 3: 5}[plan.tiers]
+        limit = spec.policy.max_switch_hops or default_hops
+        yield from self._planes_shared(spec)
+        graph = topology.graph
+        switches = nx.Graph()
+        leaves_with_hosts: dict[int, set[str]] = defaultdict(set)
+        for name, _ in topology.switches(FABRIC):
+            switches.add_node(name)
+        for lower, upper, data in graph.edges(data=True):
+            if data["network"] != FABRIC:
+                continue
+            if lower in switches and upper in switches:
+                switches.add_edge(lower, upper)
+            elif graph.nodes[lower]["kind"] == "host":
+                leaves_with_hosts[graph.nodes[upper]["plane"]].add(upper)
+            elif graph.nodes[upper]["kind"] == "host":
+                leaves_with_hosts[graph.nodes[lower]["plane"]].add(lower)
+        for plane, leaves in sorted(leaves_with_hosts.items()):
+            worst = (0, "", "")
+            # Leaves with the same neighbours are interchangeable: search from one of each kind.
+            classes: dict[frozenset[str], str] = {}
+            for leaf in sorted(leaves):
+                classes.setdefault(frozenset(switches[leaf]), leaf)
+            for source in classes.values():
+                distance = _bfs(switches, source)
+                for leaf in leaves:
+                    hops = distance.get(leaf)
+                    if hops is None:
+                        yield self.finding(
+                            "fabric",
+                            f"GPUs on {source} cannot reach GPUs on {leaf}: no fabric path"
+                            + (f" in plane {plane}" if spec.fabric.planes > 1 else ""),
+                            "give every leaf uplinks to spines that reach every other leaf (fabric.spines, "
+                            f"leaf_uplinks); suppress with {self.id}",
+                        )
+                        return
+                    if hops + 1 > worst[0]:
+                        worst = (hops + 1, source, leaf)
+            if worst[0] > limit:
+                yield self.finding(
+                    "policy.max_switch_hops",
+                    f"expected at most {limit} switch hops between GPUs, found {worst[0]} from {worst[1]} to {worst[2]}",
+                    f"flatten the fabric or raise policy.max_switch_hops; suppress with {self.id}",
+                )
+
+    def _planes_shared(self, spec: ClusterSpec) -> Iterator[Finding]:
+        assert spec.fabric is not None
+        planes = spec.fabric.planes
+        if planes == 1:
+            return
+        gpu_planes: dict[str, list[frozenset[int]]] = {}
+        for pool in spec.pools:
+            nics = pool.fabric_nics
+            per_gpu = []
+            for gpu in range(pool.gpus_per_node):
+                if nics.count >= pool.gpus_per_node:
+                    first = gpu * nics.count // pool.gpus_per_node
+                    last = max(first + 1, (gpu + 1) * nics.count // pool.gpus_per_node)
+                    gpu_nics = range(first, last)
+                else:
+                    gpu_nics = range(gpu * nics.count // pool.gpus_per_node, gpu * nics.count // pool.gpus_per_node + 1)
+                planes_of_gpu = {
+                    (nic * nics.ports_per_nic + port) % planes for nic in gpu_nics for port in range(nics.ports_per_nic)
+                }
+                per_gpu.append(frozenset(planes_of_gpu))
+            gpu_planes[pool.name] = per_gpu
+        for pool_a, planes_a in gpu_planes.items():
+            for pool_b, planes_b in gpu_planes.items():
+                for gpu_a, set_a in enumerate(planes_a):
+                    for gpu_b, set_b in enumerate(planes_b):
+                        if not set_a & set_b:
+                            yield self.finding(
+                                "fabric.planes",
+                                f"GPU {gpu_a} of {pool_a} (plane {sorted(set_a)}) and GPU {gpu_b} of {pool_b} "
+                                f"(plane {sorted(set_b)}) share no plane, so they cannot reach each other over the fabric",
+                                "use NICs with one port per plane (ports_per_nic = planes), or planes: 1; "
+                                f"suppress with {self.id}",
+                            )
+                            return
+
+
+def _bfs(graph: nx.Graph, source: str) -> dict[str, int]:
+    distance = {source: 0}
+    queue = deque([source])
+    while queue:
+        node = queue.popleft()
+        for neighbour in graph[node]:
+            if neighbour not in distance:
+                distance[neighbour] = distance[node] + 1
+                queue.append(neighbour)
+    return distance

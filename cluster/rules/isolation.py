@@ -1,0 +1,61 @@
+"""Isolation of the GPU fabric from storage and management traffic."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from cluster.findings import Finding, Severity
+from cluster.qos import classes
+from cluster.rules.base import Rule
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology
+
+
+class Isolation(Rule):
+    """On premises the GPU fabric shares no switch with storage or management. Shared: ERROR,
+    unless RoCE has its own PFC-protected priority and every guest network a different one,
+    then WARNING. Provider-defined cloud layouts are exempt."""
+
+    id = "FAB-ISOLATION"
+    title = "fabric isolation"
+
+    def applies(self, spec: ClusterSpec) -> bool:
+        return spec.fabric is not None
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        graph = topology.graph
+        guests: dict[str, set[str]] = defaultdict(set)
+        for name, _ in topology.switches(FABRIC):
+            for _, _, data in graph.edges(name, data=True):
+                if data["network"] not in (FABRIC, "oob"):  # oob: the switch's own management port
+                    guests[data["network"]].add(name)
+        if not guests:
+            return
+        networks = sorted(guests)
+        switches = sorted(set().union(*guests.values()))
+        example = ", ".join(switches[:3]) + (f" and {len(switches) - 3} more" if len(switches) > 3 else "")
+        protected, why = self._protected(spec, networks)
+        severity = Severity.WARNING if protected else Severity.ERROR
+        yield self.finding(
+            "fabric.shared_with",
+            f"the GPU fabric carries {' and '.join(networks)} traffic on {len(switches)} switches ({example}); "
+            f"{why}",
+            "give storage and management their own switches and NICs (remove fabric.shared_with)"
+            + ("" if protected else ", or give RoCE its own PFC-protected priority")
+            + f"; suppress with {self.id}",
+            severity,
+        )
+
+    @staticmethod
+    def _protected(spec: ClusterSpec, networks: list[str]) -> tuple[bool, str]:
+        qos = spec.qos
+        if qos is None:
+            return False, "an InfiniBand fabric has no RoCE priority to protect GPU traffic"
+        if qos.mode != "lossless" or qos.roce.priority not in qos.pfc_priorities:
+            return False, f"RoCE priority {qos.roce.priority} has no PFC, so guest traffic can cause RoCE drops"
+        planned = classes(qos)
+        for network in networks:
+            if planned[network][1] == qos.roce.priority:
+                return False, f"{network} traffic shares RoCE priority {qos.roce.priority}"
+        return True, f"RoCE keeps PFC-protected priority {qos.roce.priority}, so this is a warning"

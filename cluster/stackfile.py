@@ -1,0 +1,172 @@
+"""The stack-file contract (`gpu-cluster:cluster`), as pydantic models.
+
+Field names and meanings are public (DESIGN.md). These models check shape, types and ranges;
+catalog lookups, defaults and cross-field checks happen in `cluster.spec.resolve`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+PortGbps = Literal[1, 10, 25, 40, 50, 100, 200, 400, 800, 1600]
+Count = Annotated[int, Field(ge=0, le=100_000)]
+Ratio = Annotated[float, Field(ge=1.0, le=1000.0)]
+Dscp = Annotated[int, Field(ge=0, le=63)]
+Priority = Annotated[int, Field(ge=0, le=7)]
+Os = Literal["sonic", "nvue", "eos"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+
+class NicSet(Model):
+    """NICs of one kind per node; gbps is per port."""
+
+    count: Annotated[int, Field(ge=0, le=64)]
+    gbps: PortGbps
+    ports_per_nic: Annotated[int, Field(ge=1, le=8)] = 1
+
+
+class SwitchRef(Model):
+    """A catalog model (`switch`), or a generic box given by `ports` at `port_gbps`."""
+
+    switch: str | None = None
+    ports: Annotated[int, Field(ge=1, le=4096)] | None = None
+    port_gbps: PortGbps | None = None
+    uplink_ports: Annotated[int, Field(ge=0, le=4096)] | None = None
+    uplink_gbps: PortGbps | None = None
+    os: Os | None = None
+
+    @model_validator(mode="after")
+    def _model_or_size(self) -> SwitchRef:
+        if self.switch is None and (self.ports is None or self.port_gbps is None):
+            raise ValueError("give a catalog model as `switch`, or both `ports` and `port_gbps`")
+        return self
+
+
+class TierOversubscription(Model):
+    leaf: Ratio = 1.0
+    spine: Ratio = 1.0
+    core: Ratio = 1.0
+
+
+class Fabric(Model):
+    """The GPU fabric (compute / backend network)."""
+
+    transport: Literal["roce", "infiniband"] | None = None
+    design: Literal["rail-optimized", "rack-tor"] = "rail-optimized"
+    planes: Annotated[int, Field(ge=1, le=8)] = 1
+    leaf: SwitchRef | None = None
+    spine: SwitchRef | None = None
+    core: SwitchRef | None = None
+    leaves: Count | None = None
+    spines: Count | None = None
+    cores: Count | None = None
+    pods: Count | None = None
+    leaf_uplinks: Count | None = None
+    spine_uplinks: Count | None = None
+    max_oversubscription: Ratio | TierOversubscription = 1.0
+    shared_with: list[Literal["storage", "management"]] = Field(default_factory=list, max_length=2)
+
+
+class Network(Model):
+    """Storage, management or out-of-band network: leaves, and spines when one leaf is not enough."""
+
+    leaf: SwitchRef | None = None
+    spine: SwitchRef | None = None
+    leaves: Count | None = None
+    spines: Count | None = None
+    leaf_uplinks: Count | None = None
+    max_oversubscription: Ratio | None = None
+
+
+class Cloud(Model):
+    region: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")]
+    zone: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
+    reservation: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")] | None = None
+    market: Literal["on-demand", "capacity-block", "spot"] = "on-demand"
+    ssh_cidrs: list[str] = Field(default_factory=list, max_length=64)
+
+
+class NodePool(Model):
+    name: Name
+    nodes: Annotated[int, Field(ge=1, le=100_000)]
+    gpu: str | None = None
+    gpus_per_node: Annotated[int, Field(ge=1, le=72)] | None = None
+    server: str | None = None
+    instance_type: str | None = None
+    fabric_nics: NicSet | None = None
+    storage_nics: NicSet | None = None
+    management_nics: NicSet | None = None
+
+
+class Addressing(Model):
+    loopbacks: str = "10.0.0.0/16"
+    fabric_links: str = "10.64.0.0/12"
+    hosts: str = "10.128.0.0/10"
+
+
+class Asn(Model):
+    spine: Annotated[int, Field(ge=1, le=4_294_967_294)] = 4_200_000_000
+    leaf_base: Annotated[int, Field(ge=1, le=4_294_967_294)] = 4_200_001_000
+
+
+class TrafficClass(Model):
+    dscp: Dscp
+    priority: Priority
+
+
+class Ecn(Model):
+    min_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 150_000
+    max_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 1_500_000
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> Ecn:
+        if self.min_bytes >= self.max_bytes:
+            raise ValueError(
+                f"min_bytes ({self.min_bytes}) must be below max_bytes ({self.max_bytes})"
+            )
+        return self
+
+
+class Qos(Model):
+    """One QoS plan for host and switch: NVIDIA's RoCE convention by default."""
+
+    mode: Literal["lossless", "lossy"] = "lossless"
+    roce: TrafficClass = TrafficClass(dscp=26, priority=3)
+    cnp: TrafficClass = TrafficClass(dscp=48, priority=6)
+    storage: TrafficClass = TrafficClass(dscp=10, priority=1)
+    management: TrafficClass = TrafficClass(dscp=0, priority=0)
+    pfc_priorities: list[Priority] = Field(default_factory=lambda: [3], max_length=8)
+    ecn: Ecn = Ecn()
+    mtu: Annotated[int, Field(ge=1280, le=9216)] = 9000
+
+
+class Policy(Model):
+    min_gbps_per_gpu: Annotated[float, Field(ge=0, le=100_000)] = 200
+    recommended_gbps_per_gpu: Annotated[float, Field(ge=0, le=100_000)] = 400
+    max_switch_hops: Annotated[int, Field(ge=1, le=15)] | None = None
+    fail_on: Literal["error", "warning"] = "error"
+    suppress: list[str] = Field(default_factory=list, max_length=64)
+
+
+class StackFile(Model):
+    """The value of `gpu-cluster:cluster` in a stack file."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
+    target: Literal["onprem", "aws", "gcp", "azure"]
+    cloud: Cloud | None = None
+    node_pools: list[NodePool] = Field(min_length=1, max_length=64)
+    fabric: Fabric | None = None
+    storage: Network | None = None
+    management: Network | None = None
+    oob: Network | None = None
+    addressing: Addressing = Addressing()
+    asn: Asn = Asn()
+    qos: Qos | None = None
+    policy: Policy = Policy()

@@ -1,0 +1,259 @@
+"""One networkx model of the physical cluster, built once from the spec and never mutated.
+
+Nodes are hosts and switches; edges are cables, aggregated per (device, device, network) with
+a `links` count. Names are stable: a host is `<pool>-node-NNN`, a rail leaf `leaf-GGG-rR`
+(`pP-` in front on dual-plane fabrics), a spine `spine-NNN`; the same spec always gives
+the same graph.
+
+Node attributes: kind (host | switch | provider), network, tier (leaf | spine | core),
+plane, group, rail, pod, model, ports, port_gbps, uplink_ports, uplink_gbps, path; hosts also
+carry pool, gpus and the index of the node in its pool and in the cluster.
+Edge attributes: network, links, gbps (per link, the slower end), lower_gbps / upper_gbps
+(each end's port speed), lower / upper (the device nearer the hosts, and the other), ports
+(host edges: (nic, port) pairs), rail, path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from cluster.sizing import (
+    FabricPlan,
+    NetworkPlan,
+    link_gbps,
+    size_fabric,
+    size_network,
+    uplink_port_gbps,
+)
+from cluster.spec import ClusterSpec, NetworkSpec, PoolSpec, SwitchModel
+
+FABRIC = "fabric"
+NETWORKS = ("fabric", "storage", "management", "oob")
+PREFIX = {"storage": "stor", "management": "mgmt", "oob": "oob"}
+
+
+@dataclass
+class Topology:
+    """The graph plus the sizing that produced it."""
+
+    graph: nx.MultiGraph
+    fabric_plan: FabricPlan | None
+    network_plans: dict[str, NetworkPlan] = field(default_factory=dict)
+    hosts_by_pool: dict[str, list[str]] = field(default_factory=dict)
+
+    def switches(self, network: str | None = None, tier: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        for name, data in self.graph.nodes(data=True):
+            if data["kind"] != "switch":
+                continue
+            if network is not None and data["network"] != network:
+                continue
+            if tier is not None and data["tier"] != tier:
+                continue
+            yield name, data
+
+
+def host_name(pool: PoolSpec, index: int) -> str:
+    width = max(3, len(str(pool.nodes)))
+    return f"{pool.name}-node-{index + 1:0{width}d}"
+
+
+def _num(value: int, total: int) -> str:
+    return f"{value + 1:0{max(3, len(str(total)))}d}"
+
+
+def leaf_name(plan: FabricPlan, planes: int, plane: int, group: int, rail: int, rail_optimized: bool) -> str:
+    prefix = f"p{plane}-" if planes > 1 else ""
+    suffix = f"-r{rail}" if rail_optimized else ""
+    return f"{prefix}leaf-{_num(group, plan.groups)}{suffix}"
+
+
+def _switch(graph: nx.MultiGraph, name: str, model: SwitchModel, **attrs: Any) -> None:
+    graph.add_node(
+        name,
+        kind="switch",
+        model=model.model,
+        ports=model.ports,
+        port_gbps=model.port_gbps,
+        uplink_ports=model.uplink_ports,
+        uplink_gbps=model.uplink_gbps,
+        os=model.os,
+        path=model.path,
+        **attrs,
+    )
+
+
+def _cable(
+    graph: nx.MultiGraph, lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str,
+    count: int = 1, port: tuple[int, int] | None = None, rail: int | None = None,
+) -> None:
+    """Add `count` links between lower and upper on `network`, aggregated into one edge."""
+    if graph.has_edge(lower, upper, key=network):
+        data = graph.edges[lower, upper, network]
+        data["links"] += count
+        if port is not None:
+            data["ports"].append(port)
+        return
+    graph.add_edge(
+        lower,
+        upper,
+        key=network,
+        network=network,
+        links=count,
+        gbps=link_gbps(lower_gbps, upper_gbps),
+        lower_gbps=lower_gbps,
+        upper_gbps=upper_gbps,
+        lower=lower,
+        upper=upper,
+        ports=[port] if port is not None else [],
+        rail=rail,
+        path=path,
+    )
+
+
+def _spread(graph: nx.MultiGraph, lower: str, uppers: list[str], links: int, offset: int, network: str,
+            lower_gbps: int, upper_gbps: int, path: str) -> None:
+    """Spread `links` uplinks round-robin over `uppers`, starting at `offset` for balance."""
+    if not uppers or links <= 0:
+        return
+    base, extra = divmod(links, len(uppers))
+    for index in range(len(uppers)):
+        count = base + (1 if (index - offset) % len(uppers) < extra else 0)
+        if count:
+            _cable(graph, lower, uppers[index], network, lower_gbps, upper_gbps, path, count=count)
+
+
+def build(spec: ClusterSpec) -> Topology:
+    """The whole physical topology of `spec`."""
+    graph: nx.MultiGraph = nx.MultiGraph(name=spec.name, target=spec.target)
+    topology = Topology(graph=graph, fabric_plan=None)
+    hosts: list[tuple[str, PoolSpec]] = []
+    for pool in spec.pools:
+        names = [host_name(pool, index) for index in range(pool.nodes)]
+        topology.hosts_by_pool[pool.name] = names
+        for index, name in enumerate(names):
+            graph.add_node(
+                name, kind="host", pool=pool.name, gpus=pool.gpus_per_node, index=index,
+                cluster_index=len(hosts), path=pool.path,
+            )
+            hosts.append((name, pool))
+    if spec.is_cloud:
+        _build_cloud(spec, graph)
+        return topology
+    topology.fabric_plan = _build_fabric(spec, graph, hosts)
+    assert spec.fabric is not None
+    shared = spec.fabric.shared_with
+    for network in (spec.storage, spec.management):
+        if network is not None and network.name not in shared:
+            plan = _build_network(network, graph, [(name, _nic_ports(pool, network.name), _nic_gbps(pool, network.name))
+                                                   for name, pool in hosts])
+            topology.network_plans[network.name] = plan
+    if spec.oob is not None:
+        devices = [(name, 1, 1) for name, _ in hosts]
+        devices += [(name, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
+        topology.network_plans["oob"] = _build_network(spec.oob, graph, devices)
+    return topology
+
+
+def _nic_ports(pool: PoolSpec, network: str) -> int:
+    return (pool.storage_nics if network == "storage" else pool.management_nics).ports
+
+
+def _nic_gbps(pool: PoolSpec, network: str) -> int:
+    return (pool.storage_nics if network == "storage" else pool.management_nics).gbps
+
+
+def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph) -> None:
+    """The provider's fabric is one opaque node per pool: only host-side facts are ours."""
+    for pool in spec.pools:
+        fabric = f"{pool.name}-provider-fabric"
+        graph.add_node(fabric, kind="provider", network=FABRIC, tier="provider", path=pool.path,
+                       model=pool.fabric_kind)
+        for index in range(pool.nodes):
+            nics = pool.fabric_nics
+            _cable(graph, host_name(pool, index), fabric, FABRIC, nics.gbps, nics.gbps, f"{pool.path}.instance_type",
+                   count=nics.count)
+
+
+def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, hosts: list[tuple[str, PoolSpec]]) -> FabricPlan:
+    fabric = spec.fabric
+    assert fabric is not None
+    plan = size_fabric(spec)
+    rail_optimized = fabric.design == "rail-optimized"
+    planes = fabric.planes
+    up = uplink_port_gbps(fabric.leaf)
+    groups_per_pod = -(-plan.groups // plan.pods)
+    for plane in range(planes):
+        leaves: list[str] = []
+        for group in range(plan.groups):
+            for rail in range(plan.rails):
+                name = leaf_name(plan, planes, plane, group, rail, rail_optimized)
+                _switch(graph, name, fabric.leaf, network=FABRIC, tier="leaf", plane=plane, group=group,
+                        rail=rail if rail_optimized else None, pod=group // groups_per_pod)
+                leaves.append(name)
+        prefix = f"p{plane}-" if planes > 1 else ""
+        spines = [f"{prefix}spine-{_num(index, plan.spines)}" for index in range(plan.spines)]
+        spines_per_pod = max(1, plan.spines // plan.pods) if plan.spines else 0
+        for index, name in enumerate(spines):
+            pod = min(index // spines_per_pod, plan.pods - 1) if spines_per_pod else 0
+            _switch(graph, name, fabric.spine, network=FABRIC, tier="spine", plane=plane, group=None, rail=None,
+                    pod=pod)
+        cores = [f"{prefix}core-{_num(index, plan.cores)}" for index in range(plan.cores)]
+        for name in cores:
+            _switch(graph, name, fabric.core, network=FABRIC, tier="core", plane=plane, group=None, rail=None,
+                    pod=None)
+        for index, leaf in enumerate(leaves):
+            pod = graph.nodes[leaf]["pod"]
+            pod_spines = spines[pod * spines_per_pod:(pod + 1) * spines_per_pod] if plan.pods > 1 else spines
+            _spread(graph, leaf, pod_spines, plan.leaf_uplinks, index, FABRIC, up, fabric.spine.port_gbps,
+                    "fabric.leaf_uplinks")
+        core_up = uplink_port_gbps(fabric.spine)
+        for index, spine in enumerate(spines):
+            _spread(graph, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
+                    fabric.core.port_gbps, "fabric.spine_uplinks")
+    for position, (host, pool) in enumerate(hosts):
+        group = min(position // plan.nodes_per_leaf, plan.groups - 1)
+        nics = pool.fabric_nics
+        for port_index in range(nics.ports):
+            plane, rail = port_index % planes, port_index // planes
+            leaf = leaf_name(plan, planes, plane, group, rail if rail_optimized else 0, rail_optimized)
+            _cable(graph, host, leaf, FABRIC, nics.gbps, fabric.leaf.port_gbps, f"{pool.path}.fabric_nics",
+                   port=divmod(port_index, nics.ports_per_nic), rail=rail)
+        for network in fabric.shared_with:
+            shared_nics = pool.storage_nics if network == "storage" else pool.management_nics
+            for port_index in range(shared_nics.ports):
+                plane = port_index % planes
+                rail = (port_index // planes) % plan.rails
+                leaf = leaf_name(plan, planes, plane, group, rail, rail_optimized)
+                _cable(graph, host, leaf, network, shared_nics.gbps, fabric.leaf.port_gbps,
+                       "fabric.shared_with", port=divmod(port_index, shared_nics.ports_per_nic))
+    return plan
+
+
+def _build_network(network: NetworkSpec, graph: nx.MultiGraph, devices: list[tuple[str, int, int]]) -> NetworkPlan:
+    """Storage, management or out-of-band: each device cabled to one leaf, leaves to spines."""
+    attached = [device for device in devices if device[1] > 0]
+    ports_per_device = max((ports for _, ports, _ in attached), default=1)
+    device_gbps = max((gbps for _, _, gbps in attached), default=network.leaf.port_gbps)
+    plan = size_network(network, len(attached), ports_per_device, device_gbps)
+    prefix = PREFIX[network.name]
+    leaves = [f"{prefix}-leaf-{_num(index, plan.leaves)}" for index in range(plan.leaves)]
+    spines = [f"{prefix}-spine-{_num(index, plan.spines)}" for index in range(plan.spines)]
+    for name in leaves:
+        _switch(graph, name, network.leaf, network=network.name, tier="leaf", plane=0, group=None, rail=None, pod=0)
+    for name in spines:
+        _switch(graph, name, network.spine, network=network.name, tier="spine", plane=0, group=None, rail=None, pod=0)
+    per_leaf = max(plan.nodes_per_leaf, 1)
+    for position, (device, ports, gbps) in enumerate(attached):
+        leaf = leaves[min(position // per_leaf, len(leaves) - 1)]
+        for port_index in range(ports):
+            _cable(graph, device, leaf, network.name, gbps, network.leaf.port_gbps, f"{network.name}.leaf",
+                   port=(port_index, 0))
+    up = uplink_port_gbps(network.leaf)
+    for index, leaf in enumerate(leaves):
+        _spread(graph, leaf, spines, plan.leaf_uplinks, index, network.name, up, network.spine.port_gbps,
+                f"{network.name}.leaf_uplinks")
+    return plan

@@ -1,0 +1,46 @@
+"""Shared test helpers: build a stack mapping from the contract and validate it in-process."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from cluster.pipeline import Result, validate_mapping  # noqa: E402
+
+BASE: dict[str, Any] = {
+    "name": "t",
+    "target": "onprem",
+    "node_pools": [{"name": "h200", "nodes": 16, "gpu": "H200"}],
+}
+
+
+def stack(**changes: Any) -> dict[str, Any]:
+    """BASE with top-level keys replaced (a value of None deletes the key)."""
+    data = copy.deepcopy(BASE)
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data
+
+
+def run(data: dict[str, Any]) -> Result:
+    return validate_mapping("t", data)
+
+
+def rules_of(result: Result, severity: str | None = None) -> set[str]:
+    return {f.rule for f in result.findings if severity is None or str(f.severity) == severity}
+
+
+@pytest.fixture()
+def root() -> Path:
+    return ROOT
