@@ -1,38 +1,41 @@
-"""`python -m cluster`: validate (and, as they land, render, plan, ...) stack files."""
+"""`python -m cluster VERB STACK ...`: one module per verb under cluster/commands/."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from cluster.pipeline import validate
-from cluster.report import to_json, to_text
+# Verb modules, in help order. Each has add_parser(verbs) and run(args) -> exit code.
+VERBS = [
+    "validate",
+]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    """Usage errors exit 2 with a message, never a traceback."""
+
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
 
 def parser() -> argparse.ArgumentParser:
-    root = _Parser(prog="python -m cluster", description="Validate GPU cluster designs from Pulumi stack files.")
+    root = _Parser(prog="python -m cluster", description="Validate, render and plan GPU cluster designs.")
     verbs = root.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-    check = verbs.add_parser("validate", help="check a stack against every rule")
-    check.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    for verb in VERBS:
+        importlib.import_module(f"cluster.commands.{verb}").add_parser(verbs)
     return root
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.verb == "validate":
-        result = validate(args.stack)
-        print(to_json(result) if args.format == "json" else to_text(result))
-        return result.exit_code
-    return 2
+    module = importlib.import_module(f"cluster.commands.{args.verb.replace('-', '_')}")
+    code: int = module.run(args)
+    return code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""CLI verbs, one module each: `add_parser(verbs)` registers it, `run(args)` returns the exit code."""
