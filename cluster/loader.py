@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +59,12 @@ def stack_path(ref: str) -> Path:
     return local if local.exists() else PROJECT_ROOT / "stacks" / f"Pulumi.{ref}.yaml"
 
 
-def stack_name(ref: str, source: Path) -> str:
-    name = source.name
-    if name.startswith("Pulumi.") and name.count(".") >= 2:
-        return name.split(".")[1]
-    return ref if source == Path(ref) and "/" not in ref and not source.suffix else source.stem
+def stack_name(source: Path) -> str:
+    """Pulumi.prod.yaml -> prod; any other file -> its stem."""
+    parts = source.name.split(".")
+    if parts[0] == "Pulumi" and len(parts) >= 3:
+        return ".".join(parts[1:-1])
+    return source.stem
 
 
 class _Budget:
@@ -130,7 +131,7 @@ class _TooLarge(Exception):
 def load_stack(ref: str) -> Loaded:
     """Read STACK (name or path) and return its `gpu-cluster:cluster` mapping with key lines."""
     source = stack_path(ref)
-    loaded = Loaded(stack=stack_name(ref, source), source=source, data=None)
+    loaded = Loaded(stack=stack_name(source), source=source, data=None)
     hint_missing = "give a stack name from stacks/ (dev -> stacks/Pulumi.dev.yaml) or a path to a stack file"
     try:
         if not source.is_file():
@@ -194,6 +195,11 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
     loaded.key_line = top_lines.get(f"config.{CLUSTER_KEY}", 1)
     prefix = f"config.{CLUSTER_KEY}."
     loaded.lines = {path[len(prefix):]: line for path, line in top_lines.items() if path.startswith(prefix)}
+    # Findings name paths inside the cluster mapping, like every other finding.
+    loaded.findings = [
+        replace(finding, path=finding.path[len(prefix):]) if finding.path.startswith(prefix) else finding
+        for finding in loaded.findings
+    ]
     if isinstance(cluster, str):  # `pulumi config set --path` can store JSON text
         with contextlib.suppress(ValueError):
             cluster = json.loads(cluster)

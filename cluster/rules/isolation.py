@@ -39,7 +39,8 @@ class Isolation(Rule):
         severity = Severity.WARNING if protected else Severity.ERROR
         yield self.finding(
             "fabric.shared_with",
-            f"the GPU fabric carries {' and '.join(networks)} traffic on {len(switches)} switches ({example}); "
+            f"the GPU fabric carries {' and '.join(networks)} traffic on {len(switches)} "
+            f"switch{'es' if len(switches) != 1 else ''} ({example}); "
             f"{why}",
             "give storage and management their own switches and NICs (remove fabric.shared_with)"
             + ("" if protected else ", or give RoCE its own PFC-protected priority")

@@ -1,0 +1,53 @@
+"""The validate verb as a user meets it: exit codes, JSON shape, text report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cluster.cli import main
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(("stack", "code"), [("dev", 0), ("prod", 0), ("superpod", 0), ("legacy", 1)])
+def test_exit_codes(stack: str, code: int, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", stack]) == code
+    capsys.readouterr()
+
+
+def test_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "legacy", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["stack"] == "legacy" and data["ok"] is False
+    for finding in data["findings"]:
+        assert set(finding) >= {"rule", "severity", "path", "message", "hint"}
+        assert finding["severity"] in {"error", "warning", "info"}
+    assert data["summary"]["gpus"] == 256
+
+
+def test_text_report_groups_and_summarises(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["validate", "legacy"])
+    text = capsys.readouterr().out
+    first = text.splitlines()[0]
+    assert first.startswith("legacy: FAILED (2 errors")
+    assert text.index("ERRORS") < text.index("WARNINGS") < text.index("DESIGN")
+    assert "Pulumi.legacy.yaml:" in text  # findings point at the stack file's line
+    assert "oversubscription (worst per tier): leaf 2.25:1" in text
+
+
+def test_path_argument_and_stack_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(ROOT / "stacks" / "Pulumi.dev.yaml"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stack"] == "dev"
+
+
+def test_no_traceback_from_a_real_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("config: {gpu-cluster:cluster: {name: x, target: onprem, node_pools: [{name: a, nodes: -1}]}}")
+    done = subprocess.run([sys.executable, "-m", "cluster", "validate", str(bad)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "node_pools[0].nodes" in done.stdout
