@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 from cluster.findings import Finding, Severity
 from cluster.loader import Loaded, from_mapping, load_stack
+from cluster.resolve import resolve
 from cluster.rules import ALL_RULES, Rule, apply_policy, run_rules
-from cluster.spec import ClusterSpec, resolve
+from cluster.spec import ClusterSpec
 from cluster.topology import Topology, build
 
 

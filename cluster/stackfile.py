@@ -1,7 +1,7 @@
 """The stack-file contract (`gpu-cluster:cluster`), as pydantic models.
 
 Field names and meanings are public (DESIGN.md). These models check shape, types and ranges;
-catalog lookups, defaults and cross-field checks happen in `cluster.spec.resolve`.
+catalog lookups, defaults and cross-field checks happen in `cluster.resolve.resolve`.
 """
 
 from __future__ import annotations

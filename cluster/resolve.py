@@ -1,0 +1,556 @@
+"""From a raw `gpu-cluster:cluster` mapping to a `ClusterSpec`, or to SCHEMA findings.
+
+Pydantic checks shape, types and ranges (cluster.stackfile); the resolver then fills defaults from
+the catalogs and checks what spans fields (catalog keys, GPU vs instance type, sizing vs rails).
+Every problem names its config path and the fix; all of them are reported at once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from cluster import stackfile as sf
+from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
+from cluster.findings import Finding, Severity, schema
+from cluster.spec import (
+    CLOUD_TARGETS,
+    MAX_TOTAL_NODES,
+    RULE_IDS,
+    ClusterSpec,
+    FabricSpec,
+    NetworkSpec,
+    Nics,
+    Oversubscription,
+    PolicySpec,
+    PoolSpec,
+    SwitchModel,
+)
+
+# --------------------------------------------------------------------------- errors
+
+
+def dotted(loc: tuple[int | str, ...]) -> str:
+    """('node_pools', 0, 'nodes') -> node_pools[0].nodes; drops pydantic's union tags."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part.isidentifier() and not part[0].isupper() and part not in {"float", "int", "str", "bool"}:
+            path = f"{path}.{part}" if path else part
+    return path
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The stack-file model that owns the key at `loc`, for listing the keys it knows."""
+    model: type[BaseModel] | None = sf.StackFile
+    for part in loc[:-1]:
+        if model is None or isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        model = _first_model(field.annotation)
+    return model
+
+
+def _first_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _first_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def pydantic_findings(error: ValidationError) -> list[Finding]:
+    findings = []
+    for item in error.errors():
+        loc = tuple(item["loc"])
+        path = dotted(loc) or "(top)"
+        found = item.get("input")
+        found_text = repr(found) if not isinstance(found, (dict, list)) else type(found).__name__
+        if len(found_text) > 60:
+            found_text = found_text[:57] + "..."
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            owner = _model_at(loc)
+            known = ", ".join(sorted(owner.model_fields)) if owner else ""
+            findings.append(
+                schema(path, f"unknown key `{loc[-1]}`", f"remove it or fix its spelling; known keys here: {known}")
+            )
+        elif kind == "missing":
+            findings.append(schema(path, f"required key `{loc[-1]}` is missing", f"add `{loc[-1]}`"))
+        else:
+            message = item["msg"].replace("Value error, ", "")
+            findings.append(
+                schema(path, f"{message}; found {found_text}", _hint_for(kind, path))
+            )
+    # One wrong value of a union field reports once per union member: keep one per path.
+    unique: dict[tuple[str, str], Finding] = {}
+    for finding in findings:
+        unique.setdefault((finding.path, finding.message), finding)
+    return list(unique.values())
+
+
+def _hint_for(kind: str, path: str) -> str:
+    if kind.endswith("_parsing") or kind.endswith("_type"):
+        return f"give {path} a value of the type shown in DESIGN.md's stack-file contract"
+    if kind.startswith("string_pattern"):
+        return "use lowercase letters, digits and '-' (a DNS label), starting and ending with a letter or digit"
+    if kind in {"literal_error", "enum"}:
+        return "use one of the values listed"
+    if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
+        return "use a value within the range shown"
+    return "see DESIGN.md's stack-file contract for this key"
+
+
+# --------------------------------------------------------------------------- resolve
+
+
+class _Resolver:
+    def __init__(self, raw: sf.StackFile, catalog: Catalog) -> None:
+        self.raw = raw
+        self.catalog = catalog
+        self.findings: list[Finding] = []
+
+    def error(self, path: str, message: str, hint: str) -> None:
+        self.findings.append(schema(path, message, hint))
+
+    def ignored(self, path: str, message: str, hint: str) -> None:
+        self.findings.append(Finding("SPEC-IGNORED", Severity.WARNING, path, message, hint))
+
+    # ----- switches
+
+    def switch(
+        self, ref: sf.SwitchRef | None, path: str, default_model: str, preferred_gbps: int | None
+    ) -> SwitchModel | None:
+        if ref is None:
+            ref = sf.SwitchRef(switch=default_model)
+        if ref.switch is None:
+            assert ref.ports is not None and ref.port_gbps is not None
+            return SwitchModel(
+                model=f"generic-{ref.ports}x{ref.port_gbps}g",
+                ports=ref.ports,
+                port_gbps=ref.port_gbps,
+                uplink_ports=ref.uplink_ports or 0,
+                uplink_gbps=ref.uplink_gbps or (ref.port_gbps if ref.uplink_ports else 0),
+                transport="ethernet",
+                os=ref.os or "sonic",
+                path=path,
+            )
+        entry = self.catalog.switches.get(ref.switch)
+        if entry is None:
+            self.error(
+                f"{path}.switch",
+                f"unknown switch model {ref.switch!r}",
+                f"use one of {', '.join(sorted(self.catalog.switches))}, or give {{ports, port_gbps}}",
+            )
+            return None
+        modes = entry.port_modes
+        gbps: int
+        if ref.port_gbps is not None:
+            gbps = ref.port_gbps
+            if gbps not in modes:
+                speeds = ", ".join(str(speed) for speed in sorted(modes, reverse=True))
+                self.error(
+                    f"{path}.port_gbps",
+                    f"{ref.switch} has no {gbps}G ports; it offers {speeds}",
+                    f"set port_gbps to one of {speeds}",
+                )
+                return None
+        elif preferred_gbps in modes:
+            gbps = preferred_gbps
+        else:
+            gbps = max(modes)
+        ports = ref.ports if ref.ports is not None else modes[gbps]
+        if ports > modes[gbps]:
+            self.error(
+                f"{path}.ports",
+                f"{ref.switch} has {modes[gbps]} ports at {gbps}G, not {ports}",
+                f"use at most {modes[gbps]} ports, or a larger model",
+            )
+            return None
+        uplinks = entry.uplink_ports
+        os = ref.os or entry.os
+        if entry.transport == "infiniband":
+            os = "opensm"
+        elif ref.os is None and entry.os == "opensm":
+            os = "sonic"
+        return SwitchModel(
+            model=ref.switch,
+            ports=ports,
+            port_gbps=gbps,
+            uplink_ports=uplinks.count if uplinks else (ref.uplink_ports or 0),
+            uplink_gbps=uplinks.gbps if uplinks else (ref.uplink_gbps or 0),
+            transport=entry.transport,
+            os=os,
+            path=path,
+        )
+
+    # ----- pools
+
+    def pools(self) -> list[PoolSpec]:
+        raw = self.raw
+        names: dict[str, int] = {}
+        pools = []
+        for index, pool in enumerate(raw.node_pools):
+            path = f"node_pools[{index}]"
+            if pool.name in names:
+                self.error(
+                    f"{path}.name",
+                    f"pool name {pool.name!r} is already used by node_pools[{names[pool.name]}]",
+                    "give every pool its own name",
+                )
+            names.setdefault(pool.name, index)
+            resolved = self.cloud_pool(pool, index) if raw.target in CLOUD_TARGETS else self.onprem_pool(pool, index)
+            if resolved is not None:
+                pools.append(resolved)
+        total = sum(pool.nodes for pool in raw.node_pools)
+        if total > MAX_TOTAL_NODES:
+            self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
+        return pools
+
+    def gpu_entry(self, gpu: str, path: str) -> bool:
+        if gpu not in self.catalog.gpus:
+            self.error(path, f"unknown GPU {gpu!r}", f"use one of {', '.join(sorted(self.catalog.gpus))}")
+            return False
+        return True
+
+    def nics(self, given: sf.NicSet | None, default: NicLayout) -> Nics:
+        source = given if given is not None else default
+        return Nics(count=source.count, gbps=source.gbps, ports_per_nic=source.ports_per_nic)
+
+    def onprem_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
+        path = f"node_pools[{index}]"
+        if pool.instance_type is not None:
+            self.error(
+                f"{path}.instance_type",
+                "instance_type is for cloud targets; this stack's target is onprem",
+                "remove instance_type, or set target to aws, gcp or azure",
+            )
+        server_name = pool.server
+        if server_name is not None and server_name not in self.catalog.servers:
+            self.error(
+                f"{path}.server",
+                f"unknown server {server_name!r}",
+                f"use one of {', '.join(sorted(self.catalog.servers))}, or give the NIC sets yourself",
+            )
+            return None
+        gpu = pool.gpu
+        if gpu is None and server_name is not None:
+            gpu = self.catalog.servers[server_name].gpu
+        if gpu is None:
+            self.error(f"{path}.gpu", "gpu is required on premises", f"set gpu to one of {', '.join(sorted(self.catalog.gpus))}")
+            return None
+        if not self.gpu_entry(gpu, f"{path}.gpu"):
+            return None
+        if server_name is None:
+            server_name = self.catalog.default_server(gpu)
+        server = self.catalog.servers[server_name]
+        if pool.server is not None and server.gpu is not None and server.gpu != gpu:
+            self.error(
+                f"{path}.gpu",
+                f"server {server_name} carries {server.gpu}, not {gpu}",
+                f"set gpu to {server.gpu}, or pick another server",
+            )
+        gpu_entry = self.catalog.gpus[gpu]
+        fabric_nics = self.nics(pool.fabric_nics, server.fabric_nics)
+        if fabric_nics.count == 0:
+            self.error(f"{path}.fabric_nics.count", "a GPU node needs at least one fabric NIC", "set count >= 1")
+        transport = (self.raw.fabric.transport if self.raw.fabric else None) or "roce"
+        return PoolSpec(
+            name=pool.name,
+            index=index,
+            nodes=pool.nodes,
+            gpu=gpu,
+            gpus_per_node=pool.gpus_per_node or server.gpus or gpu_entry.gpus_per_node,
+            nvlink_domain=gpu_entry.nvlink_domain,
+            server=server_name,
+            instance_type=None,
+            fabric_nics=fabric_nics,
+            fabric_kind=transport,
+            storage_nics=self.nics(pool.storage_nics, server.storage_nics),
+            management_nics=self.nics(pool.management_nics, server.management_nics),
+        )
+
+    def cloud_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
+        path = f"node_pools[{index}]"
+        target = self.raw.target
+        known = sorted(self.catalog.instances.get(target, {}))
+        if pool.instance_type is None:
+            self.error(f"{path}.instance_type", f"instance_type is required on {target}", f"use one of {', '.join(known)}")
+            return None
+        instance: Instance | None = self.catalog.instance(target, pool.instance_type)
+        if instance is None:
+            self.error(
+                f"{path}.instance_type",
+                f"unknown {target} instance type {pool.instance_type!r}",
+                f"use one of {', '.join(known)}",
+            )
+            return None
+        if pool.gpu is not None:
+            if not self.gpu_entry(pool.gpu, f"{path}.gpu"):
+                return None
+            if pool.gpu != instance.gpu:
+                self.error(
+                    f"{path}.gpu",
+                    f"{pool.instance_type} carries {instance.gpu}, not {pool.gpu}",
+                    f"set gpu to {instance.gpu} or remove it (it is derived from instance_type)",
+                )
+        if pool.gpus_per_node is not None and pool.gpus_per_node != instance.gpus:
+            self.error(
+                f"{path}.gpus_per_node",
+                f"{pool.instance_type} has {instance.gpus} GPUs, not {pool.gpus_per_node}",
+                "remove gpus_per_node (it is derived from instance_type)",
+            )
+        for key in ("server", "fabric_nics", "storage_nics", "management_nics"):
+            if getattr(pool, key) is not None:
+                self.ignored(
+                    f"{path}.{key}",
+                    f"{key} is ignored on {target}: the NIC layout comes from {pool.instance_type}",
+                    f"remove {key}",
+                )
+        fabric = instance.fabric
+        other = instance.other_nics or NicLayout(count=1, gbps=0)
+        return PoolSpec(
+            name=pool.name,
+            index=index,
+            nodes=pool.nodes,
+            gpu=instance.gpu,
+            gpus_per_node=instance.gpus,
+            nvlink_domain=self.catalog.gpus[instance.gpu].nvlink_domain,
+            server=None,
+            instance_type=pool.instance_type,
+            fabric_nics=Nics(count=fabric.count, gbps=fabric.gbps),
+            fabric_kind=fabric.kind,
+            storage_nics=Nics(count=other.count, gbps=other.gbps),
+            management_nics=Nics(count=other.count, gbps=other.gbps),
+        )
+
+    # ----- fabric and networks
+
+    def fabric(self, pools: list[PoolSpec]) -> FabricSpec | None:
+        raw = self.raw.fabric or sf.Fabric()
+        leaf_default = self.catalog.switch_defaults[
+            "fabric_infiniband" if raw.transport == "infiniband" else "fabric_roce"
+        ]
+        nic_gbps = max((pool.fabric_nics.gbps for pool in pools), default=None)
+        leaf = self.switch(raw.leaf, "fabric.leaf", leaf_default, nic_gbps)
+        if leaf is None:
+            return None
+        spine = self.switch(raw.spine or raw.leaf, "fabric.spine", leaf.model, leaf.port_gbps)
+        core = self.switch(raw.core or raw.spine or raw.leaf, "fabric.core", spine.model if spine else leaf.model,
+                           spine.port_gbps if spine else leaf.port_gbps)
+        if spine is None or core is None:
+            return None
+        transport = raw.transport or ("infiniband" if leaf.transport == "infiniband" else "roce")
+        wanted = "infiniband" if transport == "infiniband" else "ethernet"
+        for tier, switch in (("leaf", leaf), ("spine", spine), ("core", core)):
+            if switch.transport != wanted and not switch.model.startswith("generic-"):
+                self.error(
+                    f"fabric.{tier}.switch",
+                    f"{switch.model} is an {switch.transport} switch; the fabric transport is {transport}",
+                    f"pick an {wanted} switch, or set fabric.transport to match",
+                )
+        planes = raw.planes
+        rails = 0
+        for pool in pools:
+            ports = pool.fabric_nics.ports
+            if ports % planes:
+                self.error(
+                    f"{pool.path}.fabric_nics",
+                    f"{ports} fabric ports per node cannot be split over {planes} planes",
+                    "make NICs x ports_per_nic a multiple of fabric.planes",
+                )
+            rails = max(rails, ports // planes)
+        if raw.leaves is not None and rails and raw.design == "rail-optimized":
+            per_group = rails * planes
+            if raw.leaves == 0 or raw.leaves % per_group:
+                self.error(
+                    "fabric.leaves",
+                    f"{raw.leaves} leaves is not a multiple of rails x planes = {rails} x {planes} = {per_group}",
+                    f"use a multiple of {per_group} (every leaf group has one leaf per rail and plane)",
+                )
+        elif raw.leaves is not None and (raw.leaves == 0 or raw.leaves % planes):
+            self.error("fabric.leaves", f"{raw.leaves} leaves cannot be split over {planes} planes",
+                       f"use a positive multiple of {planes}")
+        for key in ("spines", "cores"):
+            value = getattr(raw, key)
+            if value and value % planes:
+                self.error(f"fabric.{key}", f"{value} {key} cannot be split over {planes} planes",
+                           f"use a multiple of {planes}")
+        if raw.pods and raw.leaves and (raw.leaves // planes) % raw.pods:
+            self.error("fabric.pods", f"{raw.leaves // planes} leaves per plane do not split evenly into {raw.pods} pods",
+                       "choose pods that divide the leaves per plane")
+        if raw.pods and raw.spines and (raw.spines // planes) % raw.pods:
+            self.error("fabric.pods", f"{raw.spines // planes} spines per plane do not split evenly into {raw.pods} pods",
+                       "choose pods that divide the spines per plane")
+        if raw.pods and not raw.cores and raw.cores is not None:
+            self.error("fabric.cores", "pods need a core tier; cores is 0", "set cores, or remove pods")
+        oversub = raw.max_oversubscription
+        if isinstance(oversub, sf.TierOversubscription):
+            tiers = Oversubscription(leaf=oversub.leaf, spine=oversub.spine, core=oversub.core)
+        else:
+            tiers = Oversubscription(leaf=oversub, spine=oversub, core=oversub)
+        if len(set(raw.shared_with)) != len(raw.shared_with):
+            self.error("fabric.shared_with", "a network is listed twice", "list storage and management once each")
+        return FabricSpec(
+            transport=transport,
+            design=raw.design,
+            planes=planes,
+            rails=rails,
+            leaf=leaf,
+            spine=spine,
+            core=core,
+            leaves=raw.leaves,
+            spines=raw.spines,
+            cores=raw.cores,
+            pods=raw.pods,
+            leaf_uplinks=raw.leaf_uplinks,
+            spine_uplinks=raw.spine_uplinks,
+            max_oversubscription=tiers,
+            shared_with=tuple(raw.shared_with),
+        )
+
+    def network(self, name: Literal["storage", "management", "oob"], pools: list[PoolSpec]) -> NetworkSpec | None:
+        raw = getattr(self.raw, name) or sf.Network()
+        default_model = self.catalog.switch_defaults[name]
+        if name == "storage":
+            nic_gbps = max((pool.storage_nics.gbps for pool in pools), default=None)
+        elif name == "management":
+            nic_gbps = max((pool.management_nics.gbps for pool in pools), default=None)
+        else:
+            nic_gbps = 1
+        leaf = self.switch(raw.leaf, f"{name}.leaf", default_model, nic_gbps)
+        if leaf is None:
+            return None
+        spine_default = self.catalog.switch_defaults[f"{name}_spine"]
+        spine_ref = raw.spine or (raw.leaf if raw.leaf is not None and raw.leaf.switch is None else None)
+        spine = self.switch(spine_ref, f"{name}.spine", spine_default, leaf.uplink_gbps or leaf.port_gbps)
+        if spine is None:
+            return None
+        default_ratio = {"storage": 3.0, "management": 3.0, "oob": 3.0}[name]
+        return NetworkSpec(
+            name=name,
+            leaf=leaf,
+            spine=spine,
+            leaves=raw.leaves,
+            spines=raw.spines,
+            leaf_uplinks=raw.leaf_uplinks,
+            max_oversubscription=raw.max_oversubscription or default_ratio,
+        )
+
+    def addressing(self) -> None:
+        pools = {}
+        for key in ("loopbacks", "fabric_links", "hosts"):
+            text = getattr(self.raw.addressing, key)
+            try:
+                network = ipaddress.ip_network(text, strict=True)
+            except ValueError as error:
+                self.error(f"addressing.{key}", f"{text!r} is not a network: {error}", "write it as 10.0.0.0/16")
+                continue
+            pools[key] = network
+        items = sorted(pools.items())
+        for index, (key_a, net_a) in enumerate(items):
+            for key_b, net_b in items[index + 1:]:
+                if net_a.version == net_b.version and net_a.overlaps(net_b):  # type: ignore[arg-type]
+                    self.error(
+                        f"addressing.{key_b}",
+                        f"{key_b} {net_b} overlaps {key_a} {net_a}",
+                        "give every address pool its own range",
+                    )
+        for cidr_index, cidr in enumerate(self.raw.cloud.ssh_cidrs if self.raw.cloud else []):
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                self.error(f"cloud.ssh_cidrs[{cidr_index}]", f"{cidr!r} is not a CIDR", "write it as 203.0.113.0/24")
+
+    def policy(self) -> PolicySpec:
+        raw = self.raw.policy
+        for index, rule in enumerate(raw.suppress):
+            if rule not in RULE_IDS or rule == "SCHEMA":
+                self.error(
+                    f"policy.suppress[{index}]",
+                    f"unknown or unsuppressible rule id {rule!r}",
+                    f"use one of {', '.join(r for r in RULE_IDS if r != 'SCHEMA')}",
+                )
+        if raw.recommended_gbps_per_gpu < raw.min_gbps_per_gpu:
+            self.error(
+                "policy.recommended_gbps_per_gpu",
+                f"recommended ({raw.recommended_gbps_per_gpu}) is below the minimum ({raw.min_gbps_per_gpu})",
+                "set recommended_gbps_per_gpu >= min_gbps_per_gpu",
+            )
+        return PolicySpec(
+            min_gbps_per_gpu=raw.min_gbps_per_gpu,
+            recommended_gbps_per_gpu=raw.recommended_gbps_per_gpu,
+            max_switch_hops=raw.max_switch_hops,
+            fail_on=Severity.parse(raw.fail_on),
+            suppress=tuple(raw.suppress),
+        )
+
+    def qos(self, fabric: FabricSpec | None) -> sf.Qos | None:
+        raw = self.raw.qos
+        if self.raw.target in CLOUD_TARGETS or (fabric is not None and fabric.transport == "infiniband"):
+            return None
+        return raw or sf.Qos()
+
+    def cluster(self) -> ClusterSpec | None:
+        raw = self.raw
+        cloud_target = raw.target in CLOUD_TARGETS
+        if cloud_target:
+            if raw.cloud is None:
+                self.error("cloud", f"cloud.region is required on {raw.target}", "add `cloud: {region: ..., zone: ...}`")
+            elif raw.target in ("aws", "gcp") and raw.cloud.zone is None:
+                self.error("cloud.zone", f"cloud.zone is required on {raw.target}", "add the zone the GPUs are in")
+            for key in ("fabric", "storage", "management", "oob"):
+                if getattr(raw, key) is not None:
+                    self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
+                                 f"remove `{key}` from a cloud stack")
+        elif raw.cloud is not None:
+            self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
+        if raw.qos is not None and cloud_target:
+            self.ignored("qos", f"qos is ignored on {raw.target}: the provider's fabric sets its own",
+                         "remove `qos` from a cloud stack")
+        pools = self.pools()
+        fabric = storage = management = oob = None
+        if not cloud_target:
+            fabric = self.fabric(pools)
+            storage = self.network("storage", pools)
+            management = self.network("management", pools)
+            oob = self.network("oob", pools)
+            if fabric is not None and fabric.transport == "infiniband" and raw.qos is not None:
+                self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes)",
+                             "remove `qos`, or use transport: roce")
+        self.addressing()
+        policy = self.policy()
+        if any(finding.severity == Severity.ERROR for finding in self.findings):
+            return None
+        return ClusterSpec(
+            name=raw.name,
+            target=raw.target,
+            cloud=raw.cloud,
+            pools=tuple(pools),
+            fabric=fabric,
+            storage=storage,
+            management=management,
+            oob=oob,
+            addressing=raw.addressing,
+            asn=raw.asn,
+            qos=self.qos(fabric),
+            policy=policy,
+        )
+
+
+def resolve(data: dict[str, Any], catalog: Catalog | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
+    """Check the raw mapping against the contract and fill defaults. Never raises on bad input."""
+    try:
+        raw = sf.StackFile.model_validate(data)
+    except ValidationError as error:
+        return None, pydantic_findings(error)
+    resolver = _Resolver(raw, catalog or load_catalog())
+    spec = resolver.cluster()
+    return spec, resolver.findings
