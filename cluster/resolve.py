@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from cluster import stackfile as sf
 from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
-from cluster.findings import Finding, Severity, schema
+from cluster.findings import Finding, Severity, schema, shown
 from cluster.spec import (
     CLOUD_TARGETS,
     MAX_TOTAL_NODES,
@@ -38,7 +38,8 @@ def dotted(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part.isidentifier() and not part[0].isupper() and part not in {"float", "int", "str", "bool"}:
+        elif (part.isidentifier() and not part[0].isupper() and part not in {"float", "int", "str", "bool"}
+              and len(part) <= 64):  # an unknown key of any length is named in the message, not the path
             path = f"{path}.{part}" if path else part
     return path
 
@@ -80,7 +81,7 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
             owner = _model_at(loc)
             known = ", ".join(sorted(owner.model_fields)) if owner else ""
             findings.append(
-                schema(path, f"unknown key `{loc[-1]}`", f"remove it or fix its spelling; known keys here: {known}")
+                schema(path, f"unknown key `{shown(loc[-1])}`", f"remove it or fix its spelling; known keys here: {known}")
             )
         elif kind == "missing":
             findings.append(schema(path, f"required key `{loc[-1]}` is missing", f"add `{loc[-1]}`"))
@@ -89,10 +90,26 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
             findings.append(
                 schema(path, f"{message}; found {found_text}", _hint_for(kind, path))
             )
-    # One wrong value of a union field reports once per union member: keep one per path.
-    unique: dict[tuple[str, str], Finding] = {}
+    # A mapping given for a union field fails the scalar member too; the errors inside the
+    # mapping are the ones that help.
+    nested = {f.path for f in findings}
+    findings = [
+        f for f in findings
+        if not (f.message.startswith("Input should be a valid") and any(p.startswith(f.path + ".") for p in nested))
+    ]
+    # A wrong value for a union field (a ratio or a per-tier mapping) fails once per member:
+    # report it once, naming both forms.
+    unique: dict[str, Finding] = {}
     for finding in findings:
-        unique.setdefault((finding.path, finding.message), finding)
+        earlier = unique.get(finding.path)
+        if earlier is None:
+            unique[finding.path] = finding
+        elif earlier.message != finding.message and "found" in finding.message:
+            found = finding.message.rsplit("; found ", 1)[-1]
+            unique[finding.path] = schema(
+                finding.path, f"expected a ratio such as 1.0, or per tier {{leaf: 1.0, spine: 2.0}}; found {found}",
+                earlier.hint,
+            )
     return list(unique.values())
 
 

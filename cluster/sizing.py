@@ -208,6 +208,8 @@ def size_network(network: NetworkSpec, devices: int, ports_per_device: int, devi
     down = link_gbps(device_gbps, leaf.port_gbps)
     up = link_gbps(uplink_port_gbps(leaf), spine.port_gbps)
     auto: list[str] = []
+    if devices == 0 and network.leaves is None:
+        return NetworkPlan(leaves=0, nodes_per_leaf=0, leaf_uplinks=0, spines=0)
     if network.leaves is not None:
         leaves = max(network.leaves, 1)
     else:

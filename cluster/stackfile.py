@@ -21,7 +21,7 @@ Os = Literal["sonic", "nvue", "eos"]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)  # YAML types are exact: `true` is no count
 
 
 class NicSet(Model):

@@ -42,6 +42,10 @@ def verdict(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[d
 CASES = [
     ("wrong type for nodes", pool(nodes="many"), "node_pools[0].nodes"),
     ("zero nodes", pool(nodes=0), "node_pools[0].nodes"),
+    ("boolean as a count", pool(nodes=True), "node_pools[0].nodes"),
+    ("quoted number", pool(nodes="16"), "node_pools[0].nodes"),
+    ("ratio of the wrong type", with_(fabric={"max_oversubscription": "1:1"}), "fabric.max_oversubscription"),
+    ("per-tier ratio below 1", with_(fabric={"max_oversubscription": {"leaf": 0.5}}), "fabric.max_oversubscription.leaf"),
     ("negative nodes", pool(nodes=-4), "node_pools[0].nodes"),
     ("unknown GPU", pool(gpu="H900"), "node_pools[0].gpu"),
     ("unknown key", with_(fabrik={}), "fabrik"),
@@ -163,3 +167,8 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as raised:
         main(["frobnicate", "dev"])
     assert raised.value.code == 2
+
+
+def test_union_field_reports_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, findings = verdict(write(tmp_path, with_(fabric={"max_oversubscription": {"leaf": 0.5}})), capsys)
+    assert [f["path"] for f in findings] == ["fabric.max_oversubscription.leaf"]

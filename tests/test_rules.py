@@ -113,6 +113,7 @@ PASSING = [
     ("a3-ultragpu", cloud("gcp", "a3-ultragpu-8g", region=GCP)),
     ("azure ND H100 v5", cloud("azure", "Standard_ND96isr_H100_v5", region={"region": "eastus"})),
     ("DSCP 46 carried on priority 3", stack(qos={"roce": {"dscp": 46, "priority": 3}})),
+    ("a pool without storage NICs", stack(node_pools=pool(storage_nics={"count": 0, "gbps": 200}))),
     ("lower policy minimum", stack(node_pools=pool(fabric_nics={"count": 8, "gbps": 200}),
                                    policy={"recommended_gbps_per_gpu": 200})),
 ]
