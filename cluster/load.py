@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -43,3 +45,16 @@ def ports_used(graph: nx.MultiGraph, name: str, load: SwitchLoad) -> tuple[int, 
     data = graph.nodes[name]
     spill = max(0, load.up_links - data["uplink_ports"])
     return load.down_links + spill, data["ports"]
+
+
+def worst_per_tier(graph: nx.MultiGraph, switches: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, SwitchLoad]]:
+    """The most oversubscribed switch of each tier, among switches that have uplinks."""
+    worst: dict[str, tuple[str, SwitchLoad]] = {}
+    for name, data in switches:
+        load = switch_load(graph, name)
+        if not load.up_links:
+            continue
+        tier = data["tier"]
+        if tier not in worst or load.oversubscription > worst[tier][1].oversubscription:
+            worst[tier] = (name, load)
+    return worst

@@ -137,8 +137,8 @@ class _Resolver:
     def error(self, path: str, message: str, hint: str) -> None:
         self.findings.append(schema(path, message, hint))
 
-    def ignored(self, path: str, message: str, hint: str) -> None:
-        self.findings.append(Finding("SPEC-IGNORED", Severity.WARNING, path, message, hint))
+    def ignored(self, path: str, message: str, hint: str, severity: Severity = Severity.WARNING) -> None:
+        self.findings.append(Finding("SPEC-IGNORED", severity, path, message, hint))
 
     # ----- switches
 
@@ -531,7 +531,7 @@ class _Resolver:
             self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
         if raw.qos is not None and cloud_target:
             self.ignored("qos", f"qos is ignored on {raw.target}: the provider's fabric sets its own",
-                         "remove `qos` from a cloud stack")
+                         "remove `qos` from a cloud stack", Severity.INFO)
         pools = self.pools()
         fabric = storage = management = oob = None
         if not cloud_target:
@@ -541,7 +541,7 @@ class _Resolver:
             oob = self.network("oob", pools)
             if fabric is not None and fabric.transport == "infiniband" and raw.qos is not None:
                 self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes)",
-                             "remove `qos`, or use transport: roce")
+                             "remove `qos`, or use transport: roce", Severity.INFO)
         self.addressing()
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):

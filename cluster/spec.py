@@ -25,6 +25,7 @@ RULE_IDS = (
     "FAB-RADIX",
     "FAB-CONNECTED",
     "FAB-LINK-SPEED",
+    "NET-OVERSUB",
     "QOS-PFC-MAP",
     "QOS-MTU",
     "ADDR-POOL",

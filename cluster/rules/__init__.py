@@ -8,6 +8,7 @@ from cluster.rules.cloud import Placement
 from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
 from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
 from cluster.rules.isolation import Isolation
+from cluster.rules.networks import NetworkOversubscription
 from cluster.rules.qos import Mtu, PfcMap
 
 ALL_RULES: list[Rule] = [
@@ -18,6 +19,7 @@ ALL_RULES: list[Rule] = [
     Radix(),
     Connected(),
     LinkSpeed(),
+    NetworkOversubscription(),
     PfcMap(),
     Mtu(),
     AddressPools(),

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import networkx as nx
 
 from cluster.findings import Finding, Severity
-from cluster.load import ports_used, switch_load
+from cluster.load import ports_used, switch_load, worst_per_tier
 from cluster.rules.base import Rule, plural
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -34,19 +34,12 @@ class Oversubscription(Rule):
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         assert spec.fabric is not None
         limits = spec.fabric.max_oversubscription
-        worst: dict[str, tuple[float, str, float, float]] = {}
-        for name, data in topology.switches(FABRIC):
-            load = switch_load(topology.graph, name)
-            if not load.up_links:
-                continue
-            tier = data["tier"]
-            ratio = load.oversubscription
-            if tier not in worst or ratio > worst[tier][0]:
-                worst[tier] = (ratio, name, load.down_gbps, load.up_gbps)
+        worst = worst_per_tier(topology.graph, topology.switches(FABRIC))
         for tier in TIERS:
             if tier not in worst:
                 continue
-            ratio, name, down, up = worst[tier]
+            name, load = worst[tier]
+            ratio, down, up = load.oversubscription, load.down_gbps, load.up_gbps
             limit = getattr(limits, tier)
             if ratio > limit + 1e-9:
                 uplinks_key = "leaf_uplinks" if tier == "leaf" else "spine_uplinks"

@@ -1,0 +1,42 @@
+"""Storage, management and out-of-band networks: their own oversubscription budgets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cluster.findings import Finding
+from cluster.load import worst_per_tier
+from cluster.rules.base import Rule
+from cluster.spec import ClusterSpec
+from cluster.topology import Topology
+
+
+class NetworkOversubscription(Rule):
+    """Leaves of the storage, management and out-of-band networks stay within their network's
+    max_oversubscription (default 3:1); the worst leaf is named."""
+
+    id = "NET-OVERSUB"
+    title = "storage / management / out-of-band oversubscription"
+
+    def applies(self, spec: ClusterSpec) -> bool:
+        return spec.fabric is not None
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        for network in (spec.storage, spec.management, spec.oob):
+            if network is None:
+                continue
+            worst = worst_per_tier(topology.graph, topology.switches(network.name))
+            if "leaf" not in worst:
+                continue
+            name, load = worst["leaf"]
+            limit = network.max_oversubscription
+            if load.oversubscription > limit + 1e-9:
+                key = "leaf_uplinks" if network.leaf_uplinks is not None else "max_oversubscription"
+                path = f"{network.name}.{key}"
+                yield self.finding(
+                    path,
+                    f"{network.name} leaf oversubscription expected <= {limit:g}:1, found {load.oversubscription:.2f}:1 at "
+                    f"{name} ({load.down_gbps:,.0f} Gbps down / {load.up_gbps:,.0f} Gbps up)",
+                    f"add uplinks (or remove {network.name}.leaf_uplinks to size them), or raise "
+                    f"{network.name}.max_oversubscription; suppress with {self.id}",
+                )
