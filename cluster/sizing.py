@@ -166,7 +166,8 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
             pods = fabric.pods
         elif fabric.spines is not None:
             auto.append("pods")
-        leaves_per_pod = math.ceil(leaves / pods)
+        # Pods hold whole leaf groups; the fullest pod decides the spines' uplinks.
+        leaves_per_pod = math.ceil(groups / pods) * leaves_per_group
         spines_per_pod = max(1, spines // pods)
         spine_down = math.ceil(leaves_per_pod * leaf_uplinks / spines_per_pod)
         if fabric.spine_uplinks is not None:
@@ -230,7 +231,7 @@ def size_network(network: NetworkSpec, devices: int, ports_per_device: int, devi
     if network.spines is not None:
         spines = network.spines
     elif uplinks:
-        spines = pick_spines(leaves, uplinks, spine.ports + spine.uplink_ports)
+        spines = pick_spines(leaves, uplinks, spine.ports)
         auto.append("spines")
     else:
         spines = 0

@@ -194,3 +194,19 @@ def test_every_rule_has_an_id_title_and_docstring() -> None:
         assert rule.id in RULE_IDS and rule.title and (type(rule).__doc__ or "").strip()
     for public in ("FAB-OVERSUB", "FAB-GPU-NIC", "FAB-RAIL", "FAB-ISOLATION", "FAB-RADIX", "FAB-CONNECTED", "QOS-PFC-MAP"):
         assert public in ids
+
+
+def test_three_tier_pods_with_a_partial_last_pod_stay_non_blocking() -> None:
+    """9 leaf groups in pods of 2: the fullest pod decides the spine uplinks."""
+    small = {"ports": 32, "port_gbps": 400}
+    result = run(stack(node_pools=pool(nodes=144), fabric={"leaf": small, "spine": small, "core": small}))
+    assert result.topology is not None and result.topology.fabric_plan is not None
+    plan = result.topology.fabric_plan
+    assert (plan.groups, plan.pods, plan.tiers) == (9, 5, 3)
+    assert result.exit_code == 0, [(f.rule, f.message) for f in result.findings]
+
+
+def test_spine_count_uses_data_ports_only() -> None:
+    """Fixed uplink ports of a spine model never take leaf downlinks."""
+    result = run(stack(node_pools=pool(nodes=512), fabric={"transport": "infiniband"}))
+    assert not [f for f in result.findings if f.rule == "FAB-RADIX"]
