@@ -76,13 +76,19 @@ def max_down(switch: SwitchModel, per_node: int, down_gbps: int, up_gbps: int, r
     return best
 
 
-def pick_spines(leaves: int, uplinks: int, spine_ports: int) -> int:
-    """Fewest spines that take every uplink, preferring a count that divides the uplinks evenly."""
-    least = max(1, math.ceil(leaves * uplinks / spine_ports))
-    for count in range(least, uplinks + 1):
-        if uplinks % count == 0:
-            return count
-    return least
+def pick_spines(leaves: int, uplinks: int, spine_ports: int, spare: int = 0) -> tuple[int, int]:
+    """(spines, uplinks per leaf): the fewest spines that take every uplink with the same number of
+    links from each leaf to each spine (even ECMP). Up to `spare` extra uplinks per leaf may be
+    added to get there: 31 uplinks over 4 spines become 32 (the DGX SuperPOD 1-SU layout)."""
+    best: tuple[int, int] | None = None
+    for candidate in range(uplinks, uplinks + spare + 1):
+        least = max(1, math.ceil(leaves * candidate / spine_ports))
+        count = next((c for c in range(least, candidate + 1) if candidate % c == 0), None)
+        if count is not None and (best is None or count < best[0]):
+            best = (count, candidate)
+    if best is None:  # more leaves than a spine has ports: FAB-RADIX reports it
+        return max(1, math.ceil(leaves * uplinks / spine_ports)), uplinks
+    return best
 
 
 def fabric_ports_per_node(spec: ClusterSpec) -> int:
@@ -150,7 +156,10 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
     elif not needs_spine:
         spines = 0
     elif not three_tier:
-        spines = pick_spines(leaves, leaf_uplinks, fabric.spine.ports)
+        spare = 0
+        if fabric.leaf_uplinks is None:
+            spare = min(leaf_uplinks, fabric.leaf.ports + fabric.leaf.uplink_ports - nodes_per_leaf * per_node - leaf_uplinks)
+        spines, leaf_uplinks = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, max(spare, 0))
         auto.append("spines")
     else:
         spine_down_max = max_down(fabric.spine, 1, up, core_up, ratio.spine)
@@ -231,7 +240,7 @@ def size_network(network: NetworkSpec, devices: int, ports_per_device: int, devi
     if network.spines is not None:
         spines = network.spines
     elif uplinks:
-        spines = pick_spines(leaves, uplinks, spine.ports)
+        spines, _ = pick_spines(leaves, uplinks, spine.ports)
         auto.append("spines")
     else:
         spines = 0
