@@ -244,9 +244,9 @@ class _Resolver:
     def onprem_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
         path = f"node_pools[{index}]"
         if pool.instance_type is not None:
-            self.error(
+            self.ignored(
                 f"{path}.instance_type",
-                "instance_type is for cloud targets; this stack's target is onprem",
+                "instance_type is ignored on premises; the NICs come from fabric_nics and the server catalog",
                 "remove instance_type, or set target to aws, gcp or azure",
             )
         server_name = pool.server

@@ -78,7 +78,6 @@ CASES = [
     ("bad CIDR", with_(addressing={"hosts": "10.300.0.0/10"}), "addressing.hosts"),
     ("overlapping address pools", with_(addressing={"loopbacks": "10.64.0.0/16"}), "addressing.loopbacks"),
     ("unknown rule to suppress", with_(policy={"suppress": ["FAB-NOPE"]}), "policy.suppress[0]"),
-    ("instance_type on premises", pool(instance_type="p5e.48xlarge"), "node_pools[0].instance_type"),
     ("ports not split over planes", with_(fabric={"planes": 3}), "node_pools[0].fabric_nics"),
     ("transport against switch", with_(fabric={"transport": "infiniband", "leaf": {"switch": "SN5600"}}),
      "fabric.leaf.switch"),

@@ -35,3 +35,14 @@ def test_superpod_matches_the_published_bill_of_switches() -> None:
     assert spine_links == 1024
     assert result.spec is not None and result.spec.qos is None  # InfiniBand: no RoCE QoS rule
     assert not any(f.rule.startswith("QOS") for f in result.findings)
+
+
+def test_the_contract_example_passes() -> None:
+    """DESIGN.md's own stack-file example, verbatim: fields that do not apply on premises
+    (cloud, instance_type) are SPEC-IGNORED warnings, everything else is clean."""
+    result = validate("contract")
+    assert result.exit_code == 0
+    assert {f.rule for f in result.findings} == {"SPEC-IGNORED"}
+    assert result.topology is not None
+    tiers = [data["tier"] for _, data in result.topology.switches("fabric")]
+    assert (tiers.count("leaf"), tiers.count("spine")) == (16, 8)  # as designed: leaves 16, spines 8
