@@ -12,6 +12,13 @@ from typing import NoReturn
 # Verb modules, in help order. Each has add_parser(verbs) and run(args) -> exit code.
 VERBS = [
     "validate",
+    "render",
+    "plan",
+    "verify",
+    "export",
+    "report",
+    "estimate",
+    "whatif",
 ]
 
 

@@ -54,3 +54,16 @@ class Finding:
 def schema(path: str, message: str, hint: str) -> Finding:
     """A SCHEMA finding: input that cannot be read or does not fit the contract."""
     return Finding("SCHEMA", Severity.ERROR, path, message, hint)
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """User input as it may appear in a message: one printable line, at most `limit` characters.
+
+    Keys and values from a hostile file must not break a report line, a CI annotation or a
+    terminal (newlines, ANSI escapes, bidi controls), nor flood it.
+    """
+    text = value if isinstance(value, str) else repr(value)
+    if text and text.isprintable() and len(text) <= limit:
+        return text
+    quoted = repr(text)
+    return quoted if len(quoted) <= limit else quoted[: limit - 3] + "..."

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from cluster.findings import Finding, schema
+from cluster.findings import Finding, schema, shown
 
 CLUSTER_KEY = "gpu-cluster:cluster"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 40
-MAX_NODES = 200_000
+MAX_NODES = 50_000  # a 64-pool stack file has a few thousand; YAML events and alias expansion count
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -108,8 +110,9 @@ def _to_python(
             if key_text in result:
                 findings.append(
                     schema(
-                        child,
-                        f"duplicate key `{key_text}` (line {key_node.start_mark.line + 1}); YAML would keep only the last",
+                        _join(path, shown(key_text)),
+                        f"duplicate key `{shown(key_text)}` (line {key_node.start_mark.line + 1}); "
+                        "YAML would keep only the last",
                         "remove one of the two entries",
                     )
                 )
@@ -128,11 +131,67 @@ class _TooLarge(Exception):
     pass
 
 
+def _describe(error: Exception) -> str:
+    """One report line: the problem and where (YAML errors carry a mark), not the raw multi-line text."""
+    problem = getattr(error, "problem", None) or str(error)
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return shown(" ".join(str(problem).split()), 300) + where
+
+
+def _check_events(text: str) -> None:
+    """Count parser events before composing: a file of a million tiny nodes is refused before
+    it fills memory (composing builds the whole node tree first)."""
+    depth = 0
+    for events, event in enumerate(yaml.parse(text, Loader=_Loader), start=1):
+        if events > MAX_NODES:
+            raise _TooLarge(f"more than {MAX_NODES} YAML nodes")
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                where = f" at line {event.start_mark.line + 1}" if event.start_mark else ""
+                raise _TooLarge(f"nesting deeper than {MAX_DEPTH} levels{where}")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _check_json(value: object, depth: int = 0, budget: _Budget | None = None) -> None:
+    """The same bounds for a cluster value given as JSON text."""
+    budget = budget or _Budget()
+    budget.nodes += 1
+    if budget.nodes > MAX_NODES:
+        raise _TooLarge(f"more than {MAX_NODES} JSON values")
+    if depth > MAX_DEPTH:
+        raise _TooLarge(f"nesting deeper than {MAX_DEPTH} levels")
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        _check_json(child, depth + 1, budget)
+
+
+def _decode_json(text: str) -> object:
+    """JSON text (as `pulumi config set --path` may store it), bounded; raises ValueError."""
+    try:
+        value: object = json.loads(text)
+    except RecursionError as error:
+        raise ValueError(f"nesting deeper than {MAX_DEPTH} levels") from error
+    try:
+        _check_json(value)
+    except _TooLarge as error:
+        raise ValueError(str(error)) from error
+    return value
+
+
 def load_stack(ref: str) -> Loaded:
     """Read STACK (name or path) and return its `gpu-cluster:cluster` mapping with key lines."""
     source = stack_path(ref)
     loaded = Loaded(stack=stack_name(source), source=source, data=None)
     hint_missing = "give a stack name from stacks/ (dev -> stacks/Pulumi.dev.yaml) or a path to a stack file"
+    if not STACK_NAME.fullmatch(loaded.stack):
+        # The stack name reaches build/<stack>/ and CI categories: Pulumi's own character set only.
+        loaded.findings.append(schema("(file)", f"stack name {shown(loaded.stack)} is not a Pulumi stack name",
+                                      "name the file Pulumi.<stack>.yaml with letters, digits, '-', '_' or '.'"))
+        loaded.stack = "invalid"
+        return loaded
     try:
         if not source.is_file():
             loaded.findings.append(schema("(file)", f"stack file {source} not found", hint_missing))
@@ -152,15 +211,21 @@ def load_stack(ref: str) -> Loaded:
         )
         return loaded
     try:
+        _check_events(text)
         root = yaml.compose(text, Loader=_Loader)
+    except _TooLarge as error:
+        loaded.findings.append(schema("(file)", f"stack file too large: {error}", "remove anchors/aliases or nesting"))
+        return loaded
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         loaded.findings.append(schema("(file)", f"YAML syntax error{where}: {problem}", "fix the YAML syntax"))
+        if mark:
+            loaded.lines["(file)"] = mark.line + 1  # so reports and CI annotations point at it
         return loaded
     except (ValueError, RecursionError) as error:
-        loaded.findings.append(schema("(file)", f"unreadable YAML: {error}", "fix the YAML syntax"))
+        loaded.findings.append(schema("(file)", f"unreadable YAML: {_describe(error)}", "fix the YAML syntax"))
         return loaded
     if root is None:
         loaded.findings.append(
@@ -182,7 +247,7 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
         loaded.findings.append(schema("(file)", f"stack file too large: {error}", "remove anchors/aliases or nesting"))
         return None
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
-        loaded.findings.append(schema("(file)", f"unreadable YAML value: {error}", "fix the value"))
+        loaded.findings.append(schema("(file)", f"unreadable YAML value: {_describe(error)}", "fix the value"))
         return None
     if not isinstance(document, dict):
         loaded.findings.append(schema("(file)", f"the top level is a {type(document).__name__}, not a mapping", hint))
@@ -202,7 +267,7 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
     ]
     if isinstance(cluster, str):  # `pulumi config set --path` can store JSON text
         with contextlib.suppress(ValueError):
-            cluster = json.loads(cluster)
+            cluster = _decode_json(cluster)
     if not isinstance(cluster, dict):
         loaded.findings.append(
             schema(CLUSTER_KEY, f"`{CLUSTER_KEY}` is a {type(cluster).__name__}, not a mapping", hint)
@@ -216,7 +281,7 @@ def from_mapping(stack: str, cluster: object) -> Loaded:
     loaded = Loaded(stack=stack, source=None, data=None)
     if isinstance(cluster, str):
         try:
-            cluster = json.loads(cluster)
+            cluster = _decode_json(cluster)
         except ValueError as error:
             loaded.findings.append(schema(CLUSTER_KEY, f"not JSON: {error}", "set the key as structured config"))
             return loaded

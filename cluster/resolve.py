@@ -8,6 +8,7 @@ Every problem names its config path and the fix; all of them are reported at onc
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -32,14 +33,23 @@ from cluster.spec import (
 # --------------------------------------------------------------------------- errors
 
 
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TYPE_TAGS = {"float", "int", "str", "bool", "list", "dict", "none"}
+
+
+def _is_union_tag(part: str) -> bool:
+    """Pydantic names a union member in the location: `float`, `TierOversubscription`, `function-after[...]`."""
+    return part in _TYPE_TAGS or "[" in part or part.startswith("constrained-") or isinstance(getattr(sf, part, None), type)
+
+
 def dotted(loc: tuple[int | str, ...]) -> str:
-    """('node_pools', 0, 'nodes') -> node_pools[0].nodes; drops pydantic's union tags."""
+    """('node_pools', 0, 'nodes') -> node_pools[0].nodes; keeps user keys such as costs.prices.SN5600,
+    drops pydantic's union tags and keys that are not safe to print (the message names those)."""
     path = ""
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif (part.isidentifier() and not part[0].isupper() and part not in {"float", "int", "str", "bool"}
-              and len(part) <= 64):  # an unknown key of any length is named in the message, not the path
+        elif not _is_union_tag(part) and _SAFE_KEY.fullmatch(part):
             path = f"{path}.{part}" if path else part
     return path
 
@@ -117,6 +127,16 @@ def _hint_for(kind: str, path: str) -> str:
     if kind.endswith("_parsing") or kind.endswith("_type"):
         return f"give {path} a value of the type shown in DESIGN.md's stack-file contract"
     if kind.startswith("string_pattern"):
+        if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
+            return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in cluster/catalog/"
+        if path.startswith("addressing.") or ".ssh_cidrs" in path:
+            return "write a CIDR such as 10.0.0.0/16 or fd00::/48 (no spaces, no %scope)"
+        if path.endswith(".ssh_public_key"):
+            return "give one line `type base64 [comment]` (as in id_ed25519.pub), no shell characters in the comment"
+        if path.endswith(".image"):
+            return "give the image id, URL or family as the provider names it (letters, digits, '_', '.', '/', ':', '-')"
+        if path.endswith(".reservation"):
+            return "give the reservation id as the provider prints it (letters, digits, '_', '.', '/', ':', '-')"
         return "use lowercase letters, digits and '-' (a DNS label), starting and ending with a letter or digit"
     if kind in {"literal_error", "enum"}:
         return "use one of the values listed"
@@ -239,7 +259,9 @@ class _Resolver:
 
     def nics(self, given: sf.NicSet | None, default: NicLayout) -> Nics:
         source = given if given is not None else default
-        return Nics(count=source.count, gbps=source.gbps, ports_per_nic=source.ports_per_nic)
+        return Nics(count=source.count, gbps=source.gbps, ports_per_nic=source.ports_per_nic,
+                    devices=tuple(getattr(given, "devices", None) or ()),
+                    interfaces=tuple(getattr(given, "interfaces", None) or ()))
 
     def onprem_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
         path = f"node_pools[{index}]"
@@ -507,6 +529,7 @@ class _Resolver:
             max_switch_hops=raw.max_switch_hops,
             fail_on=Severity.parse(raw.fail_on),
             suppress=tuple(raw.suppress),
+            max_degraded_oversubscription=raw.max_degraded_oversubscription,
         )
 
     def qos(self, fabric: FabricSpec | None) -> sf.Qos | None:
@@ -559,6 +582,7 @@ class _Resolver:
             asn=raw.asn,
             qos=self.qos(fabric),
             policy=policy,
+            costs=raw.costs,
         )
 
 

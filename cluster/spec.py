@@ -25,6 +25,8 @@ RULE_IDS = (
     "FAB-RADIX",
     "FAB-CONNECTED",
     "FAB-LINK-SPEED",
+    "FAB-BISECTION",
+    "FAB-N1",
     "NET-OVERSUB",
     "QOS-PFC-MAP",
     "QOS-MTU",
@@ -59,6 +61,8 @@ class Nics(Spec):
     count: int
     gbps: int
     ports_per_nic: int = 1
+    devices: tuple[str, ...] = ()  # RDMA device per port, rail order; () = naming convention
+    interfaces: tuple[str, ...] = ()  # netdev per port, rail order; () = naming convention
 
     @property
     def ports(self) -> int:
@@ -132,6 +136,7 @@ class PolicySpec(Spec):
     max_switch_hops: int | None
     fail_on: Severity
     suppress: tuple[str, ...]
+    max_degraded_oversubscription: float | None = None  # FAB-N1 runs when set
 
 
 class ClusterSpec(Spec):
@@ -147,6 +152,7 @@ class ClusterSpec(Spec):
     asn: sf.Asn
     qos: sf.Qos | None  # None where no RoCE QoS applies (InfiniBand, cloud)
     policy: PolicySpec
+    costs: sf.Costs | None = None  # bill-of-materials overrides of prices.yaml
 
     @property
     def is_cloud(self) -> bool:

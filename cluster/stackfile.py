@@ -18,6 +18,10 @@ Ratio = Annotated[float, Field(ge=1.0, le=1000.0)]
 Dscp = Annotated[int, Field(ge=0, le=63)]
 Priority = Annotated[int, Field(ge=0, le=7)]
 Os = Literal["sonic", "nvue", "eos"]
+DeviceName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")]  # a Linux netdev / RDMA name
+# Strings that reach names, configs and scripts admit no whitespace, shell or template syntax.
+CatalogKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")]
+Cidr = Annotated[str, Field(pattern=r"^[0-9A-Fa-f.:]{2,45}(/[0-9]{1,3})?$")]  # no IPv6 %scope suffix
 
 
 class Model(BaseModel):
@@ -30,12 +34,26 @@ class NicSet(Model):
     count: Annotated[int, Field(ge=0, le=64)]
     gbps: PortGbps
     ports_per_nic: Annotated[int, Field(ge=1, le=8)] = 1
+    # Optional host naming, one name per port in rail order (default: cluster/render/naming.py)
+    devices: list[DeviceName] | None = Field(default=None, max_length=512)  # RDMA devices, e.g. mlx5_0
+    interfaces: list[DeviceName] | None = Field(default=None, max_length=512)  # netdevs, e.g. ens1f0np0
+
+    @model_validator(mode="after")
+    def _one_name_per_port(self) -> NicSet:
+        ports = self.count * self.ports_per_nic
+        for key in ("devices", "interfaces"):
+            names = getattr(self, key)
+            if names is not None and len(names) != ports:
+                raise ValueError(f"{key} lists {len(names)} names; give one per port ({ports}), in rail order")
+            if names is not None and len(set(names)) != len(names):
+                raise ValueError(f"{key} names a device twice")
+        return self
 
 
 class SwitchRef(Model):
     """A catalog model (`switch`), or a generic box given by `ports` at `port_gbps`."""
 
-    switch: str | None = None
+    switch: CatalogKey | None = None
     ports: Annotated[int, Field(ge=1, le=4096)] | None = None
     port_gbps: PortGbps | None = None
     uplink_ports: Annotated[int, Field(ge=0, le=4096)] | None = None
@@ -85,30 +103,56 @@ class Network(Model):
     max_oversubscription: Ratio | None = None
 
 
+class ExistingSubnets(Model):
+    """AWS subnet ids to use instead of creating a subnet for that network."""
+
+    management: Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")] | None = None
+    storage: Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")] | None = None
+    fabric: Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")] | None = None
+
+
 class Cloud(Model):
     region: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")]
     zone: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
     reservation: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")] | None = None
     market: Literal["on-demand", "capacity-block", "spot"] = "on-demand"
-    ssh_cidrs: list[str] = Field(default_factory=list, max_length=64)
+    ssh_cidrs: list[Cidr] = Field(default_factory=list, max_length=64)
+    # Optional (Pulumi components): node image (AWS AMI id or `resolve:ssm:` parameter, GCP image
+    # URL or family, Azure `publisher:offer:sku:version`) and the admin SSH public key.
+    image: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:+-]{1,300}$")] | None = None
+    # One line of `[user:]type base64 [comment]` words: a newline would add a key to GCP's ssh-keys metadata.
+    ssh_public_key: Annotated[
+        str, Field(max_length=16384, pattern=r"^[A-Za-z0-9@._:+/=-]+( [A-Za-z0-9@._:+/=-]+){1,8}$")
+    ] | None = None
+    # AWS only (optional): deploy into an existing VPC, and existing subnets per network.
+    vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
+    subnet_ids: ExistingSubnets | None = None
+
+    @model_validator(mode="after")
+    def _deployable(self) -> Cloud:
+        if self.subnet_ids is not None and self.vpc_id is None:
+            raise ValueError("subnet_ids need vpc_id (the VPC the subnets are in)")
+        if self.market == "capacity-block" and self.reservation is None:
+            raise ValueError("market capacity-block needs reservation (the Capacity Block's reservation id)")
+        return self
 
 
 class NodePool(Model):
     name: Name
     nodes: Annotated[int, Field(ge=1, le=100_000)]
-    gpu: str | None = None
+    gpu: CatalogKey | None = None
     gpus_per_node: Annotated[int, Field(ge=1, le=72)] | None = None
-    server: str | None = None
-    instance_type: str | None = None
+    server: CatalogKey | None = None
+    instance_type: CatalogKey | None = None
     fabric_nics: NicSet | None = None
     storage_nics: NicSet | None = None
     management_nics: NicSet | None = None
 
 
 class Addressing(Model):
-    loopbacks: str = "10.0.0.0/16"
-    fabric_links: str = "10.64.0.0/12"
-    hosts: str = "10.128.0.0/10"
+    loopbacks: Cidr = "10.0.0.0/16"
+    fabric_links: Cidr = "10.64.0.0/12"
+    hosts: Cidr = "10.128.0.0/10"
 
 
 class Asn(Model):
@@ -152,7 +196,42 @@ class Policy(Model):
     recommended_gbps_per_gpu: Annotated[float, Field(ge=0, le=100_000)] = 400
     max_switch_hops: Annotated[int, Field(ge=1, le=15)] | None = None
     fail_on: Literal["error", "warning"] = "error"
-    suppress: list[str] = Field(default_factory=list, max_length=64)
+    suppress: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list, max_length=64)
+    max_degraded_oversubscription: Ratio | None = None  # FAB-N1: worst ratio after losing one switch
+
+
+Usd = Annotated[float, Field(ge=0, le=1e9)]
+Watts = Annotated[float, Field(ge=0, le=1e7)]
+UsdPerKwh = Annotated[float, Field(ge=0, le=10)]
+
+
+class PriceOverride(Model):
+    """The stack's own price and/or power for one item of cluster/catalog/prices.yaml: a number or [low, high]."""
+
+    usd: Usd | Annotated[list[Usd], Field(min_length=2, max_length=2)] | None = None
+    watts: Watts | Annotated[list[Watts], Field(min_length=2, max_length=2)] | None = None
+
+
+class Costs(Model):
+    """Optional overrides for the bill of materials: item id -> price / watts, and energy price."""
+
+    usd_per_kwh: UsdPerKwh | Annotated[list[UsdPerKwh], Field(min_length=2, max_length=2)] | None = None
+    prices: dict[CatalogKey, PriceOverride] = Field(default_factory=dict, max_length=512)
+
+    @model_validator(mode="after")
+    def _known_items_and_ranges(self) -> Costs:
+        from cluster.catalog.prices import price_ids  # the catalog is read only when costs are given
+
+        known = price_ids()
+        for item, override in self.prices.items():
+            if item not in known:
+                raise ValueError(f"unknown price item {item!r} in costs.prices; known items: {', '.join(known)}")
+            for value in (override.usd, override.watts):
+                if isinstance(value, list) and value[0] > value[1]:
+                    raise ValueError(f"costs.prices.{item}: range {value} has low above high")
+        if isinstance(self.usd_per_kwh, list) and self.usd_per_kwh[0] > self.usd_per_kwh[1]:
+            raise ValueError(f"costs.usd_per_kwh: range {self.usd_per_kwh} has low above high")
+        return self
 
 
 class StackFile(Model):
@@ -170,3 +249,4 @@ class StackFile(Model):
     asn: Asn = Asn()
     qos: Qos | None = None
     policy: Policy = Policy()
+    costs: Costs | None = None

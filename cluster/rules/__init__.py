@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from cluster.rules.addressing import AddressPools
 from cluster.rules.base import Rule, apply_policy, run_rules
+from cluster.rules.bisection import Bisection
 from cluster.rules.cloud import Placement
 from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
 from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
 from cluster.rules.isolation import Isolation
 from cluster.rules.networks import NetworkOversubscription
 from cluster.rules.qos import Mtu, PfcMap
+from cluster.rules.resilience import SingleFailure
 
 ALL_RULES: list[Rule] = [
     Oversubscription(),
@@ -19,6 +21,8 @@ ALL_RULES: list[Rule] = [
     Radix(),
     Connected(),
     LinkSpeed(),
+    Bisection(),
+    SingleFailure(),
     NetworkOversubscription(),
     PfcMap(),
     Mtu(),

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
+from cluster.load import edge_list
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
@@ -90,11 +91,14 @@ class RailAlignment(Rule):
         assert spec.fabric is not None
         graph = topology.graph
         members: dict[tuple[int, int], dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
-        for lower, upper, data in graph.edges(data=True):
+        # The cached edge list and a plain node dict: same edges in the same order as
+        # graph.edges(data=True), without a networkx view lookup per edge (460k at 131,072 GPUs).
+        nodes = dict(graph.nodes(data=True))
+        for lower, upper, _key, data in edge_list(graph):
             if data["network"] != FABRIC or data["rail"] is None:
                 continue
-            host, leaf = (lower, upper) if graph.nodes[lower]["kind"] == "host" else (upper, lower)
-            leaf_data = graph.nodes[leaf]
+            host, leaf = (lower, upper) if nodes[lower]["kind"] == "host" else (upper, lower)
+            leaf_data = nodes[leaf]
             if leaf_data["rail"] != data["rail"]:
                 yield self.finding(
                     data["path"],

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
+from cluster.load import edge_list
 from cluster.qos import classes
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
@@ -26,9 +27,13 @@ class Isolation(Rule):
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         graph = topology.graph
         guests: dict[str, set[str]] = defaultdict(set)
-        for name, _ in topology.switches(FABRIC):
-            for _, _, data in graph.edges(name, data=True):
-                if data["network"] not in (FABRIC, "oob"):  # oob: the switch's own management port
+        fabric_switches = {name for name, _ in topology.switches(FABRIC)}
+        # One pass over the cached edge list rather than an edge walk per switch (same sets).
+        for lower, upper, _key, data in edge_list(graph):
+            if data["network"] in (FABRIC, "oob"):  # oob: the switch's own management port
+                continue
+            for name in (lower, upper):
+                if name in fabric_switches:
                     guests[data["network"]].add(name)
         if not guests:
             return

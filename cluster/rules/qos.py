@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
 from cluster.qos import classes, disagreements, host_plan, switch_plan
+from cluster.render.emitted import emitted_plans
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -83,6 +84,23 @@ class PfcMap(Rule):
         for problem in disagreements(host_plan(qos), switch_plan(qos)):
             yield self.finding("qos", f"host and switch plans disagree: {problem}",
                                "render host and switch configs from the same qos plan")
+        yield from self._rendered(spec, topology)
+
+    def _rendered(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        """Compare what the renderers actually write (read back) with the plan and with each other."""
+        emitted = emitted_plans(spec, topology)
+        if emitted is None or spec.qos is None:
+            return
+        hint = "a template no longer writes the plan: fix cluster/templates or cluster/render (a bug, not your stack)"
+        sides = [("host script (mlnx_qos)", host_plan(spec.qos), emitted.host_mlnx),
+                 ("host script (dcb)", host_plan(spec.qos), emitted.host_dcb)]
+        sides += [(f"{os} switch config", switch_plan(spec.qos), side) for os, side in emitted.switches.items()]
+        for label, planned, rendered in sides:
+            for problem in disagreements(planned, rendered):
+                yield self.finding("qos", f"rendered {label} differs from the plan: {problem}", hint)
+        for os, side in emitted.switches.items():
+            for problem in disagreements(emitted.host_mlnx, side):
+                yield self.finding("qos", f"rendered host script and {os} switch config disagree: {problem}", hint)
 
 
 class Mtu(Rule):

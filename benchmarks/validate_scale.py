@@ -1,0 +1,205 @@
+"""Validate (graph + every rule, bisection included) at 1,024 / 8,192 / 32,768 / 131,072 GPUs.
+
+    python benchmarks/validate_scale.py                 # all four sizes, one fresh process each
+    python benchmarks/validate_scale.py --sizes 131072  # one size
+    python benchmarks/validate_scale.py --render        # also render every switch config
+
+Each size runs in its own interpreter so that its peak memory (ru_maxrss) is its own. In the
+same process, the vectorized floor (benchmarks/floor.py) scans the same links and its answers
+are checked against the validation's. The last line per size is also printed as JSON.
+Also times `python -m cluster validate` on the 1,024-GPU stack written to a file, interpreter
+start included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.designs import SIZES, stack  # noqa: E402
+
+
+def measure(gpus: int, render: bool) -> dict[str, Any]:
+    """Time every stage of one validation, then the floor, in this process.
+
+    Wall seconds and this process's CPU seconds are both kept: on a shared 2-core machine the
+    CPU figure is the one that does not depend on what else runs.
+    """
+    started = time.perf_counter()
+    from cluster.pipeline import validate_mapping
+    from cluster.report import summary
+    from cluster.resolve import resolve
+    from cluster.rules import ALL_RULES, apply_policy
+    from cluster.rules.base import run_rules
+    from cluster.topology import build
+
+    imported = time.perf_counter()
+    data = stack(gpus)
+    # Cold: the whole pipeline once, as the CLI runs it (first catalog read, lazy imports).
+    cold, cold_cpu = time.perf_counter(), time.process_time()
+    result = validate_mapping("bench", data)
+    assert result.spec is not None and result.topology is not None
+    design = summary(result.spec, result.topology)
+    cold, cold_cpu = time.perf_counter() - cold, time.process_time() - cold_cpu
+    findings = sorted({f"{f.rule}:{f.severity}" for f in result.findings})
+    del result
+    gc.collect()
+    # Warm: the same stages one by one (pipeline.check's steps), to see where the time goes.
+    clock: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+
+    def timed(name: str, start: tuple[float, float]) -> tuple[float, float]:
+        clock[name] = time.perf_counter() - start[0]
+        cpu[name] = time.process_time() - start[1]
+        return time.perf_counter(), time.process_time()
+
+    mark = (time.perf_counter(), time.process_time())
+    spec, _ = resolve(data)
+    assert spec is not None
+    mark = timed("resolve", mark)
+    topology = build(spec)
+    mark = timed("build", mark)
+    per_rule: dict[str, float] = {}
+    findings_all = []
+    for rule in ALL_RULES:
+        one = time.perf_counter()
+        findings_all.extend(run_rules([rule], spec, topology))
+        per_rule[rule.id] = time.perf_counter() - one
+    apply_policy(findings_all, spec.policy.suppress)
+    mark = timed("rules", mark)
+    summary(spec, topology)
+    mark = timed("summary", mark)
+    warm = sum(clock.values())
+    warm_cpu = sum(cpu.values())
+    graph = topology.graph
+    figures: dict[str, Any] = {
+        "gpus": gpus,
+        "nodes": graph.number_of_nodes(),
+        "edges": graph.number_of_edges(),
+        "links": sum(d["links"] for _, _, d in graph.edges(data=True)),
+        "switches": design["switches"],
+        "import_s": imported - started,
+        "cold_validate_s": cold,
+        "cold_validate_cpu_s": cold_cpu,
+        "validate_s": warm,
+        "validate_cpu_s": warm_cpu,
+        "stages_s": {name: round(value, 3) for name, value in clock.items()},
+        "stages_cpu_s": {name: round(value, 3) for name, value in cpu.items()},
+        "slowest_rules": {name: round(value, 3) for name, value in
+                          sorted(per_rule.items(), key=lambda item: -item[1])[:5]},
+        "findings": findings,
+    }
+    # Peak memory of the validation itself, before the floor's arrays exist.
+    figures["validate_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    figures.update(_floor(topology, spec, figures))
+    if render:
+        figures.update(_render(spec, topology))
+    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return figures
+
+
+def _floor(topology: Any, spec: Any, figures: dict[str, Any]) -> dict[str, Any]:
+    from benchmarks import floor
+    from cluster.bisection import bisection
+    from cluster.report import summary
+
+    mark = time.perf_counter()
+    arrays = floor.extract(topology)
+    extracted, extracted_cpu = time.perf_counter(), time.process_time()
+    scanned = floor.scan(arrays)
+    done, done_cpu = time.perf_counter(), time.process_time()
+    # The floor must agree with the validation, or it is not the floor of the same work.
+    worst = summary(spec, topology)["oversubscription"]
+    for tier, value in worst.items():
+        assert abs(scanned["worst"][tier] - value) < 1e-3, (tier, scanned["worst"][tier], value)
+    cut = bisection(topology)
+    if cut is not None:  # the floor flows one cut; the rule keeps the worst of two
+        assert scanned["bisection"] >= cut.ratio - 1e-9, (scanned["bisection"], cut.ratio)
+    return {
+        "floor_extract_s": extracted - mark,
+        "floor_scan_s": done - extracted,
+        "floor_scan_cpu_s": done_cpu - extracted_cpu,
+        "validate_over_floor": figures["validate_s"] / (done - extracted),
+        "validate_over_floor_cpu": figures["validate_cpu_s"] / (done_cpu - extracted_cpu),
+        "bisection": None if cut is None else round(cut.ratio, 4),
+    }
+
+
+def _render(spec: Any, topology: Any) -> dict[str, Any]:
+    from cluster.render import render_tree
+
+    mark = time.perf_counter()
+    files = render_tree(spec, topology)
+    seconds = time.perf_counter() - mark
+    lines = sum(text.count("\n") for text in files.values())
+    switches = len({path.split("/")[1] for path in files if path.startswith("switches/")})
+    return {"render_s": seconds, "render_files": len(files), "render_switches": switches,
+            "render_lines": lines, "render_ms_per_1000_lines": 1000 * seconds / max(lines, 1) * 1000}
+
+
+def cli_seconds(gpus: int, repeat: int = 3) -> float:
+    """Best of `repeat` wall times of `python -m cluster validate FILE`, interpreter start included."""
+    import yaml
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"Pulumi.bench-{gpus}.yaml"
+        path.write_text(yaml.safe_dump({"config": {"gpu-cluster:cluster": stack(gpus)}}, sort_keys=False))
+        best = float("inf")
+        for _ in range(repeat):
+            mark = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "cluster", "validate", str(path)], cwd=ROOT,
+                                  capture_output=True, check=False)
+            best = min(best, time.perf_counter() - mark)
+            assert done.returncode in (0, 1), done.stderr.decode()[-2000:]
+        return best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--render", action="store_true", help="also render every switch config")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.render)))
+        return 0
+    print(f"{'GPUs':>8} {'links':>8} {'validate s':>10} {'cpu s':>6} {'build':>6} {'rules':>6} "
+          f"{'floor s':>8} {'x floor':>8} {'peak MB':>8}  bisection")
+    print("(cpu s: this process's CPU seconds; build and rules are CPU seconds too; floor s is the floor's CPU)")
+    rows = []
+    for gpus in args.sizes:
+        command = [sys.executable, __file__, "--one", str(gpus)] + (["--render"] if args.render else [])
+        done = subprocess.run(command, capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{gpus:>8,} {row['links']:>8,} {row['validate_s']:>10.2f} {row['validate_cpu_s']:>6.2f} "
+              f"{row['stages_cpu_s']['build']:>6.2f} {row['stages_cpu_s']['rules']:>6.2f} "
+              f"{row['floor_scan_cpu_s']:>8.3f} {row['validate_over_floor_cpu']:>7.1f}x {row['validate_peak_rss_mb']:>8}  "
+              f"{row['bisection']}")
+        if args.render:
+            print(f"{'':>8} render: {row['render_s']:.2f} s, {row['render_switches']:,} switches, "
+                  f"{row['render_lines']:,} lines, {row['render_ms_per_1000_lines']:.2f} ms per 1,000 lines")
+    for row in rows:
+        print(json.dumps(row))
+    if 1024 in args.sizes:
+        print(f"python -m cluster validate (1,024 GPUs, from a file, interpreter start included): "
+              f"{cli_seconds(1024):.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""Switch port numbers: one deterministic numbering for the cabling plan, the rendered switch
+configs and the verification of what devices report.
+
+Per switch: downlinks from port 1 up, in the order of the devices below (hosts in cluster order,
+then switches in graph order); uplinks fill the model's fixed uplink ports (`u1`..) first, then the
+top main ports, so growing the hosts under a leaf never moves its uplinks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cluster.load import edge_list
+from cluster.topology import Topology
+
+
+@dataclass(frozen=True, slots=True)
+class PortSpan:
+    """One switch's ports for the links of one edge: fixed uplink ports `u<first>`.., then main
+    ports `p<first>`.. (contiguous by construction); or its management port, once per link."""
+
+    fixed_first: int
+    fixed_count: int
+    main_first: int
+    main_count: int
+    management: bool = False
+
+    def names(self) -> list[str]:
+        if self.management:
+            return ["mgmt0"] * self.main_count
+        return ([f"u{self.fixed_first + index}" for index in range(self.fixed_count)]
+                + [f"p{self.main_first + index}" for index in range(self.main_count)])
+
+
+def switch_ports(topology: Topology) -> dict[tuple[str, str, str], PortSpan]:
+    """(switch, peer, network) -> the switch's ports for the links of that edge, in order.
+
+    Cached in the graph's networkx cache (cleared by networkx on any structural change).
+    """
+    cache = topology.graph.__networkx_cache__
+    ports: dict[tuple[str, str, str], PortSpan] | None = cache.get("gpu_cluster.switch_ports")
+    if ports is None:
+        ports = cache["gpu_cluster.switch_ports"] = _allocate(topology)
+    return ports
+
+
+def _allocate(topology: Topology) -> dict[tuple[str, str, str], PortSpan]:
+    graph = topology.graph
+    nodes = dict(graph.nodes(data=True))
+    order = {name: index for index, name in enumerate(nodes)}
+    down: dict[str, list[tuple[int, str, str, int]]] = {}
+    up: dict[str, list[tuple[int, str, str, int]]] = {}
+    for _u, _v, key, data in edge_list(graph):
+        lower, upper, links = data["lower"], data["upper"], data["links"]
+        if nodes[upper]["kind"] == "switch":
+            down.setdefault(upper, []).append((order[lower], lower, key, links))
+        if nodes[lower]["kind"] == "switch":
+            up.setdefault(lower, []).append((order[upper], upper, key, links))
+    ports: dict[tuple[str, str, str], PortSpan] = {}
+    for name, data in topology.switches():
+        own = data["network"]
+        next_main = 1
+        for _, peer, network, links in sorted(down.get(name, [])):
+            ports[(name, peer, network)] = PortSpan(0, 0, next_main, links)
+            next_main += links
+        uplinks = [(peer, network, links) for _, peer, network, links in sorted(up.get(name, []))]
+        fixed = data["uplink_ports"]
+        on_main = sum(links for peer, network, links in uplinks
+                      if not (network == "oob" and own != "oob")) - fixed
+        # Main-port uplinks sit on the top ports, so adding a node never moves an uplink.
+        next_main = max(next_main, data["ports"] - max(on_main, 0) + 1)
+        next_fixed = 1
+        for peer, network, links in uplinks:
+            if network == "oob" and own != "oob":
+                ports[(name, peer, network)] = PortSpan(0, 0, 0, links, management=True)
+                continue
+            on_fixed = max(0, min(links, fixed - next_fixed + 1))
+            ports[(name, peer, network)] = PortSpan(next_fixed, on_fixed, next_main, links - on_fixed)
+            next_fixed += on_fixed
+            next_main += links - on_fixed
+    return ports
+
+
+def port_index(span_name: str, main_ports: int) -> int:
+    """0-based front-panel index of `p<N>` (N-1) or of fixed uplink port `u<K>` (after the main ports)."""
+    number = int(span_name[1:])
+    return number - 1 if span_name[0] == "p" else main_ports + number - 1
