@@ -1,0 +1,289 @@
+"""Stable allocation of loopbacks, point-to-point /31s, host rail addresses and ASNs.
+
+Every address is computed from a device's *name*, never from its position in a list, so
+growing a node pool (more hosts, more leaf groups, more spines) never renumbers a device
+that already exists. Each pool is cut into fixed regions:
+
+- loopbacks: 8 regions; fabric leaves 0-3, fabric spines 4, fabric cores 5, storage 6,
+  management 7. The address is region base + 1 + the device's slot.
+- fabric_links (/31 per switch-to-switch cable): fabric leaf uplinks 1/2, fabric spine
+  uplinks 1/4, storage 1/8, management 1/8. Each lower switch owns a block sized for every
+  port it has (so re-sized uplinks elsewhere never move it); link k of the block is the k-th
+  uplink sorted by peer name.
+- hosts (/31 per host port, host side even, switch side odd): fabric 1/2, storage 1/4,
+  management 1/4; each region split into equal blocks per node pool (by pool index, rounded
+  up to a power of two), each node a block sized for its ports.
+
+Slots: a fabric leaf `[pP-]leaf-GGG[-rR]` is ((G-1) * rails' + R) * planes' + P, where
+rails' and planes' are powers of two at least the design's rails and planes; spines and
+cores are (N-1) * planes' + P; storage and management leaves 2(N-1), spines 2(N-1)+1.
+
+ASNs (RFC 7938): every fabric spine shares `asn.spine` (two tiers), so leaf-to-leaf paths
+through any spine have the same AS_PATH length and ECMP holds, and a path can never go
+leaf -> spine -> leaf -> spine (loop prevention). With a core tier the cores take
+`asn.spine` and the spines of pod p take `asn.spine + 1 + p`. Each leaf takes
+`asn.leaf_base` + its loopback offset, unique across networks. Storage and management are
+separate routing domains: their spines reuse `asn.spine`.
+
+Changing a pool's CIDR, the number of planes or rails, or crossing a power of two in the
+number of node pools renumbers by design; `allocate` reports what does not fit.
+"""
+
+from __future__ import annotations
+
+import gc
+import ipaddress
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from cluster.load import edge_list
+from cluster.spec import ClusterSpec, Nics, PoolSpec
+from cluster.topology import FABRIC, Topology
+
+FABRIC_NAME = re.compile(r"^(?:p(?P<plane>\d+)-)?(?P<tier>leaf|spine|core)-(?P<number>\d+)(?:-r(?P<rail>\d+))?$")
+NETWORK_NAME = re.compile(r"^(?P<prefix>stor|mgmt)-(?P<tier>leaf|spine)-(?P<number>\d+)$")
+LOOPBACK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 1), "fabric-core": (5, 1), "storage": (6, 1),
+                    "management": (7, 1)}  # (first eighth, eighths)
+LINK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 2), "storage": (6, 1), "management": (7, 1)}
+HOST_REGIONS = {FABRIC: (0, 2), "storage": (2, 1), "management": (3, 1)}  # quarters
+ROUTED_NETWORKS = (FABRIC, "storage", "management")
+MAX_ASN = 4_294_967_294
+
+
+def pow2(value: int) -> int:
+    """Smallest power of two >= value (and >= 1)."""
+    return 1 << max(0, value - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something the pools cannot hold: config path, message and fix."""
+
+    path: str
+    message: str
+    hint: str
+
+
+@dataclass
+class Addresses:
+    """Every allocation of one design, as integers (IPv4) so that big designs stay cheap."""
+
+    loopbacks: dict[str, int] = field(default_factory=dict)
+    asns: dict[str, int] = field(default_factory=dict)
+    # (lower, upper, network, parallel index) -> lower-side address; upper side is +1
+    links: dict[tuple[str, str, str, int], int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def link(self, lower: str, upper: str, network: str, index: int) -> tuple[str, str]:
+        """(lower side, upper side) of one cable, as `a.b.c.d/31` strings."""
+        base = self.links[(lower, upper, network, index)]
+        return _cidr(base, 31), _cidr(base + 1, 31)
+
+    def loopback(self, switch: str) -> str | None:
+        value = self.loopbacks.get(switch)
+        return None if value is None else dotted(value)
+
+
+def _prefix_for(region_size: int, parts: int, count: int) -> int:
+    """The prefix length of the smallest pool whose region (`count` of `parts`) holds `region_size`."""
+    pool_size = max(pow2(region_size) * parts // count, 1)
+    return max(0, 32 - (pool_size.bit_length() - 1))
+
+
+def dotted(value: int) -> str:
+    """An IPv4 address as text (ipaddress.IPv4Address is 10x slower for millions of ports)."""
+    return f"{value >> 24}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
+
+
+def _cidr(value: int, prefix: int) -> str:
+    return f"{dotted(value)}/{prefix}"
+
+
+def _region(network: ipaddress.IPv4Network, parts: int, first: int, count: int) -> tuple[int, int]:
+    """(base, size) of `count` consecutive parts out of `parts` equal parts of `network`."""
+    size = network.num_addresses // parts
+    return int(network.network_address) + first * size, size * count
+
+
+def switch_slot(name: str, data: dict[str, Any], rails: int, planes: int) -> tuple[str, int] | None:
+    """(region, slot) of a routed switch from its stable name; None for oob switches."""
+    network = data["network"]
+    if network == FABRIC:
+        match = FABRIC_NAME.match(name)
+        if match is None:
+            return None
+        plane = int(match["plane"] or 0)
+        number = int(match["number"]) - 1
+        tier = match["tier"]
+        if tier == "leaf":
+            rail = int(match["rail"] or 0)
+            return "fabric-leaf", (number * pow2(rails) + rail) * pow2(planes) + plane
+        return f"fabric-{tier}", number * pow2(planes) + plane
+    match = NETWORK_NAME.match(name)
+    if match is None or network not in ("storage", "management"):
+        return None
+    return network, 2 * (int(match["number"]) - 1) + (1 if match["tier"] == "spine" else 0)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building millions of acyclic tuples next to a huge graph:
+    each automatic collection walks the whole graph (4x the work at 131,072 GPUs)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def allocate(spec: ClusterSpec, topology: Topology, host_links: bool = True) -> Addresses:
+    """Loopbacks, ASNs and /31s for every routed switch and cable of the design. With
+    `host_links=False` the host ports are only checked to fit, not enumerated (ADDR-POOL:
+    a million host ports at 100k+ GPUs)."""
+    with gc_paused():
+        return _allocate(spec, topology, host_links)
+
+
+def _allocate(spec: ClusterSpec, topology: Topology, host_links: bool) -> Addresses:
+    result = Addresses()
+    if spec.fabric is None:
+        return result
+    routed_fabric = spec.fabric.transport == "roce"
+    rails = max(spec.fabric.rails, 1)
+    planes = spec.fabric.planes
+    loopbacks = ipaddress.IPv4Network(spec.addressing.loopbacks)
+    link_pool = ipaddress.IPv4Network(spec.addressing.fabric_links)
+    host_pool = ipaddress.IPv4Network(spec.addressing.hosts)
+    three_tier = topology.fabric_plan is not None and topology.fabric_plan.cores > 0
+    tiers: dict[str, str] = {}
+    slots: dict[str, tuple[str, int]] = {}
+    loopback_base = int(loopbacks.network_address)
+    for name, data in topology.switches():
+        if data["network"] == FABRIC and not routed_fabric:
+            continue
+        slot = switch_slot(name, data, rails, planes)
+        if slot is None:
+            continue
+        slots[name] = slot
+        base, size = _region(loopbacks, 8, *LOOPBACK_REGIONS[slot[0]])
+        if slot[1] + 1 >= size:
+            result.problems.append(Problem(
+                "addressing.loopbacks",
+                f"{loopbacks} gives {slot[0]} switches {size - 1:,} loopbacks; {name} needs slot {slot[1] + 1:,}",
+                f"use a /{_prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1])} or larger loopback pool",
+            ))
+            continue
+        result.loopbacks[name] = base + 1 + slot[1]
+        result.asns[name] = _asn(spec, data, base + 1 + slot[1] - loopback_base, three_tier)
+        tiers[name] = data["tier"]
+    _check_asns(spec, result, tiers)
+    _allocate_uplinks(result, topology, slots, link_pool)
+    _allocate_hosts(spec, result, topology, host_pool, routed_fabric, host_links)
+    return result
+
+
+def _asn(spec: ClusterSpec, data: dict[str, Any], loopback_offset: int, three_tier: bool) -> int:
+    if data["tier"] == "leaf":
+        return spec.asn.leaf_base + loopback_offset
+    if data["network"] == FABRIC and data["tier"] == "spine" and three_tier:
+        return spec.asn.spine + 1 + int(data["pod"] or 0)
+    return spec.asn.spine
+
+
+def _check_asns(spec: ClusterSpec, result: Addresses, tiers: dict[str, str]) -> None:
+    leaves = {asn for name, asn in result.asns.items() if tiers[name] == "leaf"}
+    upper = {asn for name, asn in result.asns.items() if tiers[name] != "leaf"}
+    top = max(leaves, default=0)
+    if top > MAX_ASN:
+        result.problems.append(Problem(
+            "asn.leaf_base", f"leaf ASNs reach {top:,}, above the 4-byte limit {MAX_ASN:,}",
+            f"lower asn.leaf_base to at most {MAX_ASN - (top - spec.asn.leaf_base):,}"))
+    clash = sorted(leaves & upper)
+    if clash:
+        result.problems.append(Problem(
+            "asn.leaf_base", f"leaf ASN {clash[0]:,} is also a spine or core ASN",
+            "keep asn.leaf_base clear of asn.spine and the pod ASNs above it (RFC 7938: spines 4200000000, "
+            "leaves from 4200001000)"))
+
+
+def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tuple[str, int]],
+                      pool: ipaddress.IPv4Network) -> None:
+    """A /31 per switch-to-switch cable, in blocks owned by the lower switch."""
+    graph = topology.graph
+    uplinks: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    for _, _, key, data in edge_list(graph):  # the shared cached edge list: one networkx pass per graph
+        lower, upper = data["lower"], data["upper"]
+        if lower not in slots or upper not in slots:
+            continue
+        for index in range(data["links"]):
+            uplinks[lower].append((upper, key, index))
+    # a block per lower switch sized by its port count, not its current uplinks: re-sizing the
+    # uplinks when a pool grows must not move the blocks of other switches
+    widest: dict[str, int] = defaultdict(int)
+    for lower in uplinks:
+        node = graph.nodes[lower]
+        widest[slots[lower][0]] = max(widest[slots[lower][0]], node["ports"] + node["uplink_ports"])
+    for lower in sorted(uplinks):
+        region_name = slots[lower][0]
+        region = "fabric-spine" if region_name in ("fabric-spine", "fabric-core") else region_name
+        base, size = _region(pool, 8, *LINK_REGIONS[region])
+        stride = 2 * pow2(widest[region_name])
+        start = slots[lower][1] * stride
+        if start + stride > size:
+            result.problems.append(Problem(
+                "addressing.fabric_links",
+                f"{pool} gives {region} uplinks {size:,} addresses; {lower} needs {start + stride:,}",
+                f"use a /{_prefix_for(start + stride, 8, LINK_REGIONS[region][1])} or larger fabric_links pool"))
+            continue
+        for ordinal, (upper, network, index) in enumerate(sorted(uplinks[lower])):
+            result.links[(lower, upper, network, index)] = base + start + 2 * ordinal
+
+
+def _host_nics(pool: PoolSpec, network: str) -> Nics:
+    return {FABRIC: pool.fabric_nics, "storage": pool.storage_nics}.get(network, pool.management_nics)
+
+
+def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, pool: ipaddress.IPv4Network,
+                    routed_fabric: bool, enumerate_links: bool) -> None:
+    """A /31 per host port: the host side even, the switch side odd."""
+    graph = topology.graph
+    blocks = pow2(len(spec.pools))
+    for network in ROUTED_NETWORKS:
+        if network == FABRIC and not routed_fabric:
+            continue
+        base, size = _region(pool, 4, *HOST_REGIONS[network])
+        block = size // blocks
+        fitting: dict[str, PoolSpec] = {}
+        for pool_spec in spec.pools:
+            nics = _host_nics(pool_spec, network)
+            needed = pool_spec.nodes * 2 * pow2(nics.ports)
+            if needed > block:
+                result.problems.append(Problem(
+                    "addressing.hosts",
+                    f"{pool} gives pool {pool_spec.name} {block:,} {network} addresses; "
+                    f"{pool_spec.nodes} nodes x {nics.ports} ports need {needed:,}",
+                    f"use a /{_prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])} or larger hosts pool"))
+            else:
+                fitting[pool_spec.name] = pool_spec
+        if not enumerate_links:
+            continue
+        for pool_name, hosts in topology.hosts_by_pool.items():
+            owner = fitting.get(pool_name)
+            if owner is None:
+                continue
+            nics = _host_nics(owner, network)
+            pool_base = base + block * owner.index
+            stride = 2 * pow2(nics.ports)
+            for host in hosts:
+                node_base = pool_base + graph.nodes[host]["index"] * stride
+                for _, upper, key, edge in graph.edges(host, keys=True, data=True):
+                    if key != network or upper not in result.loopbacks:
+                        continue
+                    for index, (nic, port) in enumerate(edge["ports"]):
+                        result.links[(host, upper, network, index)] = node_base + 2 * (nic * nics.ports_per_nic + port)

@@ -1,0 +1,50 @@
+"""`render STACK [--out DIR]`: validate, then write every on-prem artifact (default build/<stack>/).
+
+Exit 0 written; 1 the design fails validation (nothing written); 2 unreadable input, SCHEMA
+errors, a cloud target, or an output path that cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from cluster.pipeline import validate
+from cluster.render import render_tree
+from cluster.render.writer import write_tree
+from cluster.report import to_text
+
+
+def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = verbs.add_parser("render", help="write switch configs and host scripts for an on-prem stack")
+    parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>/)")
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    result = validate(args.stack)
+    if not result.ok or result.spec is None or result.topology is None:
+        print(to_text(result), file=sys.stderr)
+        print(f"render: {result.stack} fails validation; nothing written", file=sys.stderr)
+        return result.exit_code or 1
+    spec = result.spec
+    if spec.is_cloud:
+        print(f"render: {result.stack} targets {spec.target}; render writes on-prem artifacts only "
+              "(set target: onprem, or use `plan` for cloud stacks)", file=sys.stderr)
+        return 2
+    out: Path = args.out if args.out is not None else Path("build") / result.stack
+    files = render_tree(spec, result.topology)
+    try:
+        write_tree(files, out)
+    except OSError as error:
+        print(f"render: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
+        return 2
+    elapsed = time.perf_counter() - started
+    switches = sum(1 for path in files if path.startswith("switches/") and path.count("/") == 2
+                   and not path.endswith("frr.conf"))
+    print(f"render: {result.stack}: {len(files)} files ({switches} switches, {len(spec.pools)} host pools) "
+          f"in {out} ({elapsed:.2f} s)")
+    return 0

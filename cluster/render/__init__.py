@@ -1,0 +1,68 @@
+"""On-prem rendering: switch configs per dialect and host scripts per pool, from one spec.
+
+`render_tree(spec, topology)` returns {relative path: text}; nothing touches the disk here
+(see `cluster.render.writer`). Layout:
+  switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
+  fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
+  hosts/<pool>/qos.sh + nccl.env
+  inventory.json                                    (loopback, ASN, dialect per switch)
+"""
+
+from __future__ import annotations
+
+import json
+
+from cluster.addressing import Addresses, allocate, gc_paused
+from cluster.exports.files import export_files
+from cluster.qos import switch_plan
+from cluster.render import eos, nvue, sonic
+from cluster.render.host import host_pool, render_ib_pool, render_pool
+from cluster.render.opensm import render_fabric
+from cluster.render.views import Switch, qos_view, switch_views
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology
+from cluster.verify.expected import expected_neighbors, ptm_dot
+
+DIALECTS = {"sonic": sonic.render_switch, "nvue": nvue.render_switch, "eos": eos.render_switch}
+
+
+def render_switch(switch: Switch) -> dict[str, str]:
+    """{file name: text} of one switch in its dialect."""
+    return DIALECTS[switch.os](switch)
+
+
+def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
+    """Every on-prem artifact of a design that passed validation."""
+    with gc_paused():
+        return _render_tree(spec, topology, addresses)
+
+
+def _render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
+    addresses = addresses if addresses is not None else allocate(spec, topology)
+    switch_qos = qos_view(spec.qos, switch_plan(spec.qos)) if spec.qos is not None else None
+    infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
+    files: dict[str, str] = {}
+    inventory: dict[str, dict[str, object]] = {}
+    for switch in switch_views(spec, topology, addresses, switch_qos):
+        inventory[switch.name] = {"network": switch.network, "tier": switch.tier, "os": switch.os,
+                                  "model": switch.model, "loopback": switch.loopback, "asn": switch.asn}
+        if infiniband and switch.network == FABRIC:
+            continue  # managed by the subnet manager
+        for file, text in render_switch(switch).items():
+            files[f"switches/{switch.name}/{file}"] = text
+    if infiniband:
+        for file, text in render_fabric(spec, topology).items():
+            files[f"fabric/{file}"] = text
+    for pool in spec.pools:
+        rendered = (render_ib_pool(spec, pool) if infiniband
+                    else render_pool(host_pool(spec, topology, addresses, pool)))
+        for file, text in rendered.items():
+            files[f"hosts/{pool.name}/{file}"] = text
+    files["inventory.json"] = json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"
+    # From the same graph: scheduler topology, node labels, cabling plan, bill of materials, and
+    # what every device should see (expected LLDP neighbors, a Cumulus PTM topology.dot).
+    files.update(export_files(spec, topology))
+    for device, text in expected_neighbors(spec, topology).items():
+        files[f"verify/neighbors/{device}.txt"] = text
+    files["verify/topology.dot"] = ptm_dot(spec, topology)
+    return dict(sorted(files.items()))

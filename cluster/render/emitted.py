@@ -1,0 +1,132 @@
+"""Read the QoS plan back out of what the renderers actually write.
+
+QOS-PFC-MAP compares these read-back plans, not the intended ones, so a template change that
+drops a DSCP mapping or a PFC priority fails validation instead of production. Each reader
+starts from the device's own default (what it does when a line is missing):
+- ConnectX host (mlnx_qos / dcb): DSCP >> 3 (FACTS.md 4.2), no PFC;
+- SONiC: a DSCP missing from DSCP_TO_TC_MAP goes to TC 0; pfc_enable as written;
+- NVUE: DSCP >> 3, then the `qos roce` profile (26 -> 3, 48 -> 6, PFC on 3), then explicit lines;
+- EOS: 0-7 -> 1, 8-15 -> 0, otherwise DSCP >> 3 (FACTS.md 4.3); PFC from `no-drop` lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+from cluster.qos import QosSide, classes, switch_plan
+from cluster.render import eos, nvue, sonic
+from cluster.render.host import host_pool, render_pool
+from cluster.render.naming import switch_port
+from cluster.render.views import SWITCH_MTU, Port, Switch, qos_view
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology
+
+_PROBE_PORT = 0
+
+
+def _probe_switch(spec: ClusterSpec, os: str) -> Switch:
+    """A one-port fabric leaf in dialect `os`: the QoS part of the template is all that matters."""
+    assert spec.qos is not None
+    port = Port(name=switch_port(os, _PROBE_PORT), number=_PROBE_PORT, role="host", network=FABRIC, speed_gbps=400,
+                mtu=SWITCH_MTU,
+                description="probe-node-001 nic0", peer="probe-node-001", address=None, peer_address=None,
+                peer_asn=None, qos=True, cable_m=5)
+    return Switch(name="qos-probe", network=FABRIC, tier="leaf", os=os, model="probe", loopback=None, asn=None,
+                  ports=(port,), management="", networks=(), qos=qos_view(spec.qos, switch_plan(spec.qos)))
+
+
+def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:
+    return QosSide(dscp_to_priority={dscp: mapping[dscp] for dscp in planned}, pfc_priorities=frozenset(pfc),
+                   strict_priorities=frozenset(), ecn_priorities=frozenset(), mtu=mtu)
+
+
+def read_sonic(text: str, planned: list[int]) -> QosSide:
+    db = json.loads(text)
+    maps = db.get("DSCP_TO_TC_MAP", {})
+    port_maps = {name: entry for name, entry in db.get("PORT_QOS_MAP", {}).items() if name != "global"}
+    mapping = {dscp: 0 for dscp in range(64)}
+    pfc: set[int] = set()
+    mtu = 0
+    for port, entry in sorted(port_maps.items()):
+        table = maps.get(entry.get("dscp_to_tc_map", ""), {})
+        mapping.update({int(dscp): int(tc) for dscp, tc in table.items()})
+        pfc = {int(value) for value in entry.get("pfc_enable", "").split(",") if value}
+        mtu = int(db.get("PORT", {}).get(port, {}).get("mtu", 0))
+        break
+    return _side(mapping, pfc, mtu, planned)
+
+
+def read_nvue(text: str, planned: list[int]) -> QosSide:
+    mapping = {dscp: dscp >> 3 for dscp in range(64)}
+    pfc: set[int] = set()
+    if re.search(r"^nv set qos roce( mode lossless)?$", text, re.M):
+        mapping.update({26: 3, 48: 6})
+        pfc = {3}
+    for dscp, priority in re.findall(r"^nv set qos mapping default-global dscp (\d+) switch-priority (\d+)$", text, re.M):
+        mapping[int(dscp)] = int(priority)
+    for values in re.findall(r"^nv set qos pfc default-global switch-priority ([\d,]+)$", text, re.M):
+        pfc = {int(value) for value in values.split(",")}
+    mtus = re.findall(r"^nv set interface \S+ link mtu (\d+)$", text, re.M)
+    return _side(mapping, pfc, int(mtus[0]) if mtus else 1500, planned)
+
+
+def read_eos(text: str, planned: list[int]) -> QosSide:
+    mapping = {dscp: 1 if dscp < 8 else 0 if dscp < 16 else dscp >> 3 for dscp in range(64)}
+    for dscp, tc in re.findall(r"^qos map dscp (\d+) to traffic-class (\d+)$", text, re.M):
+        mapping[int(dscp)] = int(tc)
+    pfc = {int(p) for p in re.findall(r"^\s+priority-flow-control priority (\d+) no-drop$", text, re.M)}
+    mtus = re.findall(r"^\s+mtu (\d+)$", text, re.M)
+    return _side(mapping, pfc, int(mtus[0]) if mtus else 1500, planned)
+
+
+def read_host(text: str, planned: list[int]) -> tuple[QosSide, QosSide]:
+    """(mlnx_qos path, dcb path) of a host script."""
+    mlnx = {dscp: dscp >> 3 for dscp in range(64)}
+    for dscp, priority in re.findall(r"mlnx_qos -i \S+ --dscp2prio set,(\d+),(\d+)$", text, re.M):
+        mlnx[int(dscp)] = int(priority)
+    flags = re.findall(r"mlnx_qos -i \S+ --pfc ([01,]+)$", text, re.M)
+    mlnx_pfc = {index for index, flag in enumerate(flags[0].split(",")) if flag == "1"} if flags else set()
+    dcb = {dscp: dscp >> 3 for dscp in range(64)}
+    for entries in re.findall(r"dcb app replace dev \S+ dscp-prio ([\d: ]+)$", text, re.M):
+        dcb.update({int(d): int(p) for d, p in (entry.split(":") for entry in entries.split())})
+    dcb_pfc: set[int] = set()
+    for entries in re.findall(r"dcb pfc set dev \S+ prio-pfc ([\w: ]+)$", text, re.M):
+        dcb_pfc = {int(entry.split(":")[0]) for entry in entries.split()
+                   if entry.endswith(":on") and not entry.startswith("all")}
+    mtus = re.findall(r"ip link set dev \S+ mtu (\d+) up$", text, re.M)
+    mtu = int(mtus[0]) if mtus else 1500
+    return _side(mlnx, mlnx_pfc, mtu, planned), _side(dcb, dcb_pfc, mtu, planned)
+
+
+READERS = {"sonic": (sonic.render_switch, "config_db.json", read_sonic),
+           "nvue": (nvue.render_switch, "nvue.sh", read_nvue),
+           "eos": (eos.render_switch, "eos.cfg", read_eos)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Emitted:
+    """The plans as rendered: host (both paths of the script) and each fabric dialect in use."""
+
+    host_mlnx: QosSide
+    host_dcb: QosSide
+    switches: dict[str, QosSide]
+
+
+def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
+    """Render the host script of the first pool and a probe leaf per fabric dialect, and read them back."""
+    if spec.qos is None or not spec.pools:
+        return None
+    planned = sorted({dscp for dscp, _ in classes(spec.qos).values()})
+    pool = spec.pools[0]
+    view = host_pool(spec, topology, None, pool)
+    script = render_pool(view)["qos.sh"]
+    host_mlnx, host_dcb = read_host(script, planned)
+    dialects = sorted({data["os"] for _, data in topology.switches(FABRIC)} & set(READERS))
+    switches = {}
+    for os in dialects:
+        render_switch, file, reader = READERS[os]
+        switches[os] = reader(render_switch(_probe_switch(spec, os))[file], planned)
+    return Emitted(host_mlnx, host_dcb, switches)
+

@@ -1,0 +1,29 @@
+"""The Jinja2 environment: compiled once per run, StrictUndefined, no autoescape (configs are not HTML)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """One environment per process, so each template is parsed and compiled once."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def render(name: str, **context: Any) -> str:
+    """Render the entry template `name` with a prepared view."""
+    return environment().get_template(name).render(**context)

@@ -1,0 +1,177 @@
+"""Host side, per node pool: one QoS + rail-routing script and an NCCL env file.
+
+Both come from `cluster.qos.host_plan`, the same plan the switches get from `switch_plan`.
+RoCE ToS = DSCP << 2 | 2 (ECT(0)); NCCL_IB_TC = DSCP << 2 (the NIC sets ECN bits itself).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from cluster.addressing import HOST_REGIONS, Addresses
+from cluster.qos import host_plan
+from cluster.render.engine import render
+from cluster.render.naming import fabric_devices, fabric_interfaces, management_interfaces, storage_interfaces
+from cluster.render.views import QosView, qos_view
+from cluster.spec import ClusterSpec, PoolSpec
+from cluster.topology import FABRIC, Topology
+
+ECT0 = 2
+RAIL_TABLE_BASE = 100  # rail r routes from table 100 + r, chosen by `ip rule from <rail address>`
+RULE_PRIORITY_BASE = 100
+
+
+@dataclass(frozen=True)
+class Rail:
+    index: int
+    netdev: str
+    rdma: str
+    table: int
+    rule_priority: int
+    gbps: int
+
+
+@dataclass(frozen=True)
+class HostAddresses:
+    name: str
+    rails: tuple[tuple[str, str], ...]  # (address/31, gateway) per rail, in rail order
+
+
+@dataclass(frozen=True)
+class KernelClass:
+    """An htb class for kernel traffic of one priority: DSCP match -> class 1:<minor>."""
+
+    priority: int
+    minor: int
+    rate_gbit: int
+    htb_prio: int  # 0 = served first (strict classes), 1 = the rest
+    dscps: tuple[int, ...]
+
+    @property
+    def dsfields(self) -> tuple[str, ...]:
+        """u32 matches the whole ToS byte: DSCP d is `dsfield <d << 2> 0xfc`."""
+        return tuple(f"{dscp << 2:#04x}" for dscp in self.dscps)
+
+
+@dataclass(frozen=True)
+class HostPool:
+    """Everything a pool's script and env file need."""
+
+    stack: str
+    pool: str
+    qos: QosView
+    rails: tuple[Rail, ...]
+    hosts: tuple[HostAddresses, ...]
+    storage: tuple[str, ...]
+    management: tuple[str, ...]
+    fabric_route: str  # the fabric's host address region, reached over every rail
+    roce_tos: int
+    nccl_tc: int
+    kernel_classes: tuple[KernelClass, ...]
+
+    @property
+    def pfc_list(self) -> str:
+        """mlnx_qos --pfc: 8 flags for priorities 0..7."""
+        return ",".join("1" if priority in self.qos.lossless else "0" for priority in range(8))
+
+    @property
+    def tsa_list(self) -> str:
+        return ",".join("strict" if priority in self.qos.strict else "ets" for priority in range(8))
+
+    @property
+    def tcbw_list(self) -> str:
+        weights = dict(self.qos.dwrr)
+        return ",".join(str(weights.get(priority, 0)) for priority in range(8))
+
+    @property
+    def dcb_dscp_prio(self) -> str:
+        return " ".join(f"{dscp}:{priority}" for dscp, priority in self.qos.dscp_to_priority)
+
+    @property
+    def dcb_tc_bw(self) -> str:
+        return " ".join(["all:0"] + [f"{priority}:{weight}" for priority, weight in self.qos.dwrr])
+
+    @property
+    def dcb_tsa(self) -> str:
+        return " ".join(["all:ets"] + [f"{priority}:strict" for priority in self.qos.strict])
+
+    @property
+    def lossless_pfc(self) -> str:
+        return " ".join(["all:off"] + [f"{priority}:on" for priority in self.qos.lossless])
+
+    @property
+    def nccl_ib_hca(self) -> str:
+        return "=" + ",".join(f"{rail.rdma}:1" for rail in self.rails)
+
+
+def _kernel_classes(qos: QosView, link_gbps: int) -> tuple[KernelClass, ...]:
+    weights = dict(qos.dwrr)
+    by_priority: dict[int, list[int]] = {}
+    for dscp, priority in qos.dscp_to_priority:
+        by_priority.setdefault(priority, []).append(dscp)
+    by_priority.setdefault(0, [])
+    result = []
+    for priority in sorted(by_priority):
+        strict = priority in qos.strict
+        result.append(KernelClass(
+            priority=priority,
+            minor=10 + priority,
+            rate_gbit=max(1, link_gbps * (1 if strict else weights.get(priority, 1)) // 100),
+            htb_prio=0 if strict else 1,
+            dscps=tuple(dscp for dscp in sorted(by_priority[priority]) if dscp != 0),
+        ))
+    return tuple(result)
+
+
+def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None, pool: PoolSpec) -> HostPool:
+    """The view of one RoCE pool; without `addresses`, a view with no hosts (the QoS part only)."""
+    assert spec.qos is not None
+    qos = qos_view(spec.qos, host_plan(spec.qos))
+    netdevs, devices = fabric_interfaces(pool), fabric_devices(pool)
+    graph = topology.graph
+    hosts = []
+    for host in topology.hosts_by_pool[pool.name] if addresses is not None else ():
+        rails: dict[int, tuple[str, str]] = {}
+        for _, upper, network, edge in graph.edges(host, keys=True, data=True):
+            if network != FABRIC:
+                continue
+            for index, (nic, port) in enumerate(edge["ports"]):
+                own, gateway = addresses.link(host, upper, network, index)  # type: ignore[union-attr]
+                rails[nic * pool.fabric_nics.ports_per_nic + port] = (own, gateway.split("/")[0])
+        hosts.append(HostAddresses(host, tuple(rails[r] for r in sorted(rails))))
+    host_pool_net = ipaddress.IPv4Network(spec.addressing.hosts)
+    first, quarters = HOST_REGIONS[FABRIC]
+    size = host_pool_net.num_addresses // 4
+    region = ipaddress.IPv4Network((int(host_pool_net.network_address) + first * size,
+                                    host_pool_net.max_prefixlen - (size * quarters).bit_length() + 1))
+    return HostPool(
+        stack=spec.name,
+        pool=pool.name,
+        qos=qos,
+        rails=tuple(Rail(r, netdevs[r], devices[r], RAIL_TABLE_BASE + r, RULE_PRIORITY_BASE + r, pool.fabric_nics.gbps)
+                    for r in range(pool.fabric_nics.ports)),
+        hosts=tuple(hosts),
+        storage=tuple(storage_interfaces(pool)),
+        management=tuple(management_interfaces(pool)),
+        fabric_route=str(region),
+        roce_tos=qos.roce.dscp << 2 | ECT0,
+        nccl_tc=qos.roce.dscp << 2,
+        kernel_classes=_kernel_classes(qos, pool.fabric_nics.gbps),
+    )
+
+
+def render_pool(view: HostPool) -> dict[str, str]:
+    """{file name: text} for one pool."""
+    return {
+        "qos.sh": render("host/qos.sh.j2", pool=view),
+        "nccl.env": render("host/nccl.env.j2", pool=view, ib=False),
+    }
+
+
+def render_ib_pool(spec: ClusterSpec, pool: PoolSpec) -> dict[str, str]:
+    """InfiniBand pools: only the NCCL env file (the subnet manager owns QoS)."""
+    view = {"stack": spec.name, "pool": pool.name,
+            "nccl_ib_hca": "=" + ",".join(f"{device}:1" for device in fabric_devices(pool)),
+            "management": tuple(management_interfaces(pool))}
+    return {"nccl.env": render("host/nccl.env.j2", pool=view, ib=True)}

@@ -1,0 +1,282 @@
+"""Plain views of one device, prepared for templates: no logic is left for Jinja but loops.
+
+`switch_views` walks the topology once: every switch gets its ports in cabling order
+(downlinks from port 0, uplinks on the top ports), each with speed, MTU, a description
+naming the peer (`h200-node-003 nic2`, `spine-001 Ethernet8`), its /31 and the peer's ASN.
+`qos_view` turns one side of the QoS plan into the numbers every dialect writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from cluster.addressing import Addresses
+from cluster.ports import port_index, switch_ports
+from cluster.qos import QosSide, classes
+from cluster.render.naming import host_port_label, switch_port
+from cluster.spec import ClusterSpec
+from cluster.stackfile import Qos
+from cluster.topology import FABRIC, Topology
+
+SWITCH_MTU = 9216  # jumbo on every switch port: above any host MTU the stack allows (<= 9216)
+CABLE_METERS = {"host": 5, "leaf": 40, "spine": 300}  # by the lower end's kind/tier: DAC in rack, AOC/fibre above
+ROCE_WEIGHT = 50  # DWRR share of the RoCE queue, as NVIDIA's RoCE profile (FACTS.md 4.1)
+PFC_WATCHDOG_MS = 200
+EOS_LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/400G, 50G-per-lane below
+
+
+@dataclass(frozen=True)
+class TrafficClass:
+    name: str
+    dscp: int
+    priority: int
+
+
+@dataclass(frozen=True)
+class QosView:
+    """One side of the QoS plan, as the numbers a config writes (priority = TC = queue)."""
+
+    mode: str
+    classes: tuple[TrafficClass, ...]
+    dscp_to_priority: tuple[tuple[int, int], ...]
+    lossless: tuple[int, ...]
+    ecn: tuple[int, ...]
+    strict: tuple[int, ...]
+    dwrr: tuple[tuple[int, int], ...]  # (priority, weight percent), weights sum to 100
+    ecn_min_bytes: int
+    ecn_max_bytes: int
+    mtu: int
+    roce: TrafficClass
+    cnp: TrafficClass
+
+    @property
+    def lossless_csv(self) -> str:
+        return ",".join(str(priority) for priority in self.lossless)
+
+    @property
+    def queues(self) -> tuple[tuple[int, int | None, bool, bool], ...]:
+        """(queue, DWRR weight or None, strict, ECN) for every queue the plan uses (queue = priority)."""
+        weights = dict(self.dwrr)
+        used = sorted(set(weights) | set(self.strict) | set(self.ecn))
+        return tuple((queue, weights.get(queue), queue in self.strict, queue in self.ecn) for queue in used)
+
+    def profile_tc(self, priority: int) -> int:
+        """Traffic class of a switch priority under NVIDIA's RoCE profile: RoCE on TC 3, CNP on TC 6."""
+        if priority == self.roce.priority:
+            return 3
+        if priority == self.cnp.priority:
+            return 6
+        return 0 if priority in (3, 6) else priority
+
+    @property
+    def profile_dwrr(self) -> tuple[tuple[int, int], ...]:
+        """(traffic class, weight) under NVIDIA's RoCE profile layout."""
+        weights: dict[int, int] = {}
+        for priority, weight in self.dwrr:
+            tc = self.profile_tc(priority)
+            weights[tc] = weights.get(tc, 0) + weight
+        return tuple(sorted(weights.items()))
+
+    @property
+    def is_nvidia_default(self) -> bool:
+        """True when `nv set qos roce` alone already gives this plan (FACTS.md 4.1)."""
+        return (self.mode == "lossless" and (self.roce.dscp, self.roce.priority) == (26, 3)
+                and (self.cnp.dscp, self.cnp.priority) == (48, 6) and self.lossless == (3,)
+                and (self.ecn_min_bytes, self.ecn_max_bytes) == (150_000, 1_500_000))
+
+
+def qos_view(qos: Qos, side: QosSide) -> QosView:
+    """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and 0 share the rest."""
+    planned = [TrafficClass(name, dscp, priority) for name, (dscp, priority) in classes(qos).items()]
+    planned.sort(key=lambda item: (item.priority, item.name))
+    roce = next(item for item in planned if item.name == "roce")
+    cnp = next(item for item in planned if item.name == "cnp")
+    others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {0})
+    others = [priority for priority in others if priority != roce.priority]
+    share, remainder = divmod(100 - ROCE_WEIGHT, max(len(others), 1))
+    dwrr = {roce.priority: ROCE_WEIGHT}
+    for priority in others:
+        dwrr[priority] = share + (remainder if priority == others[0] else 0)
+    return QosView(
+        mode=qos.mode,
+        classes=tuple(planned),
+        dscp_to_priority=tuple(sorted(side.dscp_to_priority.items())),
+        lossless=tuple(sorted(side.pfc_priorities)),
+        ecn=tuple(sorted(side.ecn_priorities)),
+        strict=tuple(sorted(side.strict_priorities)),
+        dwrr=tuple(sorted(dwrr.items())),
+        ecn_min_bytes=qos.ecn.min_bytes,
+        ecn_max_bytes=qos.ecn.max_bytes,
+        mtu=side.mtu,
+        roce=roce,
+        cnp=cnp,
+    )
+
+
+class Port(NamedTuple):
+    """One front-panel port as configured (a NamedTuple: big fabrics have 100,000s of them)."""
+
+    name: str
+    number: int  # 0-based front-panel position
+    role: str  # host | down | up | device (an oob leaf's BMC or management-port cable)
+    network: str
+    speed_gbps: int
+    mtu: int
+    description: str
+    peer: str
+    address: str | None  # this side, a.b.c.d/31
+    peer_address: str | None  # the peer, a.b.c.d
+    peer_asn: int | None
+    qos: bool  # the fabric's QoS (trust DSCP, PFC, ECN) applies on this port
+    cable_m: int
+
+    @property
+    def speed_mbps(self) -> int:
+        return self.speed_gbps * 1000
+
+    @property
+    def eos_speed(self) -> str:
+        """EOS names multi-lane speeds with their lane count (`speed 400g-8`)."""
+        lanes = EOS_LANES.get(self.speed_gbps)
+        return f"{self.speed_gbps}g-{lanes}" if lanes else f"{self.speed_gbps}g"
+
+
+@dataclass(frozen=True)
+class Switch:
+    """Everything one switch's config needs."""
+
+    name: str
+    network: str
+    tier: str
+    os: str
+    model: str
+    loopback: str | None
+    asn: int | None
+    ports: tuple[Port, ...]
+    management: str  # the description of the management port's cable
+    networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
+    qos: QosView | None
+
+    @property
+    def routed(self) -> bool:
+        return self.asn is not None
+
+    @property
+    def neighbors(self) -> tuple[Port, ...]:
+        return tuple(port for port in self.ports if port.peer_asn is not None)
+
+    @property
+    def qos_ports(self) -> tuple[Port, ...]:
+        return tuple(port for port in self.ports if port.qos)
+
+
+_Link = tuple[str, str, str, int]  # (switch, peer, network, link index)
+
+
+def _cables(topology: Topology, switch: str) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+    """(peer, network, link index, edge data) for every cable of `switch`, sorted by peer."""
+    graph = topology.graph
+    cables = []
+    for _, peer, network, data in graph.edges(switch, keys=True, data=True):
+        for index in range(data["links"]):
+            cables.append((peer, network, index, data))
+    cables.sort(key=lambda cable: (cable[0], cable[1], cable[2]))
+    yield from cables
+
+
+def port_indexes(topology: Topology) -> dict[_Link, int]:
+    """0-based port index of every switch-side cable end, from the one numbering in cluster.ports."""
+    nodes = topology.graph.nodes
+    indexes: dict[_Link, int] = {}
+    for (switch, peer, network), span in switch_ports(topology).items():
+        if span.management:
+            continue  # the switch's own management port, not a front-panel port
+        main_ports = nodes[switch]["ports"]
+        for link, name in enumerate(span.names()):
+            indexes[(switch, peer, network, link)] = port_index(name, main_ports)
+    return indexes
+
+
+def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
+                 switch_qos: QosView | None) -> Iterator[Switch]:
+    """A view of every switch, in name order."""
+    nodes = dict(topology.graph.nodes(data=True))  # plain dict lookups: this loop runs once per port
+    indexes = port_indexes(topology)
+    pools = {pool.name: pool for pool in spec.pools}
+    shared = set(spec.fabric.shared_with) if spec.fabric else set()
+    links = addresses.links
+    for name in sorted(name for name, _ in topology.switches()):
+        data = nodes[name]
+        qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
+        ports: list[Port] = []
+        networks: list[str] = []
+        management = ""
+        for peer, network, index, edge in _cables(topology, name):
+            peer_data = nodes[peer]
+            if network == "oob" and data["network"] != "oob":
+                management = f"{peer} {switch_port(peer_data['os'], indexes[(peer, name, network, index)])}"
+                continue
+            port_index = indexes[(name, peer, network, index)]
+            if peer_data["kind"] == "host":
+                role = "host"
+                if network == "oob":
+                    description = f"{peer} bmc"
+                else:
+                    nic, nic_port = edge["ports"][index]
+                    pool = pools[peer_data["pool"]]
+                    nics = pool.fabric_nics if network == FABRIC else (
+                        pool.storage_nics if network == "storage" else pool.management_nics)
+                    description = f"{peer} {host_port_label(network, nic, nic_port, nics.ports_per_nic)}"
+            else:
+                role = "down" if edge["upper"] == name else "up"
+                if network == "oob":
+                    role = "device" if edge["upper"] == name else "up"
+                peer_index = indexes.get((peer, name, network, index))
+                peer_port = switch_port(peer_data["os"], peer_index) if peer_index is not None else "mgmt"
+                description = f"{peer} {peer_port}"
+            address = peer_address = None
+            peer_asn = None
+            key = (edge["lower"], edge["upper"], network, index)
+            if key in links:
+                lower_side, upper_side = addresses.link(*key)
+                address, peer_address = (upper_side, lower_side) if edge["upper"] == name else (lower_side, upper_side)
+                peer_address = peer_address.split("/")[0]
+                if role == "host":
+                    networks.append(lower_side)  # the host's even address is the /31's network
+                peer_asn = addresses.asns.get(peer)
+            lower = nodes[edge["lower"]]
+            cable = CABLE_METERS["host"] if lower["kind"] == "host" else CABLE_METERS.get(lower["tier"], 300)
+            ports.append(Port(
+                name=switch_port(data["os"], port_index),
+                number=port_index,
+                role=role,
+                network=network,
+                speed_gbps=edge["gbps"],
+                mtu=SWITCH_MTU,
+                description=description,
+                peer=peer,
+                address=address,
+                peer_address=peer_address,
+                peer_asn=peer_asn,
+                qos=network in qos_networks,
+                cable_m=cable,
+            ))
+        ports.sort(key=lambda port: port.number)
+        loopback = addresses.loopback(name)
+        if loopback is not None:
+            networks.insert(0, f"{loopback}/32")
+        yield Switch(
+            name=name,
+            network=data["network"],
+            tier=data["tier"],
+            os=data["os"],
+            model=data["model"],
+            loopback=loopback,
+            asn=addresses.asns.get(name),
+            ports=tuple(ports),
+            management=management,
+            networks=tuple(networks),
+            qos=switch_qos if data["network"] == FABRIC else None,
+        )

@@ -1,0 +1,38 @@
+"""Regenerate tests/golden/<name>/ from tests/golden/stacks/<name>.yaml; review with `git diff tests/golden`.
+
+Usage: python scripts/regen_golden.py [NAME ...]   (default: every stack under tests/golden/stacks)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cluster.pipeline import validate  # noqa: E402
+from cluster.render import render_tree  # noqa: E402
+from cluster.render.writer import write_tree  # noqa: E402
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def regenerate(name: str) -> int:
+    result = validate(str(GOLDEN / "stacks" / f"{name}.yaml"))
+    if not result.ok or result.spec is None or result.topology is None:
+        print(f"{name}: fails validation, not regenerated", file=sys.stderr)
+        return 1
+    files = render_tree(result.spec, result.topology)
+    write_tree(files, GOLDEN / name)
+    print(f"{name}: {len(files)} files written to tests/golden/{name}/")
+    return 0
+
+
+def main(names: list[str]) -> int:
+    names = names or sorted(path.stem for path in (GOLDEN / "stacks").glob("*.yaml"))
+    return max((regenerate(name) for name in names), default=0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,298 @@
+"""Rendering: one QoS plan on host and switch, determinism, the CLI's all-or-nothing writes."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cluster.commands import render as render_command
+from cluster.pipeline import Result, validate, validate_mapping
+from cluster.render import engine, render_tree
+from cluster.render.writer import write_tree
+from tests.conftest import ROOT
+
+PROD = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
+
+
+def prod_with(**qos: Any) -> dict[str, Any]:
+    data = copy.deepcopy(PROD)
+    data["qos"].update(qos)
+    return data
+
+
+def rendered(data: dict[str, Any]) -> dict[str, str]:
+    result = validate_mapping("t", data)
+    assert result.ok, [f.message for f in result.findings if str(f.severity) == "error"]
+    assert result.spec is not None and result.topology is not None
+    return render_tree(result.spec, result.topology)
+
+
+def run_render(stack: str, out: Path | None) -> int:
+    return render_command.run(argparse.Namespace(stack=stack, out=out))
+
+
+@pytest.fixture(scope="module")
+def prod_files() -> dict[str, str]:
+    return rendered(PROD)
+
+
+def test_render_twice_gives_byte_identical_trees(tmp_path: Path) -> None:
+    """Two processes with different hash seeds (set and dict order must not leak into files)."""
+    program = ("import argparse, sys; from pathlib import Path; from cluster.commands.render import run; "
+               "sys.exit(run(argparse.Namespace(stack='prod', out=Path(sys.argv[1]))))")
+    for out, seed in (("a", "1"), ("b", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", program, str(tmp_path / out)], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+    first = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in sorted((tmp_path / "a").rglob("*")) if p.is_file()}
+    second = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in sorted((tmp_path / "b").rglob("*")) if p.is_file()}
+    assert first == second and len(first) > 20
+    assert not any(re.search(rb"20\d\d-\d\d-\d\d", text) for text in first.values())  # no timestamps
+
+
+def test_every_switch_of_every_network_gets_a_config(prod_files: dict[str, str]) -> None:
+    result = validate("prod")
+    assert result.topology is not None
+    for name, _ in result.topology.switches():
+        assert any(path.startswith(f"switches/{name}/") for path in prod_files), name
+    assert "hosts/h200/qos.sh" in prod_files and "hosts/h200/nccl.env" in prod_files
+
+
+def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() -> None:
+    data = prod_with(roce={"dscp": 46, "priority": 3})
+    data["fabric"]["leaf"]["os"] = "sonic"
+    data["fabric"]["spine"]["os"] = "eos"
+    files = rendered(data)
+    script = files["hosts/h200/qos.sh"]
+    assert "mlnx_qos -i \"$dev\" --dscp2prio set,46,3" in script
+    assert "dscp-prio 0:0 10:1 46:3 48:6" in script
+    assert "match ip dsfield 0xb8 0xfc flowid 1:13" in script
+    assert "match ip dscp" not in script
+    assert "cma_roce_tos -d mlx5_0 -t 186" in script  # 46 << 2 | ECT(0)
+    assert "NCCL_IB_TC=184" in files["hosts/h200/nccl.env"]
+    db = json.loads(files["switches/leaf-001-r0/config_db.json"])
+    assert db["DSCP_TO_TC_MAP"]["ROCE"]["46"] == "3" and db["DSCP_TO_TC_MAP"]["ROCE"]["26"] == "0"
+    assert "qos map dscp 46 to traffic-class 3" in files["switches/spine-001/eos.cfg"]
+    nvue = rendered(prod_with(roce={"dscp": 46, "priority": 3}))["switches/leaf-001-r0/nvue.sh"]
+    assert "nv set qos mapping default-global dscp 46 switch-priority 3" in nvue
+    assert "nv set qos pfc default-global switch-priority 3" in nvue
+
+
+def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(prod_files: dict[str, str]) -> None:
+    changed = rendered(prod_with(roce={"dscp": 34, "priority": 3}))
+    assert set(changed) == set(prod_files)
+    differing = {path for path in prod_files if prod_files[path] != changed[path]}
+    fabric = {path for path in prod_files if path.startswith(("switches/leaf-", "switches/spine-"))}
+    assert differing == fabric | {"hosts/h200/qos.sh", "hosts/h200/nccl.env"}
+    for path in differing:
+        old_lines = set(prod_files[path].splitlines()) - set(changed[path].splitlines())
+        new_lines = set(changed[path].splitlines()) - set(prod_files[path].splitlines())
+        # every changed line is about the RoCE DSCP (26 -> 34): ToS 104/106 -> 136/138, dsfield 0x68 -> 0x88,
+        # and NVUE's note that the plan no longer equals NVIDIA's profile
+        for line in old_lines:
+            assert re.search(r"\b26\b|0x68|\b104\b|\b106\b|plan equals NVIDIA", line), (path, line)
+        for line in new_lines:
+            assert re.search(r"\b34\b|0x88|\b136\b|\b138\b|plan differs from NVIDIA", line), (path, line)
+
+
+def test_lossy_mode_writes_no_pfc_anywhere() -> None:
+    data = prod_with(mode="lossy", pfc_priorities=[])
+    data["fabric"]["leaf"]["os"] = "sonic"
+    files = rendered(data)
+    db = json.loads(files["switches/leaf-001-r0/config_db.json"])
+    assert {entry["pfc_enable"] for port, entry in db["PORT_QOS_MAP"].items() if port != "global"} == {""}
+    assert "--pfc 0,0,0,0,0,0,0,0" in files["hosts/h200/qos.sh"]
+    assert "nv set qos roce mode lossy" in files["switches/spine-001/nvue.sh"]
+
+
+def test_nccl_env_uses_exact_match_devices_in_rail_order_and_the_plan_tc(prod_files: dict[str, str]) -> None:
+    env = dict(line.split("=", 1) for line in prod_files["hosts/h200/nccl.env"].splitlines() if not line.startswith("#"))
+    assert env["NCCL_IB_HCA"] == "=" + ",".join(f"mlx5_{rail}:1" for rail in range(8))
+    assert env["NCCL_IB_TC"] == str(26 << 2)
+    assert env["NCCL_SOCKET_IFNAME"] == "=mgmt0"
+    assert "NCCL_IB_GID_INDEX" not in env
+
+
+def test_stack_file_device_names_override_the_convention() -> None:
+    data = copy.deepcopy(PROD)
+    devices = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+    data["node_pools"][0]["fabric_nics"]["devices"] = devices
+    data["node_pools"][0]["fabric_nics"]["interfaces"] = [f"ens{n}np0" for n in range(8)]
+    data["node_pools"][0]["management_nics"]["interfaces"] = ["eno1"]
+    files = rendered(data)
+    assert "NCCL_IB_HCA==" + ",".join(f"{d}:1" for d in devices) in files["hosts/h200/nccl.env"]
+    assert "NCCL_SOCKET_IFNAME==eno1" in files["hosts/h200/nccl.env"]
+    assert "RAILS=(ens0np0 ens1np0" in files["hosts/h200/qos.sh"]
+
+
+def test_wrong_number_of_device_names_is_a_schema_error() -> None:
+    data = copy.deepcopy(PROD)
+    data["node_pools"][0]["fabric_nics"]["devices"] = ["mlx5_0"]
+    result = validate_mapping("t", data)
+    assert result.exit_code == 2
+    assert any(f.rule == "SCHEMA" and f.path == "node_pools[0].fabric_nics" for f in result.findings)
+
+
+def test_switch_ports_name_their_peers_with_addresses_and_asns(prod_files: dict[str, str]) -> None:
+    nvue = prod_files["switches/leaf-001-r3/nvue.sh"]
+    assert "nv set interface swp1 description 'h200-node-001 nic3'" in nvue
+    assert "nv set router bgp autonomous-system 4200001004" in nvue
+    spine = prod_files["switches/spine-001/nvue.sh"]
+    assert "nv set router bgp autonomous-system 4200000000" in spine
+    # every leaf neighbour of the spine is external and has the leaf's own ASN in the inventory
+    inventory = json.loads(prod_files["inventory.json"])["switches"]
+    assert {entry["asn"] for name, entry in inventory.items() if name.startswith("spine-")} == {4200000000}
+    leaf_asns = [entry["asn"] for name, entry in inventory.items() if name.startswith("leaf-")]
+    assert len(set(leaf_asns)) == len(leaf_asns)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_refuses_a_failing_design_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_render("legacy", tmp_path / "out") == 1
+    assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
+    assert "nothing written" in capsys.readouterr().err
+
+
+def test_cli_bad_input_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_text("config:\n  gpu-cluster:cluster:\n    name: bad\n    target: onprem\n    node_pools: 3\n")
+    assert run_render(str(bad), tmp_path / "out") == 2
+    assert run_render("aws-p5e", tmp_path / "out") == 2  # a cloud target has nothing to render on premises
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_replaces_the_whole_tree_and_leaves_no_staging(tmp_path: Path) -> None:
+    out = tmp_path / "build" / "dev"
+    out.mkdir(parents=True)
+    (out / "stale.txt").write_text("from an older render")
+    assert run_render("dev", out) == 0
+    assert not (out / "stale.txt").exists()
+    assert (out / "hosts" / "h200" / "qos.sh").stat().st_mode & 0o111
+    assert sorted(p.name for p in out.parent.iterdir()) == ["dev"]
+
+
+def test_cli_default_output_is_build_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run_render("dev", None) == 0
+    assert (tmp_path / "build" / "dev" / "inventory.json").is_file()
+
+
+def test_writer_keeps_the_old_tree_when_writing_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "tree"
+    write_tree({"a.txt": "old\n"}, out)
+
+    def broken(self: Path, *args: Any, **kwargs: Any) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", broken)
+    with pytest.raises(OSError):
+        write_tree({"a.txt": "new\n", "b.txt": "new\n"}, out)
+    monkeypatch.undo()
+    assert (out / "a.txt").read_text() == "old\n" and not (out / "b.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]
+
+
+# --------------------------------------------------------------------------- QOS-PFC-MAP on what was rendered
+
+
+def _qos_findings(result: Result) -> list[str]:
+    return [f.message for f in result.findings if f.rule == "QOS-PFC-MAP"]
+
+
+def test_a_template_that_breaks_agreement_fails_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _qos_findings(validate("prod")) == []
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / "host" / "_nic_qos.j2"
+    # the widely shared mistake: a hard-coded priority instead of the plan's
+    partial.write_text(partial.read_text().replace("--dscp2prio set,{{ dscp }},{{ priority }}", "--dscp2prio set,{{ dscp }},5"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        result = validate("prod")
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    messages = _qos_findings(result)
+    assert result.exit_code == 1
+    assert any("rendered host script (mlnx_qos) differs from the plan: DSCP 26: host priority 3, switch priority 5" in m
+               for m in messages), messages
+    assert any("rendered host script and nvue switch config disagree" in m for m in messages), messages
+
+
+def test_a_switch_template_that_drops_pfc_fails_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / "nvue" / "_qos.j2"
+    line = "nv set qos pfc default-global switch-priority"
+    partial.write_text(partial.read_text().replace(f"{line} {{{{ qos.lossless_csv }}}}", f"{line} 4"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        result = validate("prod")
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    assert any("nvue switch config differs from the plan: PFC" in m for m in _qos_findings(result))
+
+
+def test_render_is_a_registered_verb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cluster.cli import main
+
+    assert main(["render", "dev", "--out", str(tmp_path / "dev")]) == 0
+    assert "render: dev: " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as usage:
+        main(["render"])
+    assert usage.value.code == 2
+
+
+def test_an_eos_template_that_drops_no_drop_fails_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = copy.deepcopy(PROD)
+    data["fabric"]["leaf"]["os"] = data["fabric"]["spine"]["os"] = "eos"
+    assert _qos_findings(validate_mapping("t", data)) == []
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / "eos" / "_interfaces.j2"
+    partial.write_text(partial.read_text().replace("priority-flow-control priority {{ priority }} no-drop", "! no PFC"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        result = validate_mapping("t", data)
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    assert any("eos switch config differs from the plan: PFC: host [3], switch []" in m for m in _qos_findings(result))
+
+
+def test_a_sonic_writer_with_the_default_lossless_set_fails_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cluster.render import sonic
+
+    data = copy.deepcopy(PROD)
+    data["fabric"]["leaf"]["os"] = data["fabric"]["spine"]["os"] = "sonic"
+    assert _qos_findings(validate_mapping("t", data)) == []
+    original = sonic.qos_tables
+
+    def platform_default(*args: Any) -> dict[str, Any]:
+        tables = original(*args)
+        for entry in tables["PORT_QOS_MAP"].values():
+            if "pfc_enable" in entry:
+                entry["pfc_enable"] = "3,4"  # SONiC's own default, which a plan must override
+        return tables
+
+    monkeypatch.setattr(sonic, "qos_tables", platform_default)
+    messages = _qos_findings(validate_mapping("t", data))
+    assert any("sonic switch config differs from the plan: PFC: host [3], switch [3, 4]" in m for m in messages), messages
