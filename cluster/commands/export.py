@@ -1,0 +1,45 @@
+"""`export STACK [--out DIR]`: validate, then write scheduler topology, node labels, Kueue objects,
+cabling plan and bill of materials (default build/exports/<stack>/).
+
+Exit 0 written; 1 the design fails validation (nothing written); 2 unreadable input, SCHEMA
+errors, or an output path that cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from cluster.exports.files import export_files
+from cluster.pipeline import validate
+from cluster.render.writer import write_tree
+from cluster.report import to_text
+
+
+def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = verbs.add_parser(
+        "export", help="write Slurm topology.conf, Kubernetes labels and Kueue objects, cabling.csv and bom.csv")
+    parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default build/exports/<stack>/)")
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    result = validate(args.stack)
+    if not result.ok or result.spec is None or result.topology is None:
+        print(to_text(result), file=sys.stderr)
+        print(f"export: {result.stack} fails validation; nothing written", file=sys.stderr)
+        return result.exit_code or 1
+    out: Path = args.out if args.out is not None else Path("build") / "exports" / result.stack
+    files = export_files(result.spec, result.topology)
+    try:
+        write_tree(files, out)
+    except OSError as error:
+        print(f"export: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
+        return 2
+    for path, text in files.items():
+        print(f"  {out / path}  ({text.count(chr(10))} lines)")
+    print(f"export: {result.stack}: {len(files)} files in {out} ({time.perf_counter() - started:.2f} s)")
+    return 0

@@ -1,0 +1,59 @@
+"""`report STACK [--out FILE]`: one self-contained HTML file (default build/<stack>-report.html).
+
+Written for failing designs too, so the findings can be read in context. Exit 0 written and the
+design passes; 1 written but the design fails validation; 2 unreadable input or SCHEMA errors
+(nothing written), or a path that cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cluster.pipeline import validate
+from cluster.report import to_text
+from cluster.report_html.page import render_report
+
+
+def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = verbs.add_parser("report", help="write one self-contained HTML report with a topology diagram")
+    parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
+    parser.add_argument("--out", type=Path, default=None, help="output file (default build/<stack>-report.html)")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write beside `path`, then rename: the file is the old one or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(staging, 0o644)
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    result = validate(args.stack)
+    if result.spec is None or result.topology is None or result.schema_failed:
+        print(to_text(result), file=sys.stderr)
+        print(f"report: {result.stack} cannot be read as a design; nothing written", file=sys.stderr)
+        return 2
+    out: Path = args.out if args.out is not None else Path("build") / f"{result.stack}-report.html"
+    html = render_report(result)
+    try:
+        write_atomically(out, html)
+    except OSError as error:
+        print(f"report: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
+        return 2
+    verdict = "passes" if result.ok else "FAILS validation (see the findings in the report)"
+    print(f"report: {result.stack}: {out} ({len(html) / 1024:.0f} KiB, {time.perf_counter() - started:.2f} s); "
+          f"the design {verdict}")
+    return result.exit_code

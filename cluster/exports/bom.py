@@ -1,0 +1,268 @@
+"""Bill of materials with cost and power ranges, counted from the cabling plan.
+
+Switches are counted per network, tier and model. Transceivers are counted apart from cables:
+on a switch one module per front-panel cage in use (a twin-port OSFP cage carries two 400G
+ports), on a host one per NIC port; DAC, AOC and Cat6 links need none. Cables are one per link.
+Prices and watts are [low, high] ranges from cluster/catalog/prices.yaml, overridden by the
+stack's `costs` section.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cluster.catalog import load_catalog
+from cluster.catalog.prices import Price, Prices, Range, as_range, generic_port_id, load_prices, with_overrides
+from cluster.exports.cabling import media_of, ordered_links
+from cluster.ports import switch_ports
+from cluster.spec import ClusterSpec
+from cluster.topology import NETWORKS, Topology, gc_paused
+
+HOURS_PER_YEAR = 8760
+CATEGORIES = ("switch", "transceiver", "cable")
+TIERS = ("leaf", "spine", "core", "host-leaf", "switch-mgmt", "leaf-spine", "spine-core")
+
+
+@dataclass(frozen=True)
+class BomLine:
+    """`quantity` units of one item on one network and tier (or link, for optics and cables)."""
+
+    network: str
+    tier: str
+    category: str
+    item: str
+    description: str
+    quantity: int
+    unit_usd: Range
+    unit_watts: Range
+    source: str
+
+    @property
+    def usd(self) -> Range:
+        return (self.quantity * self.unit_usd[0], self.quantity * self.unit_usd[1])
+
+    @property
+    def watts(self) -> Range:
+        return (self.quantity * self.unit_watts[0], self.quantity * self.unit_watts[1])
+
+
+def _sum(ranges: Iterable[Range]) -> Range:
+    low = high = 0.0
+    for one, two in ranges:
+        low, high = low + one, high + two
+    return (low, high)
+
+
+@dataclass(frozen=True)
+class Bom:
+    """The bill of materials and the totals derived from it."""
+
+    lines: tuple[BomLine, ...]
+    nodes: int
+    gpus: int
+    usd_per_kwh: Range
+    energy_source: str
+    missing: tuple[str, ...]  # items counted but without a price entry (priced at 0)
+
+    def usd(self, network: str | None = None) -> Range:
+        return _sum(line.usd for line in self.lines if network in (None, line.network))
+
+    def watts(self, network: str | None = None) -> Range:
+        return _sum(line.watts for line in self.lines if network in (None, line.network))
+
+    def per_node_usd(self) -> Range:
+        low, high = self.usd()
+        return (low / self.nodes, high / self.nodes)
+
+    def kwh_per_year(self, network: str | None = None) -> Range:
+        low, high = self.watts(network)
+        return (low * HOURS_PER_YEAR / 1000, high * HOURS_PER_YEAR / 1000)
+
+    def energy_usd_per_year(self, network: str | None = None) -> Range:
+        low, high = self.kwh_per_year(network)
+        return (low * self.usd_per_kwh[0], high * self.usd_per_kwh[1])
+
+    def count(self, network: str, tier: str, category: str) -> int:
+        return sum(line.quantity for line in self.lines
+                   if (line.network, line.tier, line.category) == (network, tier, category))
+
+    def networks(self) -> list[str]:
+        present = {line.network for line in self.lines}
+        return [network for network in NETWORKS if network in present]
+
+
+def prices_for(spec: ClusterSpec) -> Prices:
+    """The catalog's prices with the stack's `costs` overrides applied."""
+    prices = load_prices()
+    costs = spec.costs
+    if costs is None:
+        return prices
+    overrides = {
+        item: (as_range(value.usd) if value.usd is not None else None,
+               as_range(value.watts) if value.watts is not None else None)
+        for item, value in costs.prices.items()
+    }
+    kwh = as_range(costs.usd_per_kwh) if costs.usd_per_kwh is not None else None
+    return with_overrides(prices, overrides, kwh)
+
+
+class _Counter:
+    def __init__(self, prices: Prices) -> None:
+        self.prices = prices
+        self.counts: dict[tuple[str, str, str, str, str], int] = {}
+        self.units: dict[tuple[str, str, str, str, str], tuple[Range, Range, str]] = {}
+        self.missing: set[str] = set()
+
+    def add(self, network: str, tier: str, category: str, item: str, description: str, quantity: int = 1,
+            unit: Price | None = None) -> None:
+        key = (network, tier, category, item, description)
+        self.counts[key] = self.counts.get(key, 0) + quantity
+        if key in self.units:
+            return
+        price = unit or self.prices.get(item)
+        if price is None:
+            self.missing.add(item)
+            self.units[key] = ((0.0, 0.0), (0.0, 0.0), "no price entry")
+        else:
+            self.units[key] = (price.usd, price.watts, price.source)
+
+    def lines(self) -> tuple[BomLine, ...]:
+        lines = [BomLine(network, tier, category, item, description, quantity, *self.units[key])
+                 for key, quantity in self.counts.items()
+                 for network, tier, category, item, description in [key]]
+        lines.sort(key=lambda line: (NETWORKS.index(line.network), CATEGORIES.index(line.category),
+                                     TIERS.index(line.tier), line.item, line.description))
+        return tuple(lines)
+
+
+def _switch_price(prices: Prices, model: str, data: dict[str, int]) -> tuple[str, str, Price | None]:
+    """(item id, description, unit price): catalog models by name, generic boxes per port."""
+    if prices.get(model) is not None:
+        return model, f"{model} switch", None
+    main, uplink = prices.get(generic_port_id(data["port_gbps"])), prices.get(generic_port_id(data["uplink_gbps"]))
+    item = generic_port_id(data["port_gbps"])
+    if main is None:
+        return item, f"{model} switch", None
+    usd = (data["ports"] * main.usd[0], data["ports"] * main.usd[1])
+    watts = (data["ports"] * main.watts[0], data["ports"] * main.watts[1])
+    if data["uplink_ports"] and uplink is not None:
+        usd = (usd[0] + data["uplink_ports"] * uplink.usd[0], usd[1] + data["uplink_ports"] * uplink.usd[1])
+        watts = (watts[0] + data["uplink_ports"] * uplink.watts[0], watts[1] + data["uplink_ports"] * uplink.watts[1])
+    note = f"priced per port ({data['ports']} x {item}): {main.source}"
+    return item, f"{model} switch (generic, priced per port)", Price(usd=usd, watts=watts, source=note)
+
+
+def _ports_per_cage(prices: Prices, model: str, port_gbps: int) -> int:
+    """The model's ports at the speed in use / its cages (SN5600: 128 x 400G on 64 cages = 2); 1 if unknown."""
+    entry = prices.get(model)
+    switch = load_catalog().switches.get(model)
+    if entry is None or not entry.cages or switch is None:
+        return 1
+    return max(1, switch.port_modes.get(port_gbps, entry.cages) // entry.cages)
+
+
+def bill_of_materials(spec: ClusterSpec, topology: Topology) -> Bom:
+    """Count switches, transceivers and cables; price them from the catalog and the stack.
+
+    Walks the cabling plan edge by edge (not cable by cable) so that 100k+ GPU designs stay fast;
+    a switch cage is counted once, for the first link (in plan order) that uses it. A fixed
+    uplink port is a cage of its own.
+    """
+    with gc_paused():  # hundreds of thousands of small tuples; nothing here makes cycles
+        return _count(spec, topology)
+
+
+def _count(spec: ClusterSpec, topology: Topology) -> Bom:
+    prices = prices_for(spec)
+    counter = _Counter(prices)
+    nodes = dict(topology.graph.nodes(data=True))
+    for _name, data in topology.switches():
+        item, description, unit = _switch_price(prices, data["model"], data)
+        counter.add(data["network"], data["tier"], "switch", item, description, unit=unit)
+    ports = switch_ports(topology)
+    per_cage_of: dict[tuple[str, int], int] = {}
+    cages_seen: set[tuple[str, int]] = set()
+    media_cache: dict[tuple[str, str], str] = {}
+    # Hot loop over every edge: plain integer counts by key; descriptions are built once below.
+    cable_counts: dict[tuple[str, str, str, int], int] = {}
+    host_optics: dict[tuple[str, str, str, int], int] = {}
+    switch_optics: dict[tuple[str, str, str, int, int, bool], int] = {}
+    for link, data in ordered_links(topology):
+        network, links = data["network"], data["links"]
+        media = media_cache.get((network, link))
+        if media is None:
+            media = media_cache[(network, link)] = media_of(spec, network, link)[0]
+        key = (network, link, media, data["gbps"])
+        cable_counts[key] = cable_counts.get(key, 0) + links
+        if not media.startswith("optics-"):
+            continue
+        for device, peer in ((data["lower"], data["upper"]), (data["upper"], data["lower"])):
+            node = nodes[device]
+            if node["kind"] == "host":
+                host_optics[key] = host_optics.get(key, 0) + links
+                continue
+            model_speed = (node["model"], node["port_gbps"])
+            per_cage = per_cage_of.get(model_speed)
+            if per_cage is None:
+                per_cage = per_cage_of[model_speed] = _ports_per_cage(prices, *model_speed)
+            span = ports[(device, peer, network)]
+            if span.fixed_count:  # each fixed uplink port is its own cage, used by this edge only
+                fixed_key = (network, link, media, node["uplink_gbps"], 1, True)
+                switch_optics[fixed_key] = switch_optics.get(fixed_key, 0) + span.fixed_count
+            if not span.main_count:
+                continue
+            new = 0
+            for cage in range((span.main_first - 1) // per_cage, (span.main_first + span.main_count - 2) // per_cage + 1):
+                if (device, cage) not in cages_seen:
+                    cages_seen.add((device, cage))
+                    new += 1
+            if new:
+                main_key = (network, link, media, node["port_gbps"], per_cage, False)
+                switch_optics[main_key] = switch_optics.get(main_key, 0) + new
+    for (network, link, media, gbps), count in cable_counts.items():
+        if media == "cat6":
+            counter.add(network, link, "cable", "cat6", "Cat6 RJ45 patch cord", count)
+        elif media.startswith("optics-"):
+            fibre = media.removeprefix("optics-")
+            counter.add(network, link, "cable", f"fiber-{fibre}", f"{fibre.upper()} fibre patch cord", count)
+        else:
+            counter.add(network, link, "cable", f"{media}-{gbps}g", f"{gbps}G {media.upper()}", count)
+    for (network, link, media, gbps), count in host_optics.items():
+        fibre = media.removeprefix("optics-")
+        counter.add(network, link, "transceiver", f"transceiver-{gbps}g-{fibre}",
+                    f"{gbps}G transceiver, {fibre.upper()} (host NIC port)", count)
+    for (network, link, media, gbps, per_cage, _fixed), count in switch_optics.items():
+        fibre = media.removeprefix("optics-")
+        module = gbps * per_cage
+        form = f"{'twin' if per_cage == 2 else per_cage}-port ({per_cage} x {gbps}G)" if per_cage > 1 else "single-port"
+        counter.add(network, link, "transceiver", f"transceiver-{module}g-{fibre}",
+                    f"{module}G {form} transceiver, {fibre.upper()} (switch cage)", count)
+    return Bom(lines=counter.lines(), nodes=spec.nodes, gpus=spec.gpus, usd_per_kwh=prices.usd_per_kwh,
+               energy_source=prices.energy_source, missing=tuple(sorted(counter.missing)))
+
+
+BOM_COLUMNS = ("network", "tier", "category", "item", "description", "quantity", "unit_usd_low", "unit_usd_high",
+               "total_usd_low", "total_usd_high", "unit_watts_low", "unit_watts_high", "total_watts_low",
+               "total_watts_high", "source")
+
+
+def _money(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def bom_csv(bom: Bom) -> str:
+    """The bill of materials as CSV, one row per line, then a TOTAL row per network and overall."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(BOM_COLUMNS)
+    for line in bom.lines:
+        writer.writerow([line.network, line.tier, line.category, line.item, line.description, line.quantity,
+                         *map(_money, (*line.unit_usd, *line.usd, *line.unit_watts, *line.watts)), line.source])
+    for network in [*bom.networks(), None]:
+        usd, watts = bom.usd(network), bom.watts(network)
+        writer.writerow([network or "all", "", "total", "", "", "", "", "", *map(_money, usd), "", "",
+                         *map(_money, watts), ""])
+    return out.getvalue()

@@ -1,0 +1,146 @@
+"""The cabling plan: every cable, device/port to device/port, with speed and media.
+
+Switch ports come from cluster.ports (one numbering for cabling, configs and verification).
+A switch's own management port is `mgmt0`; a host's BMC port is `bmc`.
+
+Media follow the tier, under stated distance assumptions (MEDIA_RULES): copper in the rack,
+AOC across a row, transceivers and fibre from leaf to spine, single-mode fibre between halls.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from cluster.load import edge_list
+from cluster.ports import switch_ports
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, NETWORKS, Topology
+
+# (network, link) -> (media, longest run assumed in metres, why). `host-leaf` on the fabric
+# depends on the design: a rack-tor leaf sits in the host's rack, rail leaves do not.
+MEDIA_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
+    ("fabric", "host-leaf/rack-tor"): ("dac", 3, "leaf in the host's rack: passive copper"),
+    ("fabric", "host-leaf/rail-optimized"): ("optics-mmf", 50, "rail leaves in a network rack per leaf group, "
+                                             "up to a row away: transceiver each end + multimode fibre"),
+    ("fabric", "leaf-spine"): ("optics-mmf", 50, "spines in the same hall: transceivers + multimode fibre"),
+    ("fabric", "spine-core"): ("optics-smf", 500, "cores may sit in another hall: single-mode fibre"),
+    ("storage", "host-leaf"): ("aoc", 30, "storage leaves at the end of the row: active optical cable"),
+    ("storage", "leaf-spine"): ("optics-mmf", 50, "transceivers + multimode fibre"),
+    ("management", "host-leaf"): ("aoc", 30, "management leaves at the end of the row: active optical cable"),
+    ("management", "leaf-spine"): ("optics-mmf", 50, "transceivers + multimode fibre"),
+    ("oob", "host-leaf"): ("cat6", 100, "BMC ports are RJ45 copper"),
+    ("oob", "switch-mgmt"): ("cat6", 100, "switch management ports are RJ45 copper"),
+    ("oob", "leaf-spine"): ("optics-mmf", 50, "out-of-band uplinks: transceivers + multimode fibre"),
+}
+LINK_ORDER = ("host-leaf", "switch-mgmt", "leaf-spine", "spine-core")
+HOST_PORT_PREFIX = {"fabric": "gpu-nic", "storage": "stor-nic", "management": "mgmt-nic"}
+COLUMNS = ("cable", "network", "link", "a_device", "a_port", "b_device", "b_port", "gbps", "media", "max_m")
+
+
+@dataclass(frozen=True)
+class Cable:
+    """One physical cable; `a` is the end nearer the hosts."""
+
+    cable: str
+    network: str
+    link: str
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    gbps: int
+    media: str
+    max_m: int
+
+    def row(self) -> tuple[str | int, ...]:
+        return tuple(getattr(self, column) for column in COLUMNS)
+
+
+def media_of(spec: ClusterSpec, network: str, link: str) -> tuple[str, int]:
+    """(media, longest run in metres) for a link, by MEDIA_RULES."""
+    if network == FABRIC and link == "host-leaf":
+        design = spec.fabric.design if spec.fabric is not None else "rail-optimized"
+        link = f"host-leaf/{design}"
+    media, reach, _ = MEDIA_RULES.get((network, link), ("optics-mmf", 50, ""))
+    return media, reach
+
+
+def _nics(pools: dict[str, Any], pool: str, network: str) -> Any:
+    return getattr(pools[pool], {"fabric": "fabric_nics", "storage": "storage_nics",
+                                 "management": "management_nics"}[network])
+
+
+def _host_port(pools: dict[str, Any], pool: str, network: str, nic: int, port: int) -> str:
+    prefix = HOST_PORT_PREFIX[network]
+    if _nics(pools, pool, network).ports_per_nic > 1:
+        return f"{prefix}{nic}p{port + 1}"
+    return f"{prefix}{nic}"
+
+
+def ordered_links(topology: Topology) -> list[tuple[str, dict[str, Any]]]:
+    """(link kind, edge data) of every cabled edge, in cabling-plan order: network, tier, devices."""
+    graph = topology.graph
+    nodes = dict(graph.nodes(data=True))
+    order = {name: index for index, name in enumerate(nodes)}
+    rows: list[tuple[int, int, int, int, str, dict[str, Any]]] = []
+    for _u, _v, key, data in edge_list(graph):
+        if nodes[data["upper"]]["kind"] != "switch":
+            continue  # a cloud provider's fabric has no cables of ours
+        lower = nodes[data["lower"]]
+        if lower["kind"] == "host":
+            link = "host-leaf"
+        elif key == "oob" and lower["network"] != "oob":
+            link = "switch-mgmt"
+        else:
+            link = "spine-core" if lower["tier"] == "spine" else "leaf-spine"
+        rows.append((NETWORKS.index(key), LINK_ORDER.index(link), order[data["lower"]], order[data["upper"]], link, data))
+    rows.sort(key=lambda row: row[:4])
+    return [(row[4], row[5]) for row in rows]
+
+
+def host_ports(pools: dict[str, Any], pool: str, data: dict[str, Any]) -> list[str]:
+    """The host's port names for the links of one host edge, in link order."""
+    network = data["network"]
+    if network == "oob":
+        return ["bmc"] * data["links"]
+    pairs = data["ports"]
+    if network != FABRIC and data["path"] == f"{network}.leaf":
+        # a dedicated storage / management network numbers ports flat: (index, 0)
+        per_nic = _nics(pools, pool, network).ports_per_nic
+        pairs = [divmod(index, per_nic) for index, _ in pairs]
+    return [_host_port(pools, pool, network, nic, port) for nic, port in pairs]
+
+
+def cables(spec: ClusterSpec, topology: Topology) -> Iterator[Cable]:
+    """Every cable, by network (fabric, storage, management, oob), then tier, then device order."""
+    graph = topology.graph
+    pools = {pool.name: pool for pool in spec.pools}
+    ports = switch_ports(topology)
+    count = 0
+    for link, data in ordered_links(topology):
+        lower, upper, network = data["lower"], data["upper"], data["network"]
+        lower_node = graph.nodes[lower]
+        upper_ports = ports[(upper, lower, network)].names()
+        if lower_node["kind"] == "host":
+            lower_ports = host_ports(pools, lower_node["pool"], data)
+        else:
+            lower_ports = ports[(lower, upper, network)].names()
+        media, reach = media_of(spec, network, link)
+        for index in range(data["links"]):
+            count += 1
+            yield Cable(cable=f"C{count:07d}", network=network, link=link, a_device=lower, a_port=lower_ports[index],
+                        b_device=upper, b_port=upper_ports[index], gbps=data["gbps"], media=media, max_m=reach)
+
+
+def cabling_csv(spec: ClusterSpec, topology: Topology, plan: Iterable[Cable] | None = None) -> str:
+    """The cabling plan as CSV (header row, then one row per cable); `plan` if already listed."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for cable in plan if plan is not None else cables(spec, topology):
+        writer.writerow(cable.row())
+    return out.getvalue()

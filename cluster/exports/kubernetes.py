@@ -1,0 +1,188 @@
+"""Kubernetes: node labels from the graph and Kueue topology-aware scheduling objects.
+
+Every node gets its pool, NVLink domain, rail group (the logical leaf: the rail leaves that
+serve it, named as in topology.conf) and fabric pod. Kueue's `Topology` (kueue.x-k8s.io/v1beta1,
+FACTS.md section 6) lists those labels from the widest level down, `kubernetes.io/hostname`
+last; a `ResourceFlavor` per pool names it with spec.topologyName; sample Jobs ask for one node
+and for one rail group with the `kueue.x-k8s.io/podset-required-topology` annotation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from cluster.catalog import load_catalog
+from cluster.exports.hierarchy import fabric_tree, nvlink_domains
+from cluster.spec import ClusterSpec, PoolSpec
+from cluster.topology import Topology
+
+PREFIX = "gpu-cluster.io"
+POOL = f"{PREFIX}/pool"
+NVLINK_DOMAIN = f"{PREFIX}/nvlink-domain"
+RAIL_GROUP = f"{PREFIX}/rail-group"
+POD = f"{PREFIX}/fabric-pod"
+HOSTNAME = "kubernetes.io/hostname"
+KUEUE = "kueue.x-k8s.io/v1beta1"
+REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+SAMPLE_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.53"  # Kueue's own samples use it; replace it
+
+
+def node_labels(spec: ClusterSpec, topology: Topology) -> dict[str, dict[str, str]]:
+    """Host -> its topology labels. Cloud nodes get pool and NVLink domain only (the fabric is the provider's)."""
+    domains = nvlink_domains(spec, topology)
+    tree = fabric_tree(topology)
+    group_of = tree.group_of()
+    pod_names = {pod.index: pod.name for pod in tree.pods}
+    labels: dict[str, dict[str, str]] = {}
+    for pool in spec.pools:
+        for host in topology.hosts_by_pool[pool.name]:
+            own = {POOL: pool.name, NVLINK_DOMAIN: domains[host]}
+            group = group_of.get(host)
+            if group is not None:
+                own[RAIL_GROUP] = group.name
+                own[POD] = pod_names[group.pod]
+            labels[host] = own
+    return labels
+
+
+def levels(spec: ClusterSpec, topology: Topology, labels: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """Kueue levels, widest first: fabric pod (three tiers), rail group, NVLink domain (when it
+    spans nodes and nests inside one rail group), then the host."""
+    labels = labels if labels is not None else node_labels(spec, topology)
+    tree = fabric_tree(topology)
+    result: list[str] = []
+    if tree.tiers == 3:
+        result.append(POD)
+    if tree.groups:
+        result.append(RAIL_GROUP)
+    if any(pool.nvlink_domain > pool.gpus_per_node for pool in spec.pools) and _nests(labels, NVLINK_DOMAIN, result):
+        result.append(NVLINK_DOMAIN)
+    result.append(HOSTNAME)
+    return result
+
+
+def _nests(labels: dict[str, dict[str, str]], inner: str, outer: list[str]) -> bool:
+    """Every value of `inner` lies within one value of the next level up (Kueue needs a tree)."""
+    if not outer:
+        return True
+    parent: dict[str, str] = {}
+    return all(parent.setdefault(own[inner], own[outer[-1]]) == own[outer[-1]] for own in labels.values())
+
+
+def gpu_resource(pool: PoolSpec) -> str:
+    """The device plugin's resource name for the pool's GPU vendor."""
+    vendor = load_catalog().gpus[pool.gpu].vendor
+    return "amd.com/gpu" if vendor == "amd" else "nvidia.com/gpu"
+
+
+def kueue_objects(spec: ClusterSpec, topology: Topology) -> list[dict[str, Any]]:
+    """Topology, one ResourceFlavor per pool, a ClusterQueue and LocalQueue, and sample Jobs."""
+    labels = node_labels(spec, topology)
+    topology_name = f"{spec.name}-fabric"
+    objects: list[dict[str, Any]] = [{
+        "apiVersion": KUEUE,
+        "kind": "Topology",
+        "metadata": {"name": topology_name},
+        "spec": {"levels": [{"nodeLabel": label} for label in levels(spec, topology, labels)]},
+    }]
+    groups: dict[str, list[PoolSpec]] = {}
+    for pool in spec.pools:
+        objects.append({
+            "apiVersion": KUEUE,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": f"{spec.name}-{pool.name}"},
+            "spec": {"nodeLabels": {POOL: pool.name}, "topologyName": topology_name},
+        })
+        groups.setdefault(gpu_resource(pool), []).append(pool)
+    objects.append({
+        "apiVersion": KUEUE,
+        "kind": "ClusterQueue",
+        "metadata": {"name": spec.name},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {"coveredResources": [resource],
+                 "flavors": [{"name": f"{spec.name}-{pool.name}",
+                              "resources": [{"name": resource, "nominalQuota": pool.gpus}]} for pool in pools]}
+                for resource, pools in groups.items()
+            ],
+        },
+    })
+    objects.append({"apiVersion": KUEUE, "kind": "LocalQueue",
+                    "metadata": {"name": spec.name, "namespace": "default"}, "spec": {"clusterQueue": spec.name}})
+    pool = spec.pools[0]
+    objects.append(_job(spec, pool, f"{spec.name}-one-node", 1, HOSTNAME))
+    per_group = _smallest_group(labels, pool)
+    if per_group:
+        objects.append(_job(spec, pool, f"{spec.name}-one-rail-group", per_group, RAIL_GROUP))
+    return objects
+
+
+def _smallest_group(labels: dict[str, dict[str, str]], pool: PoolSpec) -> int:
+    """Nodes of `pool` in its smallest rail group: a job that size always fits one group."""
+    sizes: dict[str, int] = {}
+    for own in labels.values():
+        if own[POOL] == pool.name and RAIL_GROUP in own:
+            sizes[own[RAIL_GROUP]] = sizes.get(own[RAIL_GROUP], 0) + 1
+    return min(sizes.values(), default=0)
+
+
+def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str) -> dict[str, Any]:
+    """An Indexed Job of `nodes` pods, one whole node each, all inside one `level` domain."""
+    gpus = {gpu_resource(pool): pool.gpus_per_node}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default", "labels": {QUEUE_LABEL: spec.name}},
+        "spec": {
+            "parallelism": nodes,
+            "completions": nodes,
+            "completionMode": "Indexed",
+            "suspend": True,
+            "template": {
+                "metadata": {"annotations": {REQUIRED: level}},
+                "spec": {
+                    "nodeSelector": {POOL: pool.name},
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "worker", "image": SAMPLE_IMAGE, "args": ["pause"],
+                                    "resources": {"requests": dict(gpus), "limits": dict(gpus)}}],
+                },
+            },
+        },
+    }
+
+
+def _dump(documents: list[Any]) -> str:
+    return yaml.safe_dump_all(documents, sort_keys=False, default_flow_style=False, width=120)
+
+
+def kueue_yaml(spec: ClusterSpec, topology: Topology) -> str:
+    """The Kueue objects and sample Jobs as one multi-document YAML file."""
+    header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster from the\n"
+              f"# validated topology graph (Kueue v0.14+, {KUEUE}). Label the nodes first (node-labels.yaml).\n")
+    return header + _dump(kueue_objects(spec, topology))
+
+
+def node_labels_yaml(spec: ClusterSpec, topology: Topology) -> str:
+    """Node name -> labels, as YAML (apply with the generated label-nodes.sh or your own tooling).
+
+    Written line by line (a YAML dumper takes seconds at 16k nodes); every name and value is
+    label-safe ([A-Za-z0-9._-]) by construction, and quoted so `001` stays a string.
+    """
+    lines = [f"# Topology labels per node for stack {spec.name}, generated by gpu-cluster."]
+    for host, own in node_labels(spec, topology).items():
+        lines.append(f'"{host}":')
+        lines.extend(f'  {key}: "{value}"' for key, value in own.items())
+    return "\n".join(lines) + "\n"
+
+
+def label_script(spec: ClusterSpec, topology: Topology) -> str:
+    """`kubectl label node` commands, one per node (names and values are label-safe by construction)."""
+    lines = ["#!/bin/sh", f"# Apply the topology labels of stack {spec.name} (generated by gpu-cluster).", "set -eu"]
+    for host, own in node_labels(spec, topology).items():
+        pairs = " ".join(f"{key}={value}" for key, value in own.items())
+        lines.append(f"kubectl label node {host} --overwrite {pairs}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,283 @@
+"""An inline SVG of the GPU fabric: tiers as rows (cores, spines, leaves, hosts), rails coloured.
+
+Small fabrics are drawn switch by switch with every leaf-spine edge. Large ones are drawn
+aggregated: one box per pod and rail ("r3 x 32 leaves"), one spine box per pod, one core box,
+so a 131,072-GPU design is a few hundred SVG elements and draws in well under a second.
+Everything is read off the graph; the drawing is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+from cluster.exports.hierarchy import FabricTree, compress, fabric_tree
+from cluster.load import edge_list
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology
+
+RAIL_COLOURS = ("#2f6fdf", "#e8590c", "#2b9348", "#c92a2a", "#7048e8", "#b7791f", "#d6336c", "#0c8599")
+SPINE_FILL, CORE_FILL, HOST_FILL, TEXT = "#495057", "#212529", "#f1f3f5", "#212529"
+RACK_LEAF_FILL = "#1864ab"  # a rack-tor leaf carries every rail of its nodes
+DETAIL_LIMIT = {"leaves": 96, "spines": 64, "cores": 64}  # above any of these: aggregated drawing
+MAX_COLUMNS = 16  # aggregated: pods drawn; the rest are summarised in one box
+LEFT, TOP, ROW, BOX_H, WIDTH = 120, 40, 120, 30, 1320
+
+
+def rail_colour(rail: int | None) -> str:
+    return RACK_LEAF_FILL if rail is None else RAIL_COLOURS[rail % len(RAIL_COLOURS)]
+
+
+@dataclass(frozen=True)
+class Box:
+    key: str
+    x: float
+    y: float
+    w: float
+    label: str
+    fill: str
+    title: str
+    text_fill: str = "#ffffff"
+
+
+@dataclass(frozen=True)
+class Line:
+    a: str
+    b: str
+    colour: str
+    width: float
+
+
+def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "middle", fill: str = TEXT,
+          weight: str = "normal") -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" '
+            f'font-weight="{weight}">{escape(text)}</text>')
+
+
+def _spread(count: int, width: float, left: float, box: float) -> list[float]:
+    """x of `count` boxes of width `box` spread evenly over [left, left + width]."""
+    if count <= 0:
+        return []
+    step = width / count
+    return [left + step * index + (step - box) / 2 for index in range(count)]
+
+
+class _Drawing:
+    def __init__(self) -> None:
+        self.boxes: dict[str, Box] = {}
+        self.lines: list[Line] = []
+        self.notes: list[str] = []
+        self.labels: list[tuple[float, float, str]] = []  # free text (x centre, baseline y, text)
+
+    def box(self, box: Box) -> None:
+        self.boxes[box.key] = box
+
+    def svg(self, width: float, height: float, rows: list[tuple[str, float]], legend: list[tuple[str, str]],
+            title: str) -> str:
+        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+                 f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{escape(title)}" '
+                 'font-family="Helvetica, Arial, sans-serif">',
+                 f'<rect x="0" y="0" width="{width:.0f}" height="{height:.0f}" fill="#ffffff"/>']
+        for label, y in rows:
+            parts.append(f'<line x1="{LEFT - 10}" y1="{y + BOX_H / 2:.1f}" x2="{width - 10:.0f}" '
+                         f'y2="{y + BOX_H / 2:.1f}" stroke="#e9ecef" stroke-width="1"/>')
+            parts.append(_text(12, y + BOX_H / 2 + 4, label, 13, "start", "#495057", "bold"))
+        parts.append('<g class="links" fill="none">')
+        for line in self.lines:
+            a, b = self.boxes[line.a], self.boxes[line.b]
+            lower, upper = (a, b) if a.y > b.y else (b, a)
+            parts.append(f'<line x1="{lower.x + lower.w / 2:.1f}" y1="{lower.y:.1f}" x2="{upper.x + upper.w / 2:.1f}" '
+                         f'y2="{upper.y + BOX_H:.1f}" stroke="{line.colour}" stroke-width="{line.width:.2f}" '
+                         'stroke-opacity="0.55"/>')
+        parts.append("</g>")
+        parts.append('<g class="switches">')
+        for box in self.boxes.values():
+            parts.append(f'<g><title>{escape(box.title)}</title><rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" '
+                         f'height="{BOX_H}" rx="4" fill="{box.fill}" stroke="#343a40" stroke-width="0.6"/>')
+            size = 12 if len(box.label) * 7 < box.w else (10 if len(box.label) * 6 < box.w else 8)
+            parts.append(_text(box.x + box.w / 2, box.y + BOX_H / 2 + 4, box.label, size, fill=box.text_fill) + "</g>")
+        parts.append("</g>")
+        parts.extend(_text(x, y, label, 11, fill="#495057", weight="bold").replace(
+            "<text ", '<text stroke="#ffffff" stroke-width="3" paint-order="stroke" ', 1) for x, y, label in self.labels)
+        x = LEFT
+        y = height - 22
+        for label, colour in legend:
+            parts.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" rx="2" fill="{colour}"/>')
+            parts.append(_text(x + 17, y, label, 11, "start"))
+            x += 24 + 7 * len(label)
+        for index, note in enumerate(self.notes):
+            parts.append(_text(LEFT, height - 42 - 16 * index, note, 11, "start", "#868e96"))
+        parts.append("</svg>")
+        return "\n".join(parts)
+
+
+def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
+    """Every switch and every leaf-spine / spine-core edge."""
+    graph = topology.graph
+    drawing = _Drawing()
+    leaves = sum(len(group.leaves) for group in tree.groups)
+    group_gap = 26.0
+    # Fill about WIDTH pixels: wide boxes with full names on small fabrics, narrow ones on big.
+    room = WIDTH - LEFT - 30 - group_gap * max(len(tree.groups) - 1, 0)
+    leaf_w = max(26.0, min(110.0, room / max(leaves, 1) * 0.82))
+    gap = max(4.0, min(18.0, room / max(leaves, 1) * 0.18))
+    widths = [max(len(group.leaves) * (leaf_w + gap) - gap, 120.0) for group in tree.groups]
+    width = max(LEFT + sum(widths) + group_gap * max(len(widths) - 1, 0) + 30, WIDTH)
+    spare = (width - 30 - LEFT - sum(widths) - group_gap * max(len(widths) - 1, 0)) / max(len(widths), 1)
+    widths = [group_width + spare for group_width in widths]
+    spines = [spine for pod in tree.pods for spine in pod.spines]
+    spine_w = min(110.0, max(24.0, (width - LEFT - 30) / max(len(spines), 1) - 8))
+    rows: dict[str, float] = {"core": TOP, "spine": TOP + ROW, "leaf": TOP + 2 * ROW, "hosts": TOP + 3 * ROW}
+    if not tree.cores:
+        rows = {tier: y - ROW for tier, y in rows.items() if tier != "core"}
+    inner = width - LEFT - 30
+    for x, core in zip(_spread(len(tree.cores), inner, LEFT, spine_w), tree.cores, strict=True):
+        drawing.box(Box(core, x, rows["core"], spine_w, core if spine_w >= 70 else core.replace("core-", "c"),
+                        CORE_FILL, core))
+    for x, spine in zip(_spread(len(spines), inner, LEFT, spine_w), spines, strict=True):
+        drawing.box(Box(spine, x, rows["spine"], spine_w, spine if spine_w >= 70 else spine.replace("spine-", "s"),
+                        SPINE_FILL, spine))
+    x = float(LEFT)
+    for group, group_width in zip(tree.groups, widths, strict=True):
+        used = len(group.leaves) * (leaf_w + gap) - gap
+        left = x + (group_width - used) / 2
+        for index, leaf in enumerate(group.leaves):
+            node = graph.nodes[leaf]
+            rail = node["rail"]
+            short = (f"r{rail}" if rail is not None else "leaf") + ("'" if node["plane"] else "")
+            drawing.box(Box(leaf, left + index * (leaf_w + gap), rows["leaf"], leaf_w,
+                            leaf if leaf_w >= 7 * len(leaf) else short, rail_colour(rail),
+                            f"{leaf} (plane {node['plane']})"))
+        if leaf_w < 7 * len(group.leaves[0]):  # boxes show r0..r7: name the group under them
+            drawing.labels.append((x + group_width / 2, rows["leaf"] + BOX_H + 16, group.name))
+        gpus = sum(graph.nodes[host]["gpus"] for host in group.hosts)
+        label = f"{len(group.hosts)} nodes, {gpus} GPUs"
+        if group_width >= 6.5 * (len(label) + len(compress(group.hosts)) + 3):
+            label = f"{compress(group.hosts)}: {label}"
+        drawing.box(Box(f"hosts:{group.name}", x, rows["hosts"], group_width, label, HOST_FILL,
+                        f"{group.name}: {compress(group.hosts)}", TEXT))
+        for leaf in group.leaves:
+            drawing.lines.append(Line(f"hosts:{group.name}", leaf, rail_colour(graph.nodes[leaf]["rail"]), 1.2))
+        x += group_width + group_gap
+    bundles = cables = 0
+    for _u, _v, key, data in edge_list(graph):
+        if key != FABRIC or graph.nodes[data["lower"]]["kind"] != "switch":
+            continue
+        lower = graph.nodes[data["lower"]]
+        colour = rail_colour(lower["rail"]) if lower["tier"] == "leaf" else "#868e96"
+        drawing.lines.append(Line(data["lower"], data["upper"], colour, 0.6 + math.log2(data["links"]) * 0.5))
+        bundles += 1
+        cables += data["links"]
+    if bundles:
+        drawing.notes.append(f"Each line between switches is a bundle of parallel cables: {bundles:,} bundles, "
+                             f"{cables:,} cables (thicker = more).")
+    return drawing, width, rows
+
+
+def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
+    """One column per pod: a box per rail (and plane), one spine box, hosts; one core box on top."""
+    graph = topology.graph
+    drawing = _Drawing()
+    rails: dict[int, dict[tuple[int, int | None], int]] = {}
+    for group in tree.groups:
+        for leaf in group.leaves:
+            node = graph.nodes[leaf]
+            plane_rail = (node["plane"], node["rail"])
+            counts_of_pod = rails.setdefault(group.pod, {})
+            counts_of_pod[plane_rail] = counts_of_pod.get(plane_rail, 0) + 1
+    pods = list(tree.pods)
+    # As many pod columns as fit WIDTH with rail boxes at least 16 px wide; the rest in one box.
+    gap, pod_gap, available = 3.0, 22.0, WIDTH - LEFT - 30
+    per_pod = max((len(counts) for counts in rails.values()), default=1)
+    narrowest = max(per_pod * (16 + gap) - gap, 110.0)
+    fit = max(1, min(MAX_COLUMNS, int((available + pod_gap) // (narrowest + pod_gap))))
+    shown = pods if len(pods) <= fit else pods[:max(1, fit - 1)]
+    columns = len(shown) + (1 if len(shown) < len(pods) else 0)
+    column = max((available + pod_gap) / columns - pod_gap, 110.0)
+    rail_w = max(16.0, min(48.0, (column - gap * (per_pod - 1)) / per_pod))
+    width = max(LEFT + columns * (column + pod_gap) + 30, WIDTH)
+    rows: dict[str, float] = {"core": TOP, "spine": TOP + ROW, "leaf": TOP + 2 * ROW, "hosts": TOP + 3 * ROW}
+    if not tree.cores:
+        rows = {tier: y - ROW for tier, y in rows.items() if tier != "core"}
+    hosts_of_pod: dict[int, int] = {}
+    gpus_of_pod: dict[int, int] = {}
+    for group in tree.groups:
+        hosts_of_pod[group.pod] = hosts_of_pod.get(group.pod, 0) + len(group.hosts)
+        gpus_of_pod[group.pod] = gpus_of_pod.get(group.pod, 0) + sum(graph.nodes[h]["gpus"] for h in group.hosts)
+    if tree.cores:
+        drawing.box(Box("cores", LEFT + (width - LEFT - 30) / 2 - 90, rows["core"], 180,
+                        f"{len(tree.cores)} cores", CORE_FILL, compress(tree.cores)))
+    x = float(LEFT)
+    for pod in shown:
+        counts = rails.get(pod.index, {})
+        used = len(counts) * (rail_w + gap) - gap
+        left = x + (column - used) / 2
+        spine_key = f"spines:{pod.name}"
+        drawing.box(Box(spine_key, x + column / 2 - 55, rows["spine"], 110, f"{pod.name}: {len(pod.spines)} sp",
+                        SPINE_FILL, f"{pod.name}: {compress(pod.spines)}"))
+        if tree.cores:
+            drawing.lines.append(Line(spine_key, "cores", "#868e96", 2.0))
+        for index, ((plane, rail), count) in enumerate(sorted(counts.items(), key=lambda item: (item[0][0], item[0][1] or 0))):
+            key = f"rail:{pod.name}:{plane}:{rail}"
+            label = f"{'leaf' if rail is None else f'r{rail}'}{chr(39) * plane}"
+            if rail_w >= 44:
+                label += f" x{count}"
+            drawing.box(Box(key, left + index * (rail_w + gap), rows["leaf"], rail_w, label, rail_colour(rail),
+                            f"{pod.name}: {count} leaves of rail {rail}, plane {plane}"))
+            drawing.lines.append(Line(key, spine_key, rail_colour(rail), 1.5))
+            drawing.lines.append(Line(f"hosts:{pod.name}", key, rail_colour(rail), 1.0))
+        leaves_per_rail = max(counts.values(), default=0)
+        drawing.box(Box(f"hosts:{pod.name}", x, rows["hosts"], column,
+                        f"{hosts_of_pod.get(pod.index, 0):,} nodes, {leaves_per_rail} leaves/rail", HOST_FILL,
+                        f"{pod.name}: {hosts_of_pod.get(pod.index, 0):,} nodes, {gpus_of_pod.get(pod.index, 0):,} GPUs",
+                        TEXT))
+        x += column + pod_gap
+    if len(shown) < len(pods):
+        rest = pods[len(shown):]
+        nodes = sum(hosts_of_pod.get(pod.index, 0) for pod in rest)
+        drawing.box(Box("more", x, rows["spine"], column, f"+{len(rest)} pods alike", "#adb5bd",
+                        f"{len(rest)} more pods ({nodes:,} nodes), drawn like the ones shown", TEXT))
+        drawing.box(Box("more-hosts", x, rows["hosts"], column, f"{nodes:,} nodes", HOST_FILL,
+                        f"{len(rest)} more pods", TEXT))
+        if tree.cores:
+            drawing.lines.append(Line("more", "cores", "#868e96", 2.0))
+    drawing.notes.append(f"Aggregated view: {sum(len(g.leaves) for g in tree.groups):,} leaves in "
+                         f"{len(pods)} pod(s), one box per pod and rail; hover a box for the switches it stands for.")
+    return drawing, width, rows
+
+
+def fabric_svg(spec: ClusterSpec, topology: Topology) -> str:
+    """The SVG diagram of the GPU fabric (cloud stacks: pools and their provider fabric)."""
+    if spec.is_cloud:
+        return _cloud_svg(spec, topology)
+    tree = fabric_tree(topology)
+    spines = sum(len(pod.spines) for pod in tree.pods)
+    leaves = sum(len(group.leaves) for group in tree.groups)
+    detailed = (leaves <= DETAIL_LIMIT["leaves"] and spines <= DETAIL_LIMIT["spines"]
+                and len(tree.cores) <= DETAIL_LIMIT["cores"])
+    drawing, width, rows = _detailed(tree, topology) if detailed else _aggregated(tree, topology)
+    rails = {topology.graph.nodes[leaf]["rail"] for group in tree.groups for leaf in group.leaves}
+    legend = [(f"rail {rail}", rail_colour(rail)) for rail in sorted(rail for rail in rails if rail is not None)]
+    if None in rails:
+        legend.append(("leaf (rack-tor: all of a node's ports)", RACK_LEAF_FILL))
+    legend += [("spine", SPINE_FILL)] + ([("core", CORE_FILL)] if tree.cores else [])
+    if spec.fabric is not None and spec.fabric.planes > 1:
+        drawing.notes.append("r3' = plane 1; unmarked = plane 0.")
+    height = max(rows.values()) + BOX_H + 50 + 16 * len(drawing.notes) + 20
+    labels = [(tier if tier != "hosts" else "hosts", y) for tier, y in rows.items()]
+    return drawing.svg(width, height, labels, legend, f"{spec.name} GPU fabric")
+
+
+def _cloud_svg(spec: ClusterSpec, topology: Topology) -> str:
+    drawing = _Drawing()
+    width = max(720.0, LEFT + len(spec.pools) * 240 + 30)
+    xs = _spread(len(spec.pools), width - LEFT - 30, LEFT, 200)
+    for x, pool in zip(xs, spec.pools, strict=True):
+        fabric = f"{pool.name}-provider-fabric"
+        drawing.box(Box(fabric, x, TOP, 200, f"{pool.fabric_kind} ({spec.target})", SPINE_FILL, fabric))
+        drawing.box(Box(f"hosts:{pool.name}", x, TOP + ROW, 200, f"{pool.nodes} x {pool.instance_type}", HOST_FILL,
+                        compress(topology.hosts_by_pool[pool.name]), TEXT))
+        drawing.lines.append(Line(f"hosts:{pool.name}", fabric, rail_colour(0), 2.0))
+    drawing.notes.append("Cloud target: the fabric is the provider's; only the host side is modelled.")
+    return drawing.svg(width, TOP + 2 * ROW + 60, [("provider", TOP), ("hosts", TOP + ROW)], [], f"{spec.name} fabric")

@@ -1,0 +1,184 @@
+"""Cabling plan and bill of materials, checked against the graph and the published SuperPOD counts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import Counter
+
+import pytest
+from conftest import run, stack
+
+from cluster.catalog.prices import load_prices
+from cluster.exports.bom import bill_of_materials, bom_csv
+from cluster.exports.cabling import COLUMNS, cabling_csv
+from cluster.load import switch_load
+from cluster.pipeline import Result, validate
+from cluster.topology import NETWORKS
+
+EXAMPLES = ["dev", "prod", "superpod", "legacy"]
+
+
+def _ok(result: Result) -> Result:
+    assert result.spec is not None and result.topology is not None, result.findings
+    return result
+
+
+def _rows(result: Result) -> list[dict[str, str]]:
+    assert result.spec is not None and result.topology is not None
+    return list(csv.DictReader(io.StringIO(cabling_csv(result.spec, result.topology))))
+
+
+def test_superpod_matches_the_published_counts() -> None:
+    """DGX SuperPOD H100 4 SU (FACTS.md 3.3): 32 leaves, 16 spines, 1,016 node and 1,024 spine cables."""
+    result = _ok(validate("superpod"))
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    assert bom.count("fabric", "leaf", "switch") == 32
+    assert bom.count("fabric", "spine", "switch") == 16
+    assert bom.count("fabric", "host-leaf", "cable") == 1016
+    assert bom.count("fabric", "leaf-spine", "cable") == 1024
+    rows = _rows(result)
+    links = Counter((row["network"], row["link"]) for row in rows)
+    assert links["fabric", "host-leaf"] == 1016
+    assert links["fabric", "leaf-spine"] == 1024
+    # Transceivers apart from cables: every host NIC port has one; a QM9700 twin-port cage
+    # carries two 400G ports, so a leaf with 31 or 32 downlinks fills 16 cages.
+    assert bom.count("fabric", "host-leaf", "transceiver") == 1016 + 32 * 16
+    assert bom.count("fabric", "leaf-spine", "transceiver") == 32 * 16 + 16 * 32
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_link_of_the_graph_is_one_cable(name: str) -> None:
+    result = _ok(validate(name))
+    graph = result.topology.graph  # type: ignore[union-attr]
+    expected = Counter()
+    for _u, _v, key, data in graph.edges(keys=True, data=True):
+        expected[key] += data["links"]
+    rows = _rows(result)
+    assert Counter(row["network"] for row in rows) == expected
+    assert {row["network"] for row in rows} == set(NETWORKS)  # out-of-band included
+    assert [row["cable"] for row in rows] == [f"C{index:07d}" for index in range(1, len(rows) + 1)]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_no_port_is_used_twice_and_ports_exist(name: str) -> None:
+    result = _ok(validate(name))
+    graph = result.topology.graph  # type: ignore[union-attr]
+    ends = Counter()
+    down_ports: dict[str, list[int]] = {}
+    up_ports: dict[str, list[int]] = {}
+    for row in _rows(result):
+        for side in ("a", "b"):
+            device, port = row[f"{side}_device"], row[f"{side}_port"]
+            ends[device, port] += 1
+            node = graph.nodes[device]
+            if node["kind"] != "switch" or port == "mgmt0":
+                continue
+            number = int(port[1:])
+            if port.startswith("u"):
+                assert number <= node["uplink_ports"], (device, port)
+                continue
+            assert 1 <= number <= node["ports"], (device, port)
+            (down_ports if side == "b" else up_ports).setdefault(device, []).append(number)
+    assert max(ends.values()) == 1, [end for end, count in ends.items() if count > 1][:5]
+    for device, numbers in up_ports.items():  # downlinks first, then uplinks
+        if device in down_ports:
+            assert max(down_ports[device]) < min(numbers), device
+
+
+def test_ports_are_allocated_in_host_order() -> None:
+    rows = [row for row in _rows(_ok(validate("prod"))) if row["b_device"] == "leaf-001-r3"]
+    hosts = [row["a_device"] for row in rows if row["link"] == "host-leaf"]
+    assert hosts == [f"h200-node-{n:03d}" for n in range(1, 65)]
+    assert [row["b_port"] for row in rows[:3]] == ["p1", "p2", "p3"]
+    assert {row["a_port"] for row in rows if row["link"] == "host-leaf"} == {"gpu-nic3"}
+
+
+def test_media_by_tier() -> None:
+    media = {(row["network"], row["link"]): row["media"] for row in _rows(_ok(validate("prod")))}
+    assert media["fabric", "host-leaf"] == "optics-mmf"  # rail leaves are not in the host's rack
+    assert media["fabric", "leaf-spine"] == "optics-mmf"
+    assert media["oob", "host-leaf"] == "cat6"
+    assert media["oob", "switch-mgmt"] == "cat6"
+    legacy = {(row["network"], row["link"]): row["media"] for row in _rows(_ok(validate("legacy")))}
+    assert legacy["fabric", "host-leaf"] == "dac"  # rack-tor: the leaf is in the rack
+
+
+def test_cabling_is_deterministic_and_has_the_documented_columns() -> None:
+    result = _ok(validate("superpod"))
+    first = cabling_csv(result.spec, result.topology)  # type: ignore[arg-type]
+    again = _ok(validate("superpod"))
+    assert cabling_csv(again.spec, again.topology) == first  # type: ignore[arg-type]
+    assert first.splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_dual_port_storage_nics_are_named_per_port() -> None:
+    rows = [row for row in _rows(_ok(validate("superpod")))
+            if row["a_device"] == "dgx-node-001" and row["network"] == "storage"]
+    assert [row["a_port"] for row in rows] == ["stor-nic0p1", "stor-nic0p2", "stor-nic1p1", "stor-nic1p2"]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_item_is_priced_and_totals_add_up(name: str) -> None:
+    result = _ok(validate(name))
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    assert bom.missing == ()
+    low, high = bom.usd()
+    assert 0 < low <= high
+    assert (low, high) == pytest.approx((sum(line.usd[0] for line in bom.lines), sum(line.usd[1] for line in bom.lines)))
+    assert bom.usd() == pytest.approx(tuple(map(sum, zip(*(bom.usd(net) for net in bom.networks()), strict=True))))
+    assert bom.per_node_usd()[0] == pytest.approx(low / result.spec.nodes)  # type: ignore[union-attr]
+    kwh = bom.kwh_per_year()
+    assert kwh[0] == pytest.approx(bom.watts()[0] * 8760 / 1000)
+    rows = list(csv.reader(io.StringIO(bom_csv(bom))))
+    assert rows[-1][0] == "all" and float(rows[-1][8]) == pytest.approx(low)
+
+
+def test_switch_side_transceivers_follow_cages_in_use() -> None:
+    """Counted independently from the graph: each leaf needs ceil(downlinks / 2) twin-port modules."""
+    result = _ok(validate("superpod"))
+    graph = result.topology.graph  # type: ignore[union-attr]
+    leaves = [name for name, _ in result.topology.switches("fabric", "leaf")]  # type: ignore[union-attr]
+    expected = sum(math.ceil(switch_load(graph, name).down_links / 2) for name in leaves)
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    switch_side = sum(line.quantity for line in bom.lines
+                      if line.tier == "host-leaf" and line.category == "transceiver" and "switch cage" in line.description)
+    assert switch_side == expected == 512
+
+
+def test_stack_costs_override_the_catalog() -> None:
+    base = _ok(run(stack()))
+    cheap = _ok(run(stack(costs={"prices": {"SN5600": {"usd": 1000, "watts": [100, 200]}}, "usd_per_kwh": [0.1, 0.2]})))
+    before = bill_of_materials(base.spec, base.topology)  # type: ignore[arg-type]
+    after = bill_of_materials(cheap.spec, cheap.topology)  # type: ignore[arg-type]
+    leaf = next(line for line in after.lines if line.item == "SN5600" and line.tier == "leaf")
+    assert leaf.unit_usd == (1000.0, 1000.0) and leaf.unit_watts == (100.0, 200.0)
+    assert "stack file" in leaf.source
+    assert after.usd()[1] < before.usd()[1]
+    assert after.usd_per_kwh == (0.1, 0.2)
+
+
+@pytest.mark.parametrize(("costs", "words"), [
+    ({"prices": {"NOPE-1": {"usd": 1}}}, "unknown price item 'NOPE-1'"),
+    ({"prices": {"SN5600": {"usd": [3, 2]}}}, "low above high"),
+    ({"usd_per_kwh": -1}, "costs.usd_per_kwh"),
+])
+def test_bad_costs_are_schema_errors(costs: dict[str, object], words: str) -> None:
+    result = run(stack(costs=costs))
+    assert result.exit_code == 2
+    assert any(f.rule == "SCHEMA" and (words in f.message or words in f.path) for f in result.findings), result.findings
+
+
+def test_generic_switches_are_priced_per_port() -> None:
+    result = _ok(validate("dev"))  # leaf {ports: 32, port_gbps: 400}
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    leaf = next(line for line in bom.lines if line.network == "fabric" and line.tier == "leaf")
+    port = load_prices().items["generic-port-400g"]
+    assert leaf.item == "generic-port-400g"
+    assert leaf.unit_usd == (32 * port.usd[0], 32 * port.usd[1])
+
+
+def test_every_price_names_its_source_and_status() -> None:
+    for item, price in load_prices().items.items():
+        assert any(word in price.source for word in ("VERIFIED", "UNVERIFIED", "PARTIAL")), item

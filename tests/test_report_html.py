@@ -1,0 +1,172 @@
+"""The HTML report: parsed back with html.parser, its SVG with xml.etree, and the CLI verb."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run, stack
+
+from cluster.exports.bom import bill_of_materials
+from cluster.pipeline import Result, validate
+from cluster.report_html.diagram import RAIL_COLOURS
+from cluster.report_html.page import render_report
+
+SVG = "{http://www.w3.org/2000/svg}"
+# More than 96 leaves (25 groups x 8 rails) and three tiers: drawn aggregated.
+LARGE = stack(node_pools=[{"name": "h200", "nodes": 200, "gpu": "H200"}],
+              fabric={"leaf": {"ports": 16, "port_gbps": 400}, "spine": {"ports": 16, "port_gbps": 400},
+                      "core": {"ports": 64, "port_gbps": 400}})
+
+
+class _Page(HTMLParser):
+    """Tags, attributes, section ids, table cells and the raw SVG text of a report."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _parse(html: str) -> tuple[_Page, ET.Element]:
+    page = _Page()
+    page.feed(html)
+    page.close()
+    start, end = html.index("<svg"), html.index("</svg>") + len("</svg>")
+    return page, ET.fromstring(html[start:end])
+
+
+def _report(result: Result) -> str:
+    assert result.spec is not None and result.topology is not None, result.findings
+    return render_report(result)
+
+
+def _titles(svg: ET.Element) -> list[str]:
+    return [element.text or "" for element in svg.iter(f"{SVG}title")]
+
+
+def test_prod_report_is_self_contained_and_has_every_section() -> None:
+    page, svg = _parse(_report(validate("prod")))
+    tags = [tag for tag, _ in page.tags]
+    assert tags.count("svg") == 1 and "script" not in tags and "link" not in tags and "img" not in tags
+    for _, attrs in page.tags:  # no external asset of any kind
+        for name in ("src", "href"):
+            assert not (attrs.get(name) or "").startswith(("http", "//", "file:")), attrs
+    sections = [attrs.get("id") for tag, attrs in page.tags if tag == "section"]
+    assert sections == ["summary", "diagram", "findings", "oversubscription", "bom"]
+    assert svg.tag == f"{SVG}svg"
+    text = " ".join(page.text)
+    assert "512" in text and "No findings" in text and "UNVERIFIED" in text
+
+
+def test_prod_diagram_draws_every_fabric_switch_with_rail_colours() -> None:
+    result = validate("prod")
+    _, svg = _parse(_report(result))
+    assert result.topology is not None
+    titles = _titles(svg)
+    for name, _ in result.topology.switches("fabric"):
+        assert any(title.startswith(name) for title in titles), name
+    fills = [rect.get("fill") for rect in svg.iter(f"{SVG}rect")]
+    for rail in range(8):  # one leaf per rail, coloured by rail (and the legend's swatch)
+        assert fills.count(RAIL_COLOURS[rail]) == 2, rail
+    assert any("h200-node-[001-064]" in title for title in titles)
+
+
+def test_superpod_diagram_rows_and_bundles() -> None:
+    result = validate("superpod")
+    _, svg = _parse(_report(result))
+    titles = _titles(svg)
+    assert sum(1 for title in titles if title.startswith("leaf-") and "(plane" in title) == 32
+    assert sum(1 for title in titles if title.startswith("spine-")) == 16
+    lines = [line for line in svg.iter(f"{SVG}line") if line.get("stroke-opacity")]
+    assert len(lines) == 32 * 16 + 32  # every leaf-spine bundle, and each group's hosts to its 8 leaves
+
+
+def test_large_fabric_is_drawn_aggregated_per_pod_and_rail() -> None:
+    result = run(LARGE)
+    assert result.topology is not None and result.topology.fabric_plan is not None
+    assert result.topology.fabric_plan.tiers == 3
+    _, svg = _parse(_report(result))
+    elements = sum(1 for _ in svg.iter())
+    assert elements < 600, elements  # not one box per switch
+    titles = _titles(svg)
+    rail_boxes = [title for title in titles if " leaves of rail " in title]
+    leaves = sum(1 for _ in result.topology.switches("fabric", "leaf"))
+    shown_pods = {title.split(":")[0] for title in rail_boxes}
+    hidden = [title for title in titles if "more pods" in title]
+    counted = sum(int(title.split(": ")[1].split(" ")[0]) for title in rail_boxes)
+    assert counted <= leaves and (counted == leaves or hidden)
+    assert len(shown_pods) >= 1 and any("cores" in title or title.startswith("core-") for title in titles)
+
+
+def test_failing_design_shows_its_findings_and_oversubscription() -> None:
+    result = validate("legacy")
+    page, _ = _parse(_report(result))
+    text = " ".join(page.text)
+    assert "FAILED" in text
+    for finding in result.findings:
+        assert finding.rule in text and finding.path in text
+    assert "2.25:1" in text and "above" in text  # the rack-tor leaves are 2.25:1 against a 1:1 limit
+
+
+def test_bom_totals_in_the_report_match_the_bill_of_materials() -> None:
+    result = validate("superpod")
+    html = _report(result)
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    low, high = bom.usd()
+    assert f"${low / 1e6:.2f}M - ${high / 1e6:.2f}M" in html
+    assert ">1,016<" in html and ">1,024<" in html  # the SuperPOD cable counts, in the BOM table
+
+
+def test_report_is_deterministic() -> None:
+    assert _report(validate("superpod")) == _report(validate("superpod"))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cluster", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_cli_report_writes_one_file(tmp_path: Path) -> None:
+    out = tmp_path / "nested" / "prod.html"
+    done = _cli("report", "prod", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert [path.name for path in out.parent.iterdir()] == ["prod.html"]  # no staging file left behind
+
+
+def test_cli_report_exit_codes(tmp_path: Path) -> None:
+    failing = tmp_path / "legacy.html"
+    done = _cli("report", "legacy", "--out", str(failing))
+    assert done.returncode == 1 and failing.exists() and "FAILS" in done.stdout
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_text("config:\n  gpu-cluster:cluster:\n    name: bad\n    target: moon\n    node_pools: []\n")
+    nothing = tmp_path / "bad.html"
+    done = _cli("report", str(bad), "--out", str(nothing))
+    assert done.returncode == 2 and not nothing.exists() and "Traceback" not in done.stderr
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    done = _cli("report", "prod", "--out", str(blocked / "x.html"))
+    assert done.returncode == 2 and "cannot write" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["prod", "superpod"])
+def test_cli_export_writes_every_file(name: str, tmp_path: Path) -> None:
+    out = tmp_path / name
+    done = _cli("export", name, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
+    assert written == ["bom.csv", "cabling.csv", "kubernetes/kueue.yaml", "kubernetes/label-nodes.sh",
+                       "kubernetes/node-labels.yaml", "slurm/topology.conf"]
+    failed = _cli("export", "legacy", "--out", str(tmp_path / "legacy"))
+    assert failed.returncode == 1 and not (tmp_path / "legacy").exists()
