@@ -1,0 +1,243 @@
+"""Predict every calibration row, and re-derive the fitted constants from the `fit` rows only.
+
+Rows are built into real designs (validate_mapping -> graph) so the calibration exercises the
+same path as a user's stack. Used by benchmarks/calibration.py and the tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cluster.estimate.constants import Calibration, Measurement, SizeCurve, load_calibration
+from cluster.estimate.design import collective_on
+from cluster.estimate.model import estimate, hardware
+from cluster.estimate.placement import fabric_share, place, ring_flows
+from cluster.estimate.units import parse_size
+from cluster.pipeline import Result, validate_mapping
+
+LARGE_BYTES = 2**30  # "large message": 1 GiB and up
+CLOUD = {
+    "aws": {"region": "us-east-1", "zone": "us-east-1a"},
+    "azure": {"region": "eastus"},
+    "gcp": {"region": "us-central1", "zone": "us-central1-a"},
+}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured busbw and the model's prediction for it."""
+
+    row: str
+    use: str
+    system: str
+    collective: str
+    shape: str  # "4x8"
+    size_bytes: int
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the prediction."""
+        return (self.predicted - self.measured) / self.measured
+
+    @property
+    def large(self) -> bool:
+        return self.size_bytes >= LARGE_BYTES
+
+
+def design_of(row: Measurement) -> Result:
+    """The row's stack as a validated design with enough nodes for the row."""
+    stack = dict(row.stack)
+    target = stack.pop("target")
+    pool: dict[str, Any] = {"name": "cal", "nodes": max(row.nodes, 2)}
+    if "instance_type" in stack:
+        pool["instance_type"] = stack.pop("instance_type")
+    if "gpu" in stack:
+        pool["gpu"] = stack.pop("gpu")
+    mapping: dict[str, Any] = {"name": "cal", "target": target, "node_pools": [pool], **stack}
+    if target in CLOUD:
+        mapping["cloud"] = CLOUD[target]
+    result = validate_mapping(row.id, mapping)
+    if result.spec is None or result.topology is None:
+        raise ValueError(f"calibration row {row.id}: stack does not build: {[f.message for f in result.findings]}")
+    return result
+
+
+def _cases(row: Measurement) -> list[tuple[int | None, int, float]]:
+    """(GPUs per node or None, size, measured busbw) for every measurement of a row."""
+    if row.by_gpus:
+        assert row.size is not None
+        return [(gpus, parse_size(row.size), value) for gpus, value in sorted(row.by_gpus.items())]
+    per_node = row.gpus_per_node or (None,)
+    return [(gpus, parse_size(size), value) for gpus in per_node for size, value in row.points.items()]
+
+
+def predict_row(row: Measurement, calibration: Calibration) -> list[Point]:
+    """The model's busbw for every measurement of `row`."""
+    design = design_of(row)
+    assert design.spec is not None and design.topology is not None
+    pool = design.spec.pools[0]
+    points = []
+    for gpus, size, measured in _cases(row):
+        if row.collective == "nic":
+            hw = hardware(design.spec, design.topology, pool, calibration)
+            predicted = hw.network_efficiency * hw.node_nic_gbytes / hw.nics_per_node
+            shape = "1 NIC"
+        else:
+            result = collective_on(design.spec, design.topology, row.collective, row.nodes, size, pool,
+                                   algorithm=row.algorithm, gpus_per_node=gpus, calibration=calibration)
+            predicted = result.busbw_GBps
+            shape = f"{row.nodes}x{gpus or pool.gpus_per_node}"
+        points.append(Point(row.id, row.use, row.system, row.collective, shape, size, measured, predicted))
+    return points
+
+
+def predict_all(calibration: Calibration | None = None) -> list[Point]:
+    """Every calibration row, fit and holdout, predicted with the given calibration."""
+    calibration = calibration or load_calibration()
+    return [point for row in calibration.measurements for point in predict_row(row, calibration)]
+
+
+def _solve(predict: Callable[[float], float], target: float, low: float, high: float) -> float:
+    """The parameter in [low, high] where the increasing function predict hits target."""
+    for _ in range(60):
+        middle = (low + high) / 2
+        if predict(middle) < target:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _update(calibration: Calibration, section: str, key: str, field: str | None, value: Any) -> Calibration:
+    data = calibration.model_dump()
+    if field is None:
+        data[section][key] = value
+    else:
+        data[section][key][field] = value
+    return Calibration.model_validate(data)
+
+
+def _rows(calibration: Calibration, use: str = "fit") -> dict[str, Measurement]:
+    return {row.id: row for row in calibration.measurements if row.use == use}
+
+
+def _largest(row: Measurement) -> tuple[int | None, int, float]:
+    return max(_cases(row), key=lambda case: case[1])
+
+
+def _busbw(row: Measurement, calibration: Calibration, gpus: int | None, size: int,
+           efficiency: float | None = None) -> float:
+    design = design_of(row)
+    assert design.spec is not None and design.topology is not None
+    pool = design.spec.pools[0]
+    hw = hardware(design.spec, design.topology, pool, calibration)
+    share = fabric_share(design.topology, place(design.topology, pool.name, row.nodes), ring_flows(row.nodes),
+                         all_to_all=row.collective == "all_to_all")
+    return estimate(hw, row.collective, row.nodes, size, share, gpus_per_node=gpus, algorithm=row.algorithm,
+                    calibration=calibration, efficiency=efficiency).busbw_GBps
+
+
+def _peak_fit(calibration: Calibration) -> Calibration:
+    rows = _rows(calibration)
+    ring = rows["h100-ring-1x2-8"]
+    solved = [_solve_constant(calibration, ring, case, ("nvlink", "ring_efficiency", None), 1.0)
+              for case in _cases(ring)]
+    calibration = _update(calibration, "nvlink", "ring_efficiency", None, round(sum(solved) / len(solved), 4))
+    nvls = rows["azure-ndh100-nvls-1x8"]
+    value = _solve_constant(calibration, nvls, _largest(nvls), ("nvlink", "nvls_efficiency", None), 1.0)
+    calibration = _update(calibration, "nvlink", "nvls_efficiency", None, round(value, 4))
+    calibration = _network_fit(calibration, rows["p5-allreduce-4x8"], "efa", 1.0)
+    for row_id, kind in (("ndr400-nic", "infiniband"), ("nic-200g", "roce")):
+        row = rows[row_id]
+        design = design_of(row)
+        assert design.spec is not None and design.topology is not None
+        hw = hardware(design.spec, design.topology, design.spec.pools[0], calibration)
+        measured = _largest(row)[2]
+        per_nic = hw.node_nic_gbytes / hw.nics_per_node
+        calibration = _update(calibration, "network_efficiency", kind, "value", round(measured / per_nic, 4))
+    return calibration
+
+
+def _network_fit(calibration: Calibration, row: Measurement, kind: str, efficiency: float | None) -> Calibration:
+    """Solve the row's largest message for the fabric kind's efficiency."""
+    value = _solve_constant(calibration, row, _largest(row), ("network_efficiency", kind, "value"), efficiency)
+    return _update(calibration, "network_efficiency", kind, "value", round(value, 4))
+
+
+def _solve_constant(calibration: Calibration, row: Measurement, case: tuple[int | None, int, float],
+                    where: tuple[str, str, str | None], efficiency: float | None) -> float:
+    """The value of one constant that makes the model meet one measurement."""
+    gpus, size, measured = case
+
+    def predict(value: float) -> float:
+        return _busbw(row, _update(calibration, *where, value), gpus, size, efficiency)
+
+    return _solve(predict, measured, 0.01, 1.0)
+
+
+def _borrowed_fit(calibration: Calibration) -> Calibration:
+    """TCPX: its row is a plateau (66-68 from 256 MB up) on the 2-node tree, so it is solved
+    with the inter-node size curve applied (fitted on AWS rows, independent of this one). Kinds
+    without a row of their own borrow their nearest relative's value (marked UNCALIBRATED)."""
+    calibration = _network_fit(calibration, _rows(calibration)["gcp-a3high-allreduce-2x8"], "gpudirect-tcpx", None)
+    for kind, like in (("rdma", "roce"), ("gpudirect-tcpxo", "gpudirect-tcpx")):
+        value = calibration.network(like).value
+        calibration = _update(calibration, "network_efficiency", kind, "value", value)
+    return calibration
+
+
+def _curve(points: list[tuple[int, float]], exponent: float | None = None) -> tuple[float, float]:
+    """Least squares of log(1/e - 1) = p log(half) - p log(S); returns (half_bytes, exponent)."""
+    usable = [(math.log(size), math.log(1 / eff - 1)) for size, eff in points if eff < 0.995]
+    if exponent is None and len(usable) >= 2:
+        mean_x = sum(x for x, _ in usable) / len(usable)
+        mean_y = sum(y for _, y in usable) / len(usable)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in usable) / sum((x - mean_x) ** 2 for x, _ in usable)
+        exponent = -slope
+        intercept = mean_y - slope * mean_x
+    else:
+        exponent = exponent or 1.0
+        intercept = sum(y + exponent * x for x, y in usable) / len(usable)
+    return math.exp(intercept / exponent), exponent
+
+
+def _solve_efficiency(calibration: Calibration, row: Measurement, gpus: int | None, size: int, measured: float) -> float:
+    """The size efficiency that makes the model meet one measurement."""
+
+    def predict(value: float) -> float:
+        return _busbw(row, calibration, gpus, size, efficiency=value)
+
+    return _solve(predict, measured, 1e-4, 1.0)
+
+
+def _size_fit(calibration: Calibration) -> Calibration:
+    rows = _rows(calibration)
+    for regime, row_id, fixed in (("intra_node", "azure-ndh100-nvls-1x8", None),
+                                  ("inter_node", "p5-allreduce-4x8", None),
+                                  ("all_to_all", "p5-alltoall-4x8-small", 1.0)):
+        row = rows[row_id]
+        solved = []
+        for gpus, size, measured in _cases(row):
+            top = _busbw(row, calibration, gpus, size, efficiency=1.0)
+            if measured >= top:
+                continue
+            solved.append((size, _solve_efficiency(calibration, row, gpus, size, measured)))
+        half, exponent = _curve(solved, fixed)
+        curve = calibration.size_efficiency[regime]
+        updated = SizeCurve(half_bytes=float(f"{half:.5g}"), exponent=round(exponent, 4), source=curve.source)
+        calibration = _update(calibration, "size_efficiency", regime, None, updated.model_dump())
+    return calibration
+
+
+def fit(calibration: Calibration | None = None) -> Calibration:
+    """Re-derive every FIT constant from the `fit` rows. Peaks first, from each fit row's
+    largest message taken as the plateau (size efficiency 1, NCCL latency included); then the
+    size curves, solving each smaller message for its efficiency relative to that peak; then
+    the fabric kinds measured on one plateau row only. Separate steps, so the result does not
+    depend on the constants it starts from."""
+    return _borrowed_fit(_size_fit(_peak_fit(calibration or load_calibration())))
