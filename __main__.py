@@ -1,0 +1,34 @@
+"""The Pulumi program: load -> spec -> graph -> rules -> report -> components.
+
+`pulumi up` runs this file with the engine; `python -m cluster plan` runs the very same file
+offline under the SDK's mocks (components/offline.py). A design that fails validation
+registers nothing: every finding is logged, then the program stops.
+"""
+
+import pulumi
+
+from cluster import pipeline, report
+from components.cluster import GpuCluster, GpuClusterArgs
+
+config = pulumi.Config("gpu-cluster")
+stack = pulumi.get_stack()
+cluster_config = config.require_object("cluster")  # load: the stack file's gpu-cluster:cluster
+result = pipeline.validate_mapping(stack, cluster_config)  # spec -> graph -> rules
+
+if not result.ok or result.spec is None or result.topology is None:
+    for finding in result.findings:
+        pulumi.log.error(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
+    raise pulumi.RunError(f"stack {stack} failed validation ({len(result.findings)} findings): nothing was registered")
+for finding in result.findings:
+    pulumi.log.warn(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
+
+design = report.summary(result.spec, result.topology)  # report
+artifacts_dir = config.get("artifacts_dir") or f"build/{stack}"
+cluster = GpuCluster(result.spec.name, GpuClusterArgs(result.spec, result.topology, artifacts_dir))  # components
+
+pulumi.export("gpus", design["gpus"])
+pulumi.export("gbps_per_gpu", design["gbps_per_gpu"])
+pulumi.export("oversubscription", design["oversubscription"])
+pulumi.export("switches", design["switches"])
+pulumi.export("node_group_ids", cluster.node_group_ids)
+pulumi.export("artifacts_dir", artifacts_dir if result.spec.target == "onprem" else None)

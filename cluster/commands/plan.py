@@ -1,0 +1,183 @@
+"""`plan STACK [--format text|json]`: the resources `pulumi up` would register, offline.
+
+Validates first (exit 1 / 2 as `validate`), then runs the Pulumi program itself (__main__.py)
+under the SDK's mock runtime and prints the recorded resource tree with counts. Pulumi is
+imported only here, lazily: cluster/ never imports it at module level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from cluster.pipeline import validate
+from cluster.report import to_json, to_text
+
+FORMATS = ("text", "json")
+HIDDEN_INPUTS = {"__provider", "tags", "tagSpecifications", "tagsAll", "labels", "hashes"}
+MAX_VALUE = 60
+MAX_LEAVES = 3
+
+
+def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = verbs.add_parser("plan", help="list the resources `pulumi up` would register, offline")
+    parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--artifacts-dir", default=None,
+                        help="on-prem: where rendered files would go (default build/<stack>)")
+
+
+def run(args: argparse.Namespace) -> int:
+    result = validate(args.stack)
+    if not result.ok or result.loaded.data is None:
+        print(to_json(result) if args.format == "json" else to_text(result))
+        return result.exit_code
+    offline = importlib.import_module("components.offline")
+    outcome = offline.run(result.stack, result.loaded.data, artifacts_dir=args.artifacts_dir)
+    plan = as_dict(outcome)
+    print(json.dumps(plan, indent=2, sort_keys=False, default=str) if args.format == "json" else as_text(plan))
+    return 0 if outcome.ok else 1
+
+
+def as_dict(outcome: Any) -> dict[str, Any]:
+    """The offline run as plain data: resources in tree order, counts, outputs, errors."""
+    names = {outcome.stack_urn: None}
+    names.update({registration.urn: registration.name for registration in outcome.resources})
+    resources = [
+        {
+            "type": registration.type,
+            "name": registration.name,
+            "parent": names.get(registration.parent),
+            "component": not registration.custom,
+            "urn": registration.urn,
+            "inputs": _visible_inputs(registration.inputs),
+        }
+        for registration in tree_order(outcome.resources, outcome.stack_urn)
+    ]
+    by_type = Counter(resource["type"] for resource in resources)
+    return {
+        "stack": outcome.stack,
+        "ok": outcome.ok,
+        "errors": list(outcome.errors),
+        "warnings": list(outcome.warnings),
+        "counts": {
+            "resources": len(resources),
+            "components": sum(1 for resource in resources if resource["component"]),
+            "by_type": dict(sorted(by_type.items())),
+        },
+        "resources": resources,
+        "outputs": outcome.outputs,
+    }
+
+
+def tree_order(registrations: list[Any], root: str) -> list[Any]:
+    """Depth-first from the stack, children sorted by (type, name)."""
+    children: dict[str, list[Any]] = {}
+    for registration in registrations:
+        children.setdefault(registration.parent, []).append(registration)
+    ordered: list[Any] = []
+
+    def visit(urn: str) -> None:
+        for registration in sorted(children.get(urn, []), key=lambda item: (item.custom, item.type, item.name)):
+            ordered.append(registration)
+            visit(registration.urn)
+
+    visit(root)
+    return ordered
+
+
+def _wire_numbers(value: Any) -> Any:
+    """The Pulumi wire format carries every number as a float: give whole numbers back as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _wire_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_wire_numbers(item) for item in value]
+    return value
+
+
+def _visible_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    visible = {key: _wire_numbers(value) for key, value in sorted(inputs.items()) if key not in HIDDEN_INPUTS}
+    if isinstance(visible.get("files"), dict):  # rendered files: paths, not content
+        visible["files"] = sorted(visible["files"])
+    return visible
+
+
+def as_text(plan: Mapping[str, Any]) -> str:
+    counts = plan["counts"]
+    lines = [f"{plan['stack']}: {counts['resources']} resources ({counts['components']} components)"]
+    for error in plan["errors"]:
+        lines.append(f"  error: {error}")
+    for warning in plan["warnings"]:
+        lines.append(f"  warning: {warning}")
+    lines.append("")
+    depth: dict[str | None, int] = {None: 0}
+    for resource in plan["resources"]:
+        level = depth.get(resource["parent"], 0)
+        depth[resource["name"]] = level + 1
+        summary = key_inputs(resource["inputs"])
+        lines.append(f"{'  ' * level}{resource['type']}  {resource['name']}" + (f"  [{summary}]" if summary else ""))
+    lines.append("")
+    lines.append("COUNTS")
+    for type_, count in counts["by_type"].items():
+        lines.append(f"  {count:4d}  {type_}")
+    if plan["outputs"]:
+        lines.append("")
+        lines.append("OUTPUTS")
+        for key, value in plan["outputs"].items():
+            lines.append(f"  {key}: {json.dumps(value, sort_keys=True, default=str)}")
+    return "\n".join(lines)
+
+
+def key_inputs(inputs: Mapping[str, Any]) -> str:
+    """A one-line summary: scalars as key=value, lists as counts, NIC lists by type and card."""
+    parts = []
+    for key, value in inputs.items():
+        if key in {"networkInterfaces", "networkInterfaceConfigurations"} and isinstance(value, list):
+            parts.append(f"{key}={_nics(value)}")
+        elif key == "files" and isinstance(value, list):
+            parts.append(f"files={len(value)}" + (f" ({value[0]})" if len(value) == 1 else ""))
+        elif isinstance(value, (bool, int, float, str)):
+            parts.append(f"{key}={_scalar(value)}")
+        elif isinstance(value, list):
+            parts.append(f"{key}=[{len(value)}]")
+        elif isinstance(value, dict) and isinstance(value.get("name"), str):  # e.g. an Azure sku
+            capacity = value.get("capacity")
+            parts.append(f"{key}={value['name']}" + (f" x{capacity:g}" if isinstance(capacity, (int, float)) else ""))
+        elif isinstance(value, dict):  # small settings blocks: their leaves, dotted
+            leaves = _leaves(value, key)
+            if len(leaves) <= MAX_LEAVES:
+                parts.extend(f"{path}={_scalar(leaf)}" for path, leaf in leaves)
+    return ", ".join(parts)
+
+
+def _scalar(value: object) -> str:
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
+
+
+def _leaves(value: Mapping[str, Any], prefix: str, depth: int = 0) -> list[tuple[str, Any]]:
+    """Scalar leaves of a nested mapping as (dotted path, value), two levels deep at most."""
+    leaves: list[tuple[str, Any]] = []
+    for key, item in sorted(value.items()):
+        if isinstance(item, (bool, int, float, str)):
+            leaves.append((f"{prefix}.{key}", item))
+        elif isinstance(item, Mapping) and depth < 1:
+            leaves.extend(_leaves(item, f"{prefix}.{key}", depth + 1))
+        else:
+            leaves.append((f"{prefix}.{key}", f"[{len(item)}]" if isinstance(item, list) else "{...}"))
+    return leaves
+
+
+def _nics(interfaces: list[Any]) -> str:
+    kinds = Counter(str(nic.get("interfaceType") or nic.get("nicType") or "default") for nic in interfaces
+                    if isinstance(nic, dict))
+    cards = sorted({int(nic["networkCardIndex"]) for nic in interfaces if isinstance(nic, dict)
+                    and "networkCardIndex" in nic})
+    text = f"{len(interfaces)} (" + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())) + ")"
+    return text + (f" on cards {cards[0]}-{cards[-1]}" if cards else "")

@@ -1,0 +1,1 @@
+"""AWS target (pulumi-aws): imported only when a stack's target is aws."""

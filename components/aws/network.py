@@ -1,0 +1,89 @@
+"""AWS networks: one VPC, a subnet per network in the stack's zone, and the security groups.
+
+Every interface of a GPU node (primary ENA and EFA-only) sits in the fabric subnet, the subnet
+of the auto scaling group: one subnet keeps EFA traffic within a subnet, and EFA-only
+interfaces take no IP address, so a /20 holds thousands of nodes. The management subnet is for
+login and head nodes and bastions; the storage subnet for file systems (FSx for Lustre).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pulumi
+import pulumi_aws as aws
+
+from components.addressing import CLOUD_BLOCK, network_cidr
+from components.base import FabricAttachments, NetworkAttachment, child
+
+if TYPE_CHECKING:
+    from components.base import ConcernArgs
+    from components.fabric import GpuFabricArgs
+    from components.management import ManagementNetworkArgs
+    from components.storage import StorageNetworkArgs
+
+ALL_TRAFFIC = {"protocol": "-1", "from_port": 0, "to_port": 0}
+# FSx for Lustre: LNet on TCP 988 and 1018-1023 between clients and file servers.
+LUSTRE_PORTS = ((988, 988), (1018, 1023))
+
+
+def _tags(args: ConcernArgs, name: str, network: str) -> dict[str, str]:
+    return {"Name": name, "gpu-cluster": args.spec.name, "gpu-cluster/network": network}
+
+
+def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: str, vpc_id: pulumi.Input[str]
+            ) -> pulumi.Output[str]:
+    """The id of the network's subnet: cloud.subnet_ids.<network> if given, else a new one."""
+    cloud = args.spec.cloud
+    assert cloud is not None
+    existing = getattr(cloud.subnet_ids, network, None) if cloud.subnet_ids else None
+    if existing is not None:
+        return pulumi.Output.from_input(existing)
+    return aws.ec2.Subnet(
+        name, vpc_id=vpc_id, cidr_block=network_cidr(network), availability_zone=cloud.zone,
+        map_public_ip_on_launch=False, tags=_tags(args, name, network), opts=child(parent)).id
+
+
+def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
+    """VPC (or cloud.vpc_id), management subnet, and a security group that admits SSH only from
+    cloud.ssh_cidrs."""
+    assert args.spec.cloud is not None
+    vpc_id = pulumi.Output.from_input(args.spec.cloud.vpc_id) if args.spec.cloud.vpc_id else aws.ec2.Vpc(
+        f"{name}-vpc", cidr_block=CLOUD_BLOCK, enable_dns_support=True, enable_dns_hostnames=True,
+        tags=_tags(args, f"{name}-vpc", "management"), opts=child(parent)).id
+    subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id)
+    ssh = [{"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
+            "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
+    group = aws.ec2.SecurityGroup(
+        f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster management: SSH from cloud.ssh_cidrs only",
+        ingress=ssh, egress=[{**ALL_TRAFFIC, "cidr_blocks": ["0.0.0.0/0"]}],
+        tags=_tags(args, f"{name}-sg", "management"), opts=child(parent))
+    return NetworkAttachment("management", (subnet,), (group.id,), network_id=vpc_id)
+
+
+def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
+    """Storage subnet (file servers, FSx) and a self-referencing Lustre security group."""
+    vpc_id = args.management.network_id
+    assert vpc_id is not None
+    subnet = _subnet(parent, f"{name}-subnet", args, "storage", vpc_id)
+    lustre = [{"protocol": "tcp", "from_port": low, "to_port": high, "self": True, "description": "Lustre"}
+              for low, high in LUSTRE_PORTS]
+    group = aws.ec2.SecurityGroup(
+        f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster storage: Lustre between its members",
+        ingress=lustre, egress=[{**ALL_TRAFFIC, "self": True}],
+        tags=_tags(args, f"{name}-sg", "storage"), opts=child(parent))
+    return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id)
+
+
+def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:
+    """Fabric subnet for the EFA-only interfaces and the EFA security group: all traffic to and
+    from itself, nothing else (what EFA requires)."""
+    vpc_id = args.management.network_id
+    assert vpc_id is not None
+    subnet = _subnet(parent, f"{name}-subnet", args, "fabric", vpc_id)
+    group = aws.ec2.SecurityGroup(
+        f"{name}-efa-sg", vpc_id=vpc_id, description="gpu-cluster EFA: all traffic to and from itself",
+        ingress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
+        egress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
+        tags=_tags(args, f"{name}-efa-sg", "fabric"), opts=child(parent))
+    return FabricAttachments({"efa": NetworkAttachment("fabric", (subnet,), (group.id,), network_id=vpc_id)})

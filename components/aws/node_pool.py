@@ -1,0 +1,89 @@
+"""AWS node pool: cluster placement group, launch template whose interfaces follow the
+instance's network cards, and an auto scaling group of `nodes` instances.
+
+Interface layout (AWS EC2 guide "Maximize network bandwidth ... multiple network cards",
+current wording, FACTS.md 1.1): the primary ENA (`interface`) on card 0 device 0; an
+`efa-only` on card 0 device 1 when card 0 supports EFA; `efa-only` at device 0 on every
+other card. EFA-only interfaces take no IP, so 32 of them do not exhaust a subnet.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_aws as aws
+
+from cluster.catalog import Instance, load_catalog
+from components.base import child
+
+if TYPE_CHECKING:
+    from components.node_pool import GpuNodePoolArgs
+
+# Deep Learning Base OSS AMI (NVIDIA driver, EFA installer), resolved by EC2 at launch.
+DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+
+
+def network_interfaces(instance: Instance, subnet: pulumi.Input[str], primary_groups: list[Any],
+                       fabric_groups: list[Any]) -> list[dict[str, Any]]:
+    """The launch template's interfaces for `instance`, one EFA per EFA-capable card, all in
+    `subnet` (the auto scaling group's)."""
+    interfaces: list[dict[str, Any]] = [{
+        "network_card_index": 0, "device_index": 0, "interface_type": "interface",
+        "subnet_id": subnet, "security_groups": primary_groups,
+        "associate_public_ip_address": False, "delete_on_termination": True,
+    }]
+    efa_cards = [(0, 1)] if instance.efa_on_card0 else []
+    efa_cards += [(card, 0) for card in range(1, instance.network_cards)]
+    for card, device in efa_cards:
+        interfaces.append({
+            "network_card_index": card, "device_index": device, "interface_type": "efa-only",
+            "subnet_id": subnet, "security_groups": fabric_groups, "delete_on_termination": True,
+        })
+    return interfaces
+
+
+def _reservation(cloud: Any) -> dict[str, Any]:
+    """Launch template arguments for a capacity block, an ODCR or spot."""
+    options: dict[str, Any] = {}
+    if cloud.market in ("capacity-block", "spot"):
+        options["instance_market_options"] = {"market_type": cloud.market}
+    if cloud.reservation:
+        options["capacity_reservation_specification"] = {
+            "capacity_reservation_target": {"capacity_reservation_id": cloud.reservation}}
+    return options
+
+
+def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
+    """Placement group, launch template and auto scaling group; returns the group's name."""
+    spec, pool = args.spec, args.pool
+    assert pool.instance_type is not None and spec.cloud is not None
+    instance = load_catalog().instance("aws", pool.instance_type)
+    assert instance is not None
+    efa = args.fabric.layouts["efa"]
+    tags = {"gpu-cluster": spec.name, "gpu-cluster/pool": pool.name}
+    placement = aws.ec2.PlacementGroup(f"{name}-placement", strategy="cluster", tags=tags, opts=child(parent))
+    template = aws.ec2.LaunchTemplate(
+        f"{name}-template",
+        instance_type=pool.instance_type,
+        image_id=spec.cloud.image or DEFAULT_IMAGE,
+        network_interfaces=network_interfaces(
+            instance, efa.subnet_ids[0],
+            [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],
+            list(efa.security_group_ids)),
+        metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
+        tag_specifications=[{"resource_type": "instance", "tags": tags}],
+        tags=tags,
+        **_reservation(spec.cloud),
+        opts=child(parent),
+    )
+    group = aws.autoscaling.Group(
+        f"{name}-group",
+        min_size=pool.nodes, max_size=pool.nodes, desired_capacity=pool.nodes,
+        vpc_zone_identifiers=[efa.subnet_ids[0]],
+        placement_group=placement.id,
+        launch_template={"id": template.id, "version": "$Latest"},
+        tags=[{"key": key, "value": value, "propagate_at_launch": True} for key, value in sorted(tags.items())],
+        opts=child(parent),
+    )
+    return group.id

@@ -1,0 +1,75 @@
+"""Azure node pool: one VM scale set of an ND v5 size, set up for InfiniBand: a single
+placement group (InfiniBand does not span placement groups; CLOUD-PLACEMENT warns above its
+size), no overprovisioning (extra VMs would join the fabric), manual upgrades."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from pulumi_azure_native import compute
+
+from components.base import child
+
+if TYPE_CHECKING:
+    from components.node_pool import GpuNodePoolArgs
+
+# Microsoft's HPC image (Mellanox OFED, NVIDIA driver): publisher:offer:sku:version.
+DEFAULT_IMAGE = "microsoft-dsvm:ubuntu-hpc:2204:latest"
+ADMIN_USER = "azureuser"
+
+
+def image_reference(image: str) -> dict[str, str]:
+    """`publisher:offer:sku:version` -> an image reference; anything else is an image resource id."""
+    parts = image.split(":")
+    if len(parts) == 4:
+        return dict(zip(("publisher", "offer", "sku", "version"), parts, strict=True))
+    return {"id": image}
+
+
+def _nic(name: str, subnet: Any, primary: bool, nsg: Any | None) -> dict[str, Any]:
+    nic: dict[str, Any] = {
+        "name": name, "primary": primary, "enable_accelerated_networking": True,
+        "ip_configurations": [{"name": name, "primary": primary, "subnet": {"id": subnet}}],
+    }
+    if nsg is not None:
+        nic["network_security_group"] = {"id": nsg}
+    return nic
+
+
+def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
+    """The scale set; returns its id."""
+    spec, pool = args.spec, args.pool
+    assert pool.instance_type is not None and spec.cloud is not None
+    group = args.management.scope
+    assert group is not None
+    linux: dict[str, Any] = {"disable_password_authentication": True}
+    if spec.cloud.ssh_public_key:
+        linux["ssh"] = {"public_keys": [{"path": f"/home/{ADMIN_USER}/.ssh/authorized_keys",
+                                         "key_data": spec.cloud.ssh_public_key}]}
+    nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
+    scale_set = compute.VirtualMachineScaleSet(
+        f"{name}-vmss",
+        resource_group_name=group,
+        location=spec.cloud.region,
+        sku={"name": pool.instance_type, "tier": "Standard", "capacity": pool.nodes},
+        single_placement_group=True,
+        overprovision=False,
+        platform_fault_domain_count=1,
+        orchestration_mode="Uniform",
+        upgrade_policy={"mode": "Manual"},
+        virtual_machine_profile={
+            "os_profile": {"computer_name_prefix": f"{spec.name}-{pool.name}"[:15], "admin_username": ADMIN_USER,
+                           "linux_configuration": linux},
+            "storage_profile": {"image_reference": image_reference(spec.cloud.image or DEFAULT_IMAGE),
+                                "os_disk": {"create_option": "FromImage", "caching": "ReadWrite",
+                                            "managed_disk": {"storage_account_type": "Premium_LRS"}}},
+            "network_profile": {"network_interface_configurations": [
+                _nic("management", args.management.subnet_ids[0], True, nsg),
+                _nic("storage", args.storage.subnet_ids[0], False, None),
+            ]},
+        },
+        tags={"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name},
+        opts=child(parent),
+    )
+    return scale_set.id

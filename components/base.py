@@ -1,0 +1,60 @@
+"""What the concern components hand to each other: typed, target-neutral attachments."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import pulumi
+
+from cluster.spec import ClusterSpec
+from cluster.topology import Topology
+
+TARGET_PACKAGES = ("onprem", "aws", "gcp", "azure")
+
+
+@dataclass(frozen=True)
+class NetworkAttachment:
+    """Where a node pool plugs into one network.
+
+    `subnet_ids` are in NIC order (GCP's RDMA VPC: one subnet per GPU NIC). `network_id` is the
+    VPC id on AWS and the VNet name on Azure; `scope` the Azure resource group name.
+    """
+
+    network: str  # management | storage | fabric
+    subnet_ids: tuple[pulumi.Output[str], ...] = ()
+    security_group_ids: tuple[pulumi.Output[str], ...] = ()
+    network_id: pulumi.Output[str] | None = None
+    scope: pulumi.Output[str] | None = None
+
+
+@dataclass(frozen=True)
+class FabricAttachments:
+    """The GPU fabric as node pools see it: one attachment per layout (efa, rdma-vpc, multi-vpc)."""
+
+    layouts: dict[str, NetworkAttachment] = field(default_factory=dict)
+
+
+def target_module(target: str, concern: str) -> ModuleType:
+    """The per-target implementation of one concern, imported only when that target is used."""
+    if target not in TARGET_PACKAGES:
+        raise ValueError(f"unknown target {target!r}")
+    return importlib.import_module(f"components.{target}.{concern}")
+
+
+def child(parent: pulumi.Resource, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
+    """Options for a child of `parent` (every child gets parent=self)."""
+    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConcernArgs:
+    """What every concern component gets: the validated design, and on premises the rendered
+    files it owns ({bundle: {relative path: content}}) and where they go."""
+
+    spec: ClusterSpec
+    topology: Topology
+    artifacts_dir: str = ""
+    artifacts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)

@@ -1,0 +1,78 @@
+"""GpuCluster: the whole cluster, composed of one ManagementNetwork, StorageNetwork and
+GpuFabric and one GpuNodePool per stack-file pool. Child names come from the stack file
+(`<cluster>-management`, `<cluster>-<pool>`), so adding a pool never renames anything."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from cluster.spec import ClusterSpec
+from cluster.topology import Topology
+from components.base import child
+from components.fabric import GpuFabric, GpuFabricArgs
+from components.management import ManagementNetwork, ManagementNetworkArgs
+from components.node_pool import GpuNodePool, GpuNodePoolArgs
+from components.storage import StorageNetwork, StorageNetworkArgs
+
+
+@dataclass(frozen=True)
+class GpuClusterArgs:
+    """The validated design and, on premises, the directory rendered files go to."""
+
+    spec: ClusterSpec
+    topology: Topology
+    artifacts_dir: str = "build"
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """One GPU cluster. `node_group_ids` maps pool name -> the provider's group id."""
+
+    management: ManagementNetwork
+    storage: StorageNetwork
+    fabric: GpuFabric
+    node_pools: dict[str, GpuNodePool]
+    node_group_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-cluster:cluster:GpuCluster", name, None, opts)
+        spec, topology, directory = args.spec, args.topology, args.artifacts_dir
+        owned = _owned_artifacts(spec, topology)
+        common: dict[str, Any] = {"spec": spec, "topology": topology, "artifacts_dir": directory}
+        self.management = ManagementNetwork(
+            f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})), child(self))
+        management = self.management.attachment
+        self.storage = StorageNetwork(
+            f"{name}-storage", StorageNetworkArgs(**common, artifacts=owned.get("storage", {}), management=management),
+            child(self))
+        self.fabric = GpuFabric(
+            f"{name}-fabric", GpuFabricArgs(**common, artifacts=owned.get("fabric", {}), management=management),
+            child(self))
+        self.node_pools = {
+            pool.name: GpuNodePool(
+                f"{name}-{pool.name}",
+                GpuNodePoolArgs(**common, artifacts=owned.get(f"pool:{pool.name}", {}), pool=pool,
+                                management=management, storage=self.storage.attachment,
+                                fabric=self.fabric.attachments),
+                child(self))
+            for pool in spec.pools
+        }
+        if owned.get("cluster"):
+            from components.onprem.network import write_bundles
+
+            write_bundles(self, directory, owned["cluster"])
+        self.node_group_ids = {pool: component.group_id for pool, component in self.node_pools.items()}
+        self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target})
+
+
+def _owned_artifacts(spec: ClusterSpec, topology: Topology) -> Mapping[str, Mapping[str, Mapping[str, str]]]:
+    """On premises: rendered files by owning component and bundle; clouds render nothing."""
+    if spec.target != "onprem":
+        return {}
+    artifacts = importlib.import_module("components.onprem.artifacts")
+    owned: Mapping[str, Mapping[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology), topology)
+    return owned

@@ -1,0 +1,1 @@
+"""GCP target (pulumi-gcp): imported only when a stack's target is gcp."""

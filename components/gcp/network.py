@@ -1,0 +1,101 @@
+"""GCP networks: a management VPC and a storage VPC (gVNIC, MTU 8896), and for the GPU
+fabric either one RDMA VPC (network profile `<zone>-vpc-roce`, one subnet per GPU NIC, MRDMA
+NICs: A3 Ultra, A4) or one VPC per GPU NIC (the multi-VPC layout of A3 High / A3 Mega).
+Sources: FACTS.md 1.2 (cloud.google.com gpu-network-bandwidth, rdma-network-profiles,
+cluster-toolkit blueprints)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from cluster.catalog import load_catalog
+from components.addressing import gpu_nic_cidr, network_cidr
+from components.base import FabricAttachments, NetworkAttachment, child
+
+if TYPE_CHECKING:
+    from components.base import ConcernArgs
+    from components.fabric import GpuFabricArgs
+    from components.management import ManagementNetworkArgs
+    from components.storage import StorageNetworkArgs
+
+MTU = 8896  # gcloud's default and Google's recommendation for GPU and RDMA VPCs
+
+
+def _vpc(parent: pulumi.Resource, name: str, **extra: Any) -> gcp.compute.Network:
+    return gcp.compute.Network(name, auto_create_subnetworks=False, mtu=MTU, opts=child(parent), **extra)
+
+
+def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: gcp.compute.Network, cidr: str
+            ) -> gcp.compute.Subnetwork:
+    assert args.spec.cloud is not None
+    return gcp.compute.Subnetwork(name, network=network.id, ip_cidr_range=cidr, region=args.spec.cloud.region,
+                                  opts=child(parent))
+
+
+def _internal(parent: pulumi.Resource, name: str, network: gcp.compute.Network, cidr: str) -> None:
+    gcp.compute.Firewall(name, network=network.id, direction="INGRESS", source_ranges=[cidr],
+                         allows=[{"protocol": "all"}], opts=child(parent))
+
+
+def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
+    """Management VPC and subnet; SSH only from cloud.ssh_cidrs, all traffic within the subnet."""
+    assert args.spec.cloud is not None
+    vpc = _vpc(parent, f"{name}-vpc")
+    cidr = network_cidr("management")
+    subnet = _subnet(parent, f"{name}-subnet", args, vpc, cidr)
+    _internal(parent, f"{name}-internal", vpc, cidr)
+    if args.spec.cloud.ssh_cidrs:
+        gcp.compute.Firewall(f"{name}-ssh", network=vpc.id, direction="INGRESS",
+                             source_ranges=list(args.spec.cloud.ssh_cidrs),
+                             allows=[{"protocol": "tcp", "ports": ["22"]}], opts=child(parent))
+    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id)
+
+
+def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
+    """Storage VPC and subnet (the second gVNIC of A3 Ultra / A4)."""
+    vpc = _vpc(parent, f"{name}-vpc")
+    cidr = network_cidr("storage")
+    subnet = _subnet(parent, f"{name}-subnet", args, vpc, cidr)
+    _internal(parent, f"{name}-internal", vpc, cidr)
+    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id)
+
+
+def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:
+    """The GPU VPCs for every layout the pools use, sized by the widest pool of each layout."""
+    catalog = load_catalog()
+    nics: dict[str, int] = {}
+    for pool in args.spec.pools:
+        instance = catalog.instance("gcp", pool.instance_type or "")
+        assert instance is not None and instance.layout is not None
+        nics[instance.layout] = max(nics.get(instance.layout, 0), instance.fabric.count)
+    layouts: dict[str, NetworkAttachment] = {}
+    if "rdma-vpc" in nics:
+        layouts["rdma-vpc"] = _rdma_vpc(parent, f"{name}-rdma", args, nics["rdma-vpc"])
+    if "multi-vpc" in nics:
+        layouts["multi-vpc"] = _gpu_vpcs(parent, f"{name}-gpu", args, nics["multi-vpc"])
+    return FabricAttachments(layouts)
+
+
+def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
+    assert args.spec.cloud is not None and args.spec.cloud.zone is not None
+    project = gcp.organizations.get_project_output().project_id
+    profile = project.apply(lambda project_id: f"projects/{project_id}/global/networkProfiles/"
+                                               f"{args.spec.cloud.zone}-vpc-roce")  # type: ignore[union-attr]
+    vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)
+    subnets = [_subnet(parent, f"{name}-nic{nic}", args, vpc, gpu_nic_cidr(nic)) for nic in range(count)]
+    gcp.compute.Firewall(f"{name}-internal", network=vpc.id, direction="INGRESS",
+                         source_ranges=[gpu_nic_cidr(nic) for nic in range(count)],
+                         allows=[{"protocol": "all"}], opts=child(parent))
+    return NetworkAttachment("fabric", tuple(subnet.id for subnet in subnets), network_id=vpc.id)
+
+
+def _gpu_vpcs(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
+    subnets = []
+    for nic in range(count):
+        vpc = _vpc(parent, f"{name}{nic}-vpc")
+        subnets.append(_subnet(parent, f"{name}{nic}-subnet", args, vpc, gpu_nic_cidr(nic)))
+        _internal(parent, f"{name}{nic}-internal", vpc, gpu_nic_cidr(nic))
+    return NetworkAttachment("fabric", tuple(subnet.id for subnet in subnets))

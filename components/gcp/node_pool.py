@@ -1,0 +1,79 @@
+"""GCP node pool: compact placement policy, instance template (gVNIC management and storage
+NICs, then one NIC per GPU NIC: MRDMA on the RDMA VPC, gVNIC on the GPU VPCs), reservation
+affinity when the stack names one, and a managed instance group of `nodes` VMs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from cluster.catalog import load_catalog
+from components.base import child
+
+if TYPE_CHECKING:
+    from components.node_pool import GpuNodePoolArgs
+
+DEFAULT_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2204-amd64-with-nvidia-580"
+GPU_NIC_TYPE = {"rdma-vpc": "MRDMA", "multi-vpc": "GVNIC"}
+# A3 Ultra and A4 boot only from Hyperdisk (cluster-toolkit a3ultra-vm.yaml: disk_type
+# hyperdisk-balanced); A3 High and Mega take Persistent Disk.
+BOOT_DISK_TYPE = {"rdma-vpc": "hyperdisk-balanced", "multi-vpc": "pd-balanced"}
+
+
+def network_interfaces(layout: str, other_nics: int, management: Any, storage: Any, gpu_subnets: list[Any]
+                       ) -> list[dict[str, Any]]:
+    """Management gVNIC, storage gVNIC when the machine has a second one, then the GPU NICs."""
+    interfaces = [{"subnetwork": management, "nic_type": "GVNIC"}]
+    if other_nics >= 2:
+        interfaces.append({"subnetwork": storage, "nic_type": "GVNIC"})
+    interfaces += [{"subnetwork": subnet, "nic_type": GPU_NIC_TYPE[layout]} for subnet in gpu_subnets]
+    return interfaces
+
+
+def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
+    """Placement policy, instance template and managed instance group; returns the group's id."""
+    spec, pool = args.spec, args.pool
+    assert pool.instance_type is not None and spec.cloud is not None
+    instance = load_catalog().instance("gcp", pool.instance_type)
+    assert instance is not None and instance.layout is not None
+    fabric = args.fabric.layouts[instance.layout]
+    labels = {"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name}
+    placement = gcp.compute.ResourcePolicy(
+        f"{name}-placement", region=spec.cloud.region,
+        group_placement_policy={"collocation": "COLLOCATED"}, opts=child(parent))
+    reservation: dict[str, Any] = {"type": "ANY_RESERVATION"}
+    if spec.cloud.reservation:
+        reservation = {"type": "SPECIFIC_RESERVATION", "specific_reservation": {
+            "key": "compute.googleapis.com/reservation-name", "values": [spec.cloud.reservation]}}
+    scheduling: dict[str, Any] = {"on_host_maintenance": "TERMINATE", "automatic_restart": True}
+    if spec.cloud.market == "spot":
+        scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
+                      "preemptible": True}
+    other = instance.other_nics.count if instance.other_nics else 1
+    metadata = {"ssh-keys": spec.cloud.ssh_public_key} if spec.cloud.ssh_public_key else {}
+    template = gcp.compute.InstanceTemplate(
+        f"{name}-template",
+        machine_type=pool.instance_type,
+        disks=[{"boot": True, "auto_delete": True, "source_image": spec.cloud.image or DEFAULT_IMAGE,
+                "disk_size_gb": 200, "disk_type": BOOT_DISK_TYPE[instance.layout]}],
+        network_interfaces=network_interfaces(instance.layout, other, args.management.subnet_ids[0],
+                                              args.storage.subnet_ids[0],
+                                              list(fabric.subnet_ids[:instance.fabric.count])),
+        reservation_affinity=reservation,
+        scheduling=scheduling,
+        resource_policies=placement.id,
+        metadata=metadata,
+        labels=labels,
+        opts=child(parent),
+    )
+    group = gcp.compute.InstanceGroupManager(
+        f"{name}-group",
+        base_instance_name=f"{spec.name}-{pool.name}",
+        zone=spec.cloud.zone,
+        versions=[{"instance_template": template.id, "name": "primary"}],
+        target_size=pool.nodes,
+        opts=child(parent),
+    )
+    return group.id

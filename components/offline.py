@@ -1,0 +1,170 @@
+"""Run the Pulumi program (__main__.py) offline under the SDK's mock runtime.
+
+The very file `pulumi up` runs is executed with `runpy` after `set_mocks`, so the plan is the
+program's own registrations, not a second description of them. Every RegisterResource request
+is recorded with its parent URN; the mock echoes inputs back as outputs (plus the name, since
+mocks do no auto-naming) and gives each resource the id `<name>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import runpy
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+PROJECT = "gpu-cluster"
+PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
+STACK_TYPE = "pulumi:pulumi:Stack"
+# Invokes the program makes, answered with placeholders (no credentials offline).
+INVOKE_RESULTS: dict[str, dict[str, Any]] = {
+    "gcp:organizations/getProject:getProject": {"projectId": "<project>", "number": "<project-number>"},
+}
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One resource the program registered."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str  # parent URN; the stack's URN for top-level resources
+    custom: bool  # False for components
+    inputs: Mapping[str, Any]  # wire shape: camelCase keys, numbers as floats
+
+
+@dataclass
+class OfflineRun:
+    """What one offline run of the program produced."""
+
+    stack: str
+    stack_urn: str = ""
+    resources: list[Registration] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # pulumi.log.error messages
+    warnings: list[str] = field(default_factory=list)
+    failure: str | None = None  # the program stopped with pulumi.RunError
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and not self.errors
+
+
+class _EchoMocks(mocks.Mocks):
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"<{args.name}>", {**args.inputs, "name": args.inputs.get("name", args.name)}
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return dict(INVOKE_RESULTS.get(args.token, {})), []
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, echo: mocks.Mocks) -> None:
+        super().__init__(echo)
+        self.lock = threading.Lock()
+        self.recorded: list[Registration] = []
+        self.stack_urn = ""
+        self.loops: set[asyncio.AbstractEventLoop] = set()
+
+    def _worker_loop(self) -> None:
+        """The SDK gives each RPC worker thread an event loop and never closes it, which can
+        print an 'Invalid file descriptor' traceback at interpreter exit. Track them to close."""
+        if threading.current_thread() is threading.main_thread():
+            return
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+        with self.lock:
+            self.loops.add(loop)
+
+    def close_loops(self) -> None:
+        """Close the worker threads' loops (idle once the run is over)."""
+        with self.lock:
+            for loop in self.loops:
+                if not loop.is_running() and not loop.is_closed():
+                    loop.close()
+            self.loops.clear()
+
+    def Invoke(self, request: Any) -> Any:  # the gRPC method's name
+        self._worker_loop()
+        return super().Invoke(request)
+
+    def ReadResource(self, request: Any) -> Any:
+        self._worker_loop()
+        return super().ReadResource(request)
+
+    def RegisterResource(self, request: Any) -> Any:
+        self._worker_loop()
+        response = super().RegisterResource(request)
+        if request.type == STACK_TYPE:
+            self.stack_urn = response.urn
+            return response
+        inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
+        with self.lock:
+            self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
+                                              bool(request.custom), inputs))
+        return response
+
+
+class _Messages(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR:
+            self.errors.append(record.getMessage())
+        elif record.levelno >= logging.WARNING:
+            self.warnings.append(record.getMessage())
+
+
+def run(stack: str, cluster: Mapping[str, Any], artifacts_dir: str | None = None,
+        program: Path = PROGRAM) -> OfflineRun:
+    """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
+
+    Process-global: it replaces the Pulumi runtime settings (mocks, config, root stack).
+    """
+    config = {f"{PROJECT}:cluster": json.dumps(cluster)}
+    if artifacts_dir is not None:
+        config[f"{PROJECT}:artifacts_dir"] = artifacts_dir
+    monitor = _RecordingMonitor(_EchoMocks())
+    messages = _Messages()
+    logger = logging.getLogger(f"{__name__}.{stack}")
+    logger.handlers = [messages]
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    settings.reset_options(project=PROJECT, stack=stack, preview=False)  # forget the previous run's root stack
+    mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger)
+    pulumi.runtime.set_all_config(config)
+    settings.SETTINGS.rpc_manager.clear()
+    settings.SETTINGS.outputs.clear()
+    outcome = OfflineRun(stack=stack)
+    try:
+        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
+    except pulumi.RunError as error:
+        outcome.failure = str(error)
+    finally:
+        monitor.close_loops()
+    root = settings.get_root_resource()
+    exported = getattr(root, "outputs", {}) if outcome.failure is None else {}
+    outcome.outputs = {key: _sync_await(pulumi.Output.from_input(value).future()) for key, value in exported.items()}
+    outcome.stack_urn = monitor.stack_urn
+    outcome.resources = sorted(monitor.recorded, key=lambda registration: registration.urn)
+    outcome.errors, outcome.warnings = messages.errors, messages.warnings
+    return outcome
