@@ -171,3 +171,11 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_union_field_reports_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, findings = verdict(write(tmp_path, with_(fabric={"max_oversubscription": {"leaf": 0.5}})), capsys)
     assert [f["path"] for f in findings] == ["fabric.max_oversubscription.leaf"]
+
+
+def test_stack_file_name_must_be_a_stack_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "Pulumi.x$(touch pwned).yaml"
+    path.write_text(yaml.safe_dump({"config": {"gpu-cluster:cluster": GOOD}}))
+    code, findings = verdict(path, capsys)
+    assert code == 2 and "not a Pulumi stack name" in findings[0]["message"]
+    assert not (tmp_path / "pwned").exists()
