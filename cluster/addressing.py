@@ -11,8 +11,9 @@ that already exists. Each pool is cut into fixed regions:
   port it has (so re-sized uplinks elsewhere never move it); link k of the block is the k-th
   uplink sorted by peer name.
 - hosts (/31 per host port, host side even, switch side odd): fabric 1/2, storage 1/4,
-  management 1/4; each region split into equal blocks per node pool (by pool index, rounded
-  up to a power of two), each node a block sized for its ports.
+  management 1/4; each region split into equal blocks per node pool (the pool count rounded
+  up to a power of two), pool i at the block of i with its bits reversed, so adding a pool at
+  the end never moves another pool's base; each node a block sized for its ports.
 
 Slots: a fabric leaf `[pP-]leaf-GGG[-rR]` is ((G-1) * rails' + R) * planes' + P, where
 rails' and planes' are powers of two at least the design's rails and planes; spines and
@@ -25,8 +26,9 @@ leaf -> spine -> leaf -> spine (loop prevention). With a core tier the cores tak
 `asn.leaf_base` + its loopback offset, unique across networks. Storage and management are
 separate routing domains: their spines reuse `asn.spine`.
 
-Changing a pool's CIDR, the number of planes or rails, or crossing a power of two in the
-number of node pools renumbers by design; `allocate` reports what does not fit.
+Changing a pool's CIDR, the number of planes or rails, or inserting or removing a pool before
+others (pools are numbered in file order) renumbers by design; `allocate` reports what does
+not fit.
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ LINK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 2), "storage": (6, 1)
 HOST_REGIONS = {FABRIC: (0, 2), "storage": (2, 1), "management": (3, 1)}  # quarters
 ROUTED_NETWORKS = (FABRIC, "storage", "management")
 MAX_ASN = 4_294_967_294
+
+
+def spread_index(index: int, blocks: int) -> int:
+    """Block of pool `index` among `blocks` (a power of two): the index with its bits reversed.
+
+    Pool 0 sits at 0, pool 1 at 1/2, pool 2 at 1/4, pool 3 at 3/4, ...: adding a pool at the end
+    halves the room of the others but never moves their base, so no existing host is renumbered.
+    """
+    bits = blocks.bit_length() - 1
+    return int(format(index, f"0{bits}b")[::-1], 2) if bits else 0
 
 
 def pow2(value: int) -> int:
@@ -278,7 +290,7 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
             if owner is None:
                 continue
             nics = _host_nics(owner, network)
-            pool_base = base + block * owner.index
+            pool_base = base + block * spread_index(owner.index, blocks)
             stride = 2 * pow2(nics.ports)
             for host in hosts:
                 node_base = pool_base + graph.nodes[host]["index"] * stride
