@@ -1,0 +1,125 @@
+"""`verify STACK --lldp DIR [--ib FILE] [--format text|json|sarif]`: the built fabric against the design.
+
+Exit codes as `validate`: 0 as designed, 1 CABLE-* findings at or above policy.fail_on,
+2 a stack that cannot be read or neighbor data that cannot be parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from cluster.findings import Severity
+from cluster.formats.sarif import FINGERPRINT, LEVELS, to_sarif
+from cluster.pipeline import Result, validate
+from cluster.report import to_text
+from cluster.topology import NETWORKS
+from cluster.verify.check import Verification, gather, verify
+from cluster.verify.expected import expected_cables
+from cluster.verify.match import CABLE_RULES
+from cluster.verify.observe import InputError
+
+FORMATS = ("text", "json", "sarif")
+
+
+def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = verbs.add_parser("verify", help="compare what the devices report (LLDP, ibnetdiscover) with the design")
+    parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
+    parser.add_argument("--lldp", type=Path, metavar="DIR",
+                        help="directory of per-device LLDP files named <device>.json (lldpctl, SONiC, NVUE, EOS)")
+    parser.add_argument("--ib", type=Path, metavar="FILE", help="ibnetdiscover output (plain or -p)")
+    parser.add_argument("--ib-map", type=Path, metavar="FILE", help="node-name map: 0xGUID \"design name\" per line")
+    parser.add_argument("--network", action="append", choices=NETWORKS,
+                        help="check only these networks (repeatable); default every network with data")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.lldp is None and args.ib is None:
+        print("python -m cluster verify: error: give --lldp DIR and/or --ib FILE", file=sys.stderr)
+        return 2
+    result = validate(args.stack)
+    if result.schema_failed or result.spec is None or result.topology is None:
+        print(to_text(result))
+        return 2
+    cables = expected_cables(result.spec, result.topology)
+    try:
+        claims, reporting = gather(result.topology, cables, args.lldp, args.ib, args.ib_map)
+    except InputError as error:
+        print(f"python -m cluster verify: error: {error}", file=sys.stderr)
+        return 2
+    networks = args.network
+    if networks is None and args.lldp is None:
+        networks = ["fabric"]  # an InfiniBand discovery sees only the fabric
+    checked = verify(result.spec, result.topology, cables, claims, reporting, networks)
+    if args.format == "sarif":
+        print(sarif(result, checked))
+    else:
+        print(to_json(result.stack, checked) if args.format == "json" else text(result.stack, checked))
+    return checked.exit_code
+
+
+def sarif(validation: Result, checked: Verification) -> str:
+    """validate's SARIF log over the CABLE-* findings, each at its config path's stack-file line.
+
+    Many cable findings share one config path (`node_pools[0].fabric_nics`), so each result's
+    fingerprint also covers its message: code scanning must not merge two different cables.
+    """
+    shown = Result(loaded=validation.loaded, spec=validation.spec, topology=validation.topology,
+                   findings=checked.findings)
+    log = json.loads(to_sarif(shown))
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+        if rule["id"] in CABLE_RULES:
+            title, description, severity = CABLE_RULES[rule["id"]]
+            rule["shortDescription"] = {"text": title}
+            rule["fullDescription"] = {"text": description}
+            rule["defaultConfiguration"] = {"level": LEVELS[severity]}
+    for item in log["runs"][0]["results"]:
+        key = f"{validation.stack}\0{item['ruleId']}\0{item['message']['text']}"
+        item["partialFingerprints"][FINGERPRINT] = hashlib.sha256(key.encode()).hexdigest()[:32]
+    return json.dumps(log, indent=2)
+
+
+def cable_rows(checked: Verification) -> list[dict[str, object]]:
+    comparison = checked.comparison
+    return [
+        {"network": network, "tier": tier, "designed": designed,
+         "matched": comparison.matched.get((network, tier), 0),
+         "unverified": comparison.unverified.get((network, tier), 0)}
+        for (network, tier), designed in sorted(comparison.expected.items(),
+                                                key=lambda item: (NETWORKS.index(item[0][0]), item[0][1]))
+    ]
+
+
+def to_json(stack: str, checked: Verification) -> str:
+    return json.dumps({
+        "stack": stack,
+        "ok": checked.ok,
+        "findings": [finding.to_dict() for finding in checked.findings],
+        "cables": cable_rows(checked),
+        "observed_links": checked.comparison.observed_links,
+    }, indent=2)
+
+
+def text(stack: str, checked: Verification) -> str:
+    counts = {level: sum(1 for f in checked.findings if f.severity == level and not f.suppressed)
+              for level in (Severity.ERROR, Severity.WARNING)}
+    verdict = "as designed" if checked.ok else "FAILED"
+    lines = [f"{stack}: verify {verdict} ({counts[Severity.ERROR]} errors, {counts[Severity.WARNING]} warnings)"]
+    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in checked.findings if f.severity == severity]
+        if group:
+            lines += ["", f"{str(severity).upper()}S" if severity != Severity.INFO else "INFO"]
+            for finding in group:
+                tag = " (suppressed)" if finding.suppressed else ""
+                lines.append(f"  {finding.rule}{tag} at {finding.path}: {finding.message}")
+                lines.append(f"      hint: {finding.hint}")
+    lines += ["", "CABLES (matched / designed)"]
+    for row in cable_rows(checked):
+        note = f"  ({row['unverified']} unverified: no data from either end)" if row["unverified"] else ""
+        lines.append(f"  {row['network']:<11} {row['tier']:<12} {row['matched']:>6} / {row['designed']}{note}")
+    lines.append(f"  links reported: {checked.comparison.observed_links}")
+    return "\n".join(lines)

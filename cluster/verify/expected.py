@@ -1,0 +1,175 @@
+"""The cables the design expects, end to end, in the names the devices report.
+
+The cable list and each switch's port numbering come from the cabling plan
+(`cluster.exports.cabling.cables`: downlinks first in device order, then uplinks; fixed uplink
+ports `uN` after the main ports). Its generic port names become what LLDP and ibnetdiscover
+report, by the same conventions the rendered configs use (`cluster.render.naming`):
+
+- switch main port `pN` -> the dialect's front-panel name (Cumulus `swpN`, SONiC
+  `Ethernet<4*(N-1)>`, EOS `EthernetN/1`); InfiniBand switches report the number `N`. SONiC
+  advertises its port alias `etpN` in LLDP, accepted as the same port. Fixed uplink port `uK`
+  is the next front-panel port after the main ports. A switch's `mgmt0` is its management
+  port (`eth0`, EOS `Management1`, InfiniBand `mgmt0`).
+- host ports are the pool's netdevs (`rail<r>`, `stor<i>`, `mgmt<i>`, or the stack file's
+  `interfaces`); on InfiniBand the HCA and port, `mlx5_<r>/1`; the BMC `bmc`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from cluster.exports.cabling import cables as cabling_plan
+from cluster.render import naming
+from cluster.spec import ClusterSpec, PoolSpec
+from cluster.topology import Topology
+
+BMC_PORT = "bmc"
+MGMT_PORT = {"nvue": "eth0", "sonic": "eth0", "eos": "Management1", "opensm": "mgmt0"}
+HOST_PORT_PREFIX = {"gpu-nic": "fabric", "stor-nic": "storage", "mgmt-nic": "management"}
+
+
+class End(NamedTuple):
+    """One end of a cable: a device and one of its ports, by design name (a tuple: cheap to hash and sort)."""
+
+    device: str
+    port: str
+
+    def __str__(self) -> str:
+        return f"{self.device} port {self.port}" if self.port.isdigit() else f"{self.device} {self.port}"
+
+
+@dataclass(frozen=True)
+class Cable:
+    """One physical cable of the design. `lower` is the end nearer the hosts."""
+
+    lower: End
+    upper: End
+    network: str
+    tier: str  # host-leaf | leaf-spine | spine-core | mgmt-port | ...
+    gbps: int
+    rail: int | None
+    path: str
+
+    def other(self, end: End) -> End:
+        return self.upper if end == self.lower else self.lower
+
+    def __str__(self) -> str:
+        return f"{self.lower} <-> {self.upper}"
+
+
+def dialect(attrs: dict[str, Any]) -> str:
+    """A switch's port-naming dialect: its config os (InfiniBand switches number their ports)."""
+    os_name = str(attrs.get("os") or "sonic")
+    return os_name if os_name in MGMT_PORT else "sonic"
+
+
+def switch_port(attrs: dict[str, Any], number: int) -> str:
+    """Front-panel port `number` (from 1) as the switch reports it."""
+    os_name = dialect(attrs)
+    return str(number) if os_name == "opensm" else naming.switch_port(os_name, number - 1)
+
+
+def _switch_end(attrs: dict[str, Any], plan_port: str) -> str:
+    if plan_port == "mgmt0":
+        return MGMT_PORT[dialect(attrs)]
+    if plan_port.startswith("u"):
+        return switch_port(attrs, int(attrs["ports"]) + int(plan_port[1:]))
+    return switch_port(attrs, int(plan_port[1:]))
+
+
+def _host_end(pool: PoolSpec, plan_port: str, transport: str) -> str:
+    """`gpu-nic3` / `gpu-nic1p2` / `stor-nic0` / `bmc` -> the host's netdev (or HCA/port on InfiniBand)."""
+    if plan_port == BMC_PORT:
+        return BMC_PORT
+    prefix, _, rest = plan_port.rpartition("-nic")
+    nic_text, _, port_text = rest.partition("p")
+    network = HOST_PORT_PREFIX[f"{prefix}-nic"]
+    nics = {"fabric": pool.fabric_nics, "storage": pool.storage_nics, "management": pool.management_nics}[network]
+    index = int(nic_text) * nics.ports_per_nic + (int(port_text) - 1 if port_text else 0)
+    if network == "fabric":
+        if transport == "infiniband":
+            return f"{naming.fabric_devices(pool)[index]}/1"
+        return naming.fabric_interfaces(pool)[index]
+    names = naming.storage_interfaces(pool) if network == "storage" else naming.management_interfaces(pool)
+    return names[index]
+
+
+def expected_cables(spec: ClusterSpec, topology: Topology) -> list[Cable]:
+    """Every cable of an on-prem design with both ends as devices report them. Cloud designs have none."""
+    graph = topology.graph
+    transport = spec.fabric.transport if spec.fabric is not None else "roce"
+    rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
+    pools = {pool.name: pool for pool in spec.pools}
+    result: list[Cable] = []
+    for planned in cabling_plan(spec, topology):
+        lower_attrs, upper_attrs = graph.nodes[planned.a_device], graph.nodes[planned.b_device]
+        if lower_attrs["kind"] == "host":
+            lower_port = _host_end(pools[lower_attrs["pool"]], planned.a_port, transport)
+        else:
+            lower_port = _switch_end(lower_attrs, planned.a_port)
+        edge = graph.edges[planned.a_device, planned.b_device, planned.network]
+        rail = edge.get("rail") if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
+        result.append(Cable(
+            lower=End(planned.a_device, lower_port),
+            upper=End(planned.b_device, _switch_end(upper_attrs, planned.b_port)),
+            network=planned.network,
+            tier=planned.link,
+            gbps=int(planned.gbps),
+            rail=rail,
+            path=str(edge["path"]),
+        ))
+    return result
+
+
+def port_aliases(topology: Topology, cables: Iterable[Cable]) -> dict[str, dict[str, str]]:
+    """Per device: every name a port may be reported by (lower-cased) -> its design name."""
+    aliases: dict[str, dict[str, str]] = {}
+    for cable in cables:
+        for end in (cable.lower, cable.upper):
+            aliases.setdefault(end.device, {})[end.port.lower()] = end.port
+    for name, attrs in topology.switches():
+        table = aliases.setdefault(name, {})
+        for number in range(1, int(attrs["ports"]) + int(attrs.get("uplink_ports") or 0) + 1):
+            port = switch_port(attrs, number)
+            table.setdefault(port.lower(), port)
+            if dialect(attrs) == "sonic":
+                table[f"etp{number}"] = port
+    return aliases
+
+
+def by_end(cables: Iterable[Cable]) -> dict[End, Cable]:
+    """Each designed port -> its cable."""
+    return {end: cable for cable in cables for end in (cable.lower, cable.upper)}
+
+
+def expected_neighbors(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
+    """Per device, the neighbors its ports should see: `port  neighbor  neighbor-port  network  gbps` lines."""
+    rows: dict[str, list[tuple[str, str, str, str, int]]] = {}
+    for cable in expected_cables(spec, topology):
+        for end in (cable.lower, cable.upper):
+            peer = cable.other(end)
+            rows.setdefault(end.device, []).append((end.port, peer.device, peer.port, cable.network, cable.gbps))
+    files: dict[str, str] = {}
+    for device in sorted(rows):
+        lines = [f"# {device}: the LLDP / ibnetdiscover neighbor each port should report ({spec.name})",
+                 "# port\tneighbor\tneighbor-port\tnetwork\tgbps"]
+        lines += ["\t".join(map(str, row)) for row in sorted(rows[device], key=_port_order)]
+        files[device] = "\n".join(lines) + "\n"
+    return files
+
+
+def _port_order(row: tuple[str, str, str, str, int]) -> tuple[str, int, str]:
+    """swp2 before swp10: the name without its digits, then the number."""
+    digits = "".join(ch for ch in row[0] if ch.isdigit())
+    return "".join(ch for ch in row[0] if not ch.isdigit()), int(digits[:9] or 0), row[0]
+
+
+def ptm_dot(spec: ClusterSpec, topology: Topology) -> str:
+    """Cumulus PTM's topology.dot: one `"dev":"port" -- "dev":"port";` edge per cable."""
+    lines = [f'graph "{spec.name}" {{']
+    for cable in sorted(expected_cables(spec, topology), key=lambda c: (c.lower, c.upper)):
+        lines.append(f'  "{cable.lower.device}":"{cable.lower.port}" -- "{cable.upper.device}":"{cable.upper.port}";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

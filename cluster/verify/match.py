@@ -1,0 +1,236 @@
+"""Compare what the devices report with the design's cables: CABLE-* findings.
+
+Three steps, each a pure function:
+1. `claims`: every report "port X sees port Y" in design names (`observe.py` builds them);
+2. `resolve`: one peer per port. A port may list an old neighbor beside the new one until the
+   old one's hold time runs out (re-cabling), and the two ends of a moved cable may disagree
+   for the same reason; the freshest report wins, so stale neighbors produce no findings;
+3. `compare`: the resolved links against the designed cables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from cluster.findings import Finding, Severity
+from cluster.verify.expected import BMC_PORT, Cable, End, by_end
+
+# Rule id -> (title, what it means, default severity): the CABLE-* contract, for reports and SARIF.
+CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
+    "CABLE-MISSING": ("designed cable not linked",
+                      "A designed cable shows no link: neither end reports a neighbor on its port.", Severity.ERROR),
+    "CABLE-WRONG-PEER": ("cable on the wrong port",
+                         "A designed port reports a different device or port than the design has, naming the "
+                         "expected and the found rail, leaf and port.", Severity.ERROR),
+    "CABLE-SWAPPED": ("two cables exchanged",
+                      "Two designed cables have exchanged ends; reported once for the pair.", Severity.ERROR),
+    "CABLE-SPEED": ("link below design speed",
+                    "A correctly cabled link runs slower than the design's link speed.", Severity.ERROR),
+    "CABLE-UNEXPECTED": ("link the design lacks",
+                         "Two ports the design leaves empty report each other.", Severity.WARNING),
+}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """`local` reports `remote` as its neighbor; `age` in seconds (None: unknown)."""
+
+    local: End
+    remote: End
+    age: float | None = None
+    gbps: float | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link both ends agree on (or one end reports and nothing contradicts)."""
+
+    a: End
+    b: End
+    gbps: float | None
+
+
+@dataclass
+class Comparison:
+    """The findings plus, per (network, tier), how many designed cables matched."""
+
+    findings: list[Finding]
+    matched: dict[tuple[str, str], int] = field(default_factory=dict)
+    expected: dict[tuple[str, str], int] = field(default_factory=dict)
+    unverified: dict[tuple[str, str], int] = field(default_factory=dict)
+    observed_links: int = 0
+
+
+def cable_finding(rule: str, path: str, message: str, hint: str) -> Finding:
+    """A CABLE-* finding at its rule's default severity."""
+    return Finding(rule, CABLE_RULES[rule][2], path, message, hint)
+
+
+def _age_key(claim: Claim) -> float:
+    return math.inf if claim.age is None else claim.age
+
+
+def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
+    """One peer per port, freshest report first; a stale report that contradicts a fresher one is dropped.
+
+    Among equally fresh reports (or ages unknown), the one the design expects wins: a port
+    listing its old and its new neighbor with no way to tell them apart is not a finding.
+    """
+
+    def rank(claim: Claim) -> tuple[float, int]:
+        cable = designed.get(claim.local)
+        expected = cable is not None and cable.other(claim.local) == claim.remote
+        return _age_key(claim), 0 if expected else 1
+
+    bound: dict[End, End] = {}
+    speeds: dict[frozenset[End], list[float]] = defaultdict(list)
+    for claim in sorted(claims, key=rank):  # stable: equal ranks keep the input's (sorted file) order
+        if claim.local == claim.remote:
+            continue
+        peer_of_local, peer_of_remote = bound.get(claim.local), bound.get(claim.remote)
+        if (peer_of_local not in (None, claim.remote)) or (peer_of_remote not in (None, claim.local)):
+            continue  # a fresher report already placed one of these ports elsewhere
+        bound[claim.local], bound[claim.remote] = claim.remote, claim.local
+        if claim.gbps is not None:
+            speeds[frozenset((claim.local, claim.remote))].append(claim.gbps)
+    links: list[Link] = []
+    for end, peer in sorted(bound.items()):
+        if end < peer:
+            reported = speeds.get(frozenset((end, peer)))
+            links.append(Link(end, peer, min(reported) if reported else None))
+    return links
+
+
+def describe(graph: nx.MultiGraph, end: End) -> str:
+    """`rail 1 leaf leaf-001-r1 port swp7`, `spine spine-001 port swp9`, `host h-node-001 port rail0`."""
+    if end.device not in graph:
+        return f"{end.device} port {end.port} (not in the design)"
+    attrs: dict[str, Any] = graph.nodes[end.device]
+    if attrs["kind"] == "host":
+        return f"host {end.device} port {end.port}"
+    rail = attrs.get("rail")
+    prefix = f"rail {rail} " if rail is not None and attrs.get("network") == "fabric" else ""
+    return f"{prefix}{attrs.get('tier', 'switch')} {end.device} port {end.port}"
+
+
+def _label(cable: Cable) -> str:
+    rail = f", rail {cable.rail}" if cable.rail is not None and cable.network == "fabric" else ""
+    return f"{cable.network} {cable.tier}{rail}"
+
+
+def compare(graph: nx.MultiGraph, cables: list[Cable], links: list[Link],
+            reporting: set[tuple[str, str]]) -> Comparison:
+    """Findings for every designed cable that is not as designed, and every link the design lacks.
+
+    `reporting`: (device, network) pairs whose neighbor data was read (network "*": all); a
+    cable neither of whose ends the data covers is counted as unverified, not missing.
+    """
+    designed = by_end(cables)
+    linked: dict[End, End] = {}
+    for link in links:
+        linked[link.a], linked[link.b] = link.b, link.a
+    result = Comparison(findings=[], observed_links=len(links))
+    for cable in cables:
+        key = (cable.network, cable.tier)
+        result.expected[key] = result.expected.get(key, 0) + 1
+    explained: set[int] = set()
+    swaps: set[frozenset[int]] = set()
+    for link in links:
+        cable_a, cable_b = designed.get(link.a), designed.get(link.b)
+        if cable_a is not None and cable_a is cable_b:
+            key = (cable_a.network, cable_a.tier)
+            result.matched[key] = result.matched.get(key, 0) + 1
+            explained.add(id(cable_a))
+            if link.gbps is not None and link.gbps < cable_a.gbps:
+                result.findings.append(cable_finding(
+                    "CABLE-SPEED", cable_a.path,
+                    f"{cable_a} ({_label(cable_a)}) runs at {link.gbps:g} Gb/s, the design expects {cable_a.gbps} Gb/s",
+                    "check the optic or cable type and the port speed on both ends, then re-seat or replace it"))
+            continue
+        if cable_a is not None and cable_b is not None:
+            partner_a, partner_b = cable_a.other(link.a), cable_b.other(link.b)
+            if linked.get(partner_a) == partner_b:
+                pair = frozenset((id(cable_a), id(cable_b)))
+                explained.update(pair)
+                if pair not in swaps:
+                    swaps.add(pair)
+                    result.findings.append(_swapped(graph, cable_a, cable_b, linked))
+                continue
+        subject = _subject(link, cable_a, cable_b)
+        if subject is None:
+            result.findings.append(cable_finding(
+                "CABLE-UNEXPECTED", _network_path(graph, link),
+                f"{describe(graph, link.a)} <-> {describe(graph, link.b)}: a link the design does not have",
+                "remove the cable, or add the link to the design; suppress CABLE-UNEXPECTED to ignore extra links"))
+            continue
+        end, cable = subject
+        found = link.b if end == link.a else link.a
+        explained.add(id(cable))
+        other = designed.get(found)
+        owner = f", a port the design gives to {other.other(found)}" if other is not None else ""
+        if other is not None:
+            explained.add(id(other))
+        result.findings.append(cable_finding(
+            "CABLE-WRONG-PEER", cable.path,
+            f"{describe(graph, end)} ({_label(cable)}): expected {describe(graph, cable.other(end))}, "
+            f"found {describe(graph, found)}{owner}",
+            f"move the cable at {end} to {cable.other(end)}"))
+    for cable in cables:
+        if id(cable) in explained or cable.lower in linked or cable.upper in linked:
+            continue
+        key = (cable.network, cable.tier)
+        if not (_observed(cable.lower, cable.network, reporting) or _observed(cable.upper, cable.network, reporting)):
+            result.unverified[key] = result.unverified.get(key, 0) + 1
+            continue
+        result.findings.append(cable_finding(
+            "CABLE-MISSING", cable.path,
+            f"{cable} ({_label(cable)}): no link, neither end reports a neighbor",
+            "plug in the cable (or check optics and link state on both ends), then collect the neighbor data again"))
+    result.findings.sort(key=Finding.sort_key)
+    return result
+
+
+def _observed(end: End, network: str, reporting: set[tuple[str, str]]) -> bool:
+    """Whether the data read covers this port. A host's own LLDP never sees its BMC port."""
+    if end.port == BMC_PORT:
+        return False
+    return (end.device, "*") in reporting or (end.device, network) in reporting
+
+
+def _subject(link: Link, cable_a: Cable | None, cable_b: Cable | None) -> tuple[End, Cable] | None:
+    """The end to report a wrong link at: the one nearer the hosts that has a designed cable."""
+    options = [(end, cable) for end, cable in ((link.a, cable_a), (link.b, cable_b)) if cable is not None]
+    if not options:
+        return None
+    options.sort(key=lambda item: (item[1].lower != item[0], item[0]))
+    return options[0]
+
+
+def _swapped(graph: nx.MultiGraph, first: Cable, second: Cable, linked: dict[End, End]) -> Finding:
+    """Two designed cables whose ends are exchanged, reported once, described from the hosts' side."""
+    first, second = sorted((first, second), key=lambda cable: (cable.lower, cable.upper))
+
+    def reaches(cable: Cable) -> str:
+        end = cable.lower if cable.lower in linked else cable.upper
+        return f"{describe(graph, end)} reaches {describe(graph, linked[end])}"
+
+    rails = ""
+    if first.rail is not None and second.rail is not None and first.network == "fabric":
+        rails = f" (both rail {first.rail})" if first.rail == second.rail else f" (rail {first.rail} and rail {second.rail})"
+    return cable_finding(
+        "CABLE-SWAPPED", first.path,
+        f"cables swapped{rails}: {reaches(first)} and {reaches(second)}; the design has {first} and {second}",
+        f"exchange the cables plugged into {first.upper} and {second.upper}")
+
+
+def _network_path(graph: nx.MultiGraph, link: Link) -> str:
+    for end in (link.a, link.b):
+        if end.device in graph:
+            return str(graph.nodes[end.device].get("network") or "node_pools")
+    return "(cabling)"

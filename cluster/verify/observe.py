@@ -1,0 +1,126 @@
+"""Neighbor reports -> claims in design names; reading a directory of per-device LLDP files.
+
+A device's LLDP file is `<device>.<anything>` (the design name before the first dot), in any
+format `cluster.verify.parsers` knows. Names are mapped onto the design: system names may
+be fully qualified (`leaf-001-r0.dc1.example.com`), ports may be reported by alias (SONiC
+advertises `etp1` for `Ethernet0`) or, from Linux hosts, as a MAC with the name in the
+port description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster.verify.expected import BMC_PORT, End
+from cluster.verify.infiniband import IbLink, IbPort
+from cluster.verify.match import Claim
+from cluster.verify.parsers import Neighbor, NeighborFormatError, is_mac, parse_lldp
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+# A BMC that speaks LLDP names itself after its host, e.g. `gpu-node-001-bmc`.
+BMC_SUFFIXES = ("-bmc", "-ipmi", "-idrac", "-ilo", "-xcc")
+
+
+class InputError(Exception):
+    """Neighbor data that cannot be read; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Names:
+    """The design's device names and, per device, every known name of each port."""
+
+    devices: frozenset[str]
+    ports: dict[str, dict[str, str]]
+
+    def device(self, reported: str) -> str:
+        name = reported.strip()
+        if name in self.devices:
+            return name
+        short = name.split(".")[0].lower()
+        for candidate in (name.lower(), short):
+            if candidate in self.devices:
+                return candidate
+        return name or "(no system name)"
+
+    def bmc_host(self, reported: str) -> str | None:
+        """The design host whose BMC calls itself `reported`, if any."""
+        name = reported.strip().split(".")[0].lower()
+        for suffix in BMC_SUFFIXES:
+            if name.endswith(suffix) and name[: -len(suffix)] in self.devices:
+                return name[: -len(suffix)]
+        return None
+
+    def port(self, device: str, candidates: Iterable[str]) -> str:
+        options = [candidate for candidate in candidates if candidate]
+        table = self.ports.get(device, {})
+        for candidate in options:
+            if candidate.lower() in table:
+                return table[candidate.lower()]
+        readable = [candidate for candidate in options if not is_mac(candidate)]
+        return (readable or options or ["?"])[0]
+
+
+def lldp_claims(device: str, neighbors: Iterable[Neighbor], names: Names) -> list[Claim]:
+    """One device's LLDP neighbors as claims."""
+    claims: list[Claim] = []
+    for neighbor in neighbors:
+        host = names.bmc_host(neighbor.remote_device)
+        remote_device = host or names.device(neighbor.remote_device)
+        remote_port = BMC_PORT if host else names.port(remote_device, neighbor.remote_ports)
+        claims.append(Claim(
+            local=End(device, names.port(device, [neighbor.local_port])),
+            remote=End(remote_device, remote_port),
+            age=neighbor.age,
+            gbps=neighbor.gbps,
+        ))
+    return claims
+
+
+def ib_end(port: IbPort, guid_names: dict[int, str], names: Names) -> End:
+    """An InfiniBand port in design names: a switch port by number, an HCA port as `mlx5_N/P`."""
+    label = guid_names.get(port.guid, port.description).strip()
+    if port.kind == "CA":
+        host, _, hca = label.partition(" ")
+        device = names.device(host)
+        return End(device, names.port(device, [f"{hca.strip()}/{port.port}" if hca.strip() else str(port.port)]))
+    device = names.device(label)
+    return End(device, names.port(device, [str(port.port)]))
+
+
+def ib_claims(links: Iterable[IbLink], guid_names: dict[int, str], names: Names) -> list[Claim]:
+    """A discovery sees both ends of every link at once: one claim per link."""
+    return [Claim(ib_end(link.a, guid_names, names), ib_end(link.b, guid_names, names), None, link.gbps)
+            for link in links]
+
+
+def read_text(path: Path, what: str) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(f"{path}: {what} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: {what} is not UTF-8 text") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read {what}: {error.strerror or error}") from None
+
+
+def read_lldp_dir(directory: Path) -> dict[str, list[Neighbor]]:
+    """Every `<device>.*` file in `directory`, parsed; an unreadable one raises InputError."""
+    if not directory.is_dir():
+        raise InputError(f"{directory}: not a directory; --lldp takes a directory of <device>.json files")
+    result: dict[str, list[Neighbor]] = {}
+    for path in sorted(directory.iterdir()):
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        device = path.name.split(".")[0]
+        try:
+            neighbors = parse_lldp(read_text(path, "neighbor data"))
+        except NeighborFormatError as error:
+            raise InputError(f"{path}: {error}; collect it again (lldpctl -f json, SONiC sonic-db-dump or "
+                             "`show lldp table`, NVUE or EOS LLDP JSON), or move it out of the directory") from None
+        result.setdefault(device, []).extend(neighbors)
+    if not result:
+        raise InputError(f"{directory}: no neighbor files; expected one <device>.json per device")
+    return result

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# leaf-001-r1: generic-8x400g, fabric leaf. Run with bash on the switch: every
+# setting is staged, then all are applied by one `nv config apply` at the end.
+# Management port eth0 cabled to oob-leaf-001 swp4.
+set -euo pipefail  # stop before `nv config apply` if any setting is rejected
+nv set system hostname leaf-001-r1
+nv set interface lo ip address 10.0.0.2/32
+nv set interface swp1 description 'h200-node-001 nic1'
+nv set interface swp1 link speed 400G
+nv set interface swp1 link mtu 9216
+nv set interface swp1 ip address 10.128.0.3/31
+nv set interface swp2 description 'h200-node-002 nic1'
+nv set interface swp2 link speed 400G
+nv set interface swp2 link mtu 9216
+nv set interface swp2 ip address 10.128.0.7/31
+nv set interface swp7 description 'spine-001 swp3'
+nv set interface swp7 link speed 400G
+nv set interface swp7 link mtu 9216
+nv set interface swp7 ip address 10.64.0.16/31
+nv set interface swp8 description 'spine-001 swp4'
+nv set interface swp8 link speed 400G
+nv set interface swp8 link mtu 9216
+nv set interface swp8 ip address 10.64.0.18/31
+
+nv set router bgp autonomous-system 4200001002
+nv set router bgp router-id 10.0.0.2
+nv set vrf default router bgp path-selection multipath aspath-ignore on
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
+nv set vrf default router bgp address-family ipv4-unicast network 10.0.0.2/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.2/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.6/31
+nv set vrf default router bgp neighbor 10.64.0.17 remote-as external
+nv set vrf default router bgp neighbor 10.64.0.17 description 'spine-001 swp3'
+nv set vrf default router bgp neighbor 10.64.0.19 remote-as external
+nv set vrf default router bgp neighbor 10.64.0.19 description 'spine-001 swp4'
+
+# QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
+nv set qos roce mode lossless
+nv set qos mapping default-global trust l3
+nv set qos mapping default-global dscp 0 switch-priority 0
+nv set qos mapping default-global dscp 10 switch-priority 1
+nv set qos mapping default-global dscp 46 switch-priority 3
+nv set qos mapping default-global dscp 48 switch-priority 6
+nv set qos pfc default-global switch-priority 3
+nv set qos pfc default-global tx enable
+nv set qos pfc default-global rx enable
+nv set qos traffic-pool roce-lossless switch-priority 3
+nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 3
+nv set qos egress-queue-mapping default-global switch-priority 6 traffic-class 6
+nv set qos congestion-control default-global traffic-class 3 ecn enable
+nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
+nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
+nv set qos congestion-control default-global traffic-class 3 probability 100
+nv set qos egress-scheduler default-global traffic-class 6 mode strict
+nv set qos egress-scheduler default-global traffic-class 0 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 0 bw-percent 25
+nv set qos egress-scheduler default-global traffic-class 1 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 1 bw-percent 25
+nv set qos egress-scheduler default-global traffic-class 3 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 3 bw-percent 50
+nv set interface swp1 qos pfc-watchdog state enable
+nv set interface swp2 qos pfc-watchdog state enable
+nv set interface swp7 qos pfc-watchdog state enable
+nv set interface swp8 qos pfc-watchdog state enable
+
+nv config apply -y

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# stor-leaf-001: generic-8x200g, storage leaf. Run with bash on the switch: every
+# setting is staged, then all are applied by one `nv config apply` at the end.
+# Management port eth0 cabled to oob-leaf-001 swp6.
+set -euo pipefail  # stop before `nv config apply` if any setting is rejected
+nv set system hostname stor-leaf-001
+nv set interface lo ip address 10.0.192.1/32
+nv set interface swp1 description 'h200-node-001 storage nic0'
+nv set interface swp1 link speed 200G
+nv set interface swp1 link mtu 9216
+nv set interface swp1 ip address 10.160.0.1/31
+nv set interface swp2 description 'h200-node-002 storage nic0'
+nv set interface swp2 link speed 200G
+nv set interface swp2 link mtu 9216
+nv set interface swp2 ip address 10.160.0.3/31
+
+nv set router bgp autonomous-system 4200050153
+nv set router bgp router-id 10.0.192.1
+nv set vrf default router bgp path-selection multipath aspath-ignore on
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
+nv set vrf default router bgp address-family ipv4-unicast network 10.0.192.1/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.160.0.0/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.160.0.2/31
+
+nv config apply -y

