@@ -63,7 +63,7 @@ def test_prod_report_is_self_contained_and_has_every_section() -> None:
         for name in ("src", "href"):
             assert not (attrs.get(name) or "").startswith(("http", "//", "file:")), attrs
     sections = [attrs.get("id") for tag, attrs in page.tags if tag == "section"]
-    assert sections == ["summary", "diagram", "findings", "oversubscription", "bom"]
+    assert sections == ["summary", "diagram", "findings", "oversubscription", "estimate", "bom"]
     assert svg.tag == f"{SVG}svg"
     text = " ".join(page.text)
     assert "512" in text and "No findings" in text and "UNVERIFIED" in text
@@ -170,3 +170,20 @@ def test_cli_export_writes_every_file(name: str, tmp_path: Path) -> None:
                        "kubernetes/node-labels.yaml", "slurm/topology.conf"]
     failed = _cli("export", "legacy", "--out", str(tmp_path / "legacy"))
     assert failed.returncode == 1 and not (tmp_path / "legacy").exists()
+
+
+def test_report_shows_the_collective_estimates_of_the_design() -> None:
+    """Every collective, packed and worst placement, at 16 MiB, 1 GiB and 8 GiB, as `estimate` computes them."""
+    from cluster.estimate.design import estimate_table
+    from cluster.report_html.page import ESTIMATE_SIZES
+
+    result = validate("prod")
+    html = _report(result)
+    section = html[html.index('<section id="estimate">'):]
+    section = section[:section.index("</section>")]
+    assert result.spec is not None and result.topology is not None
+    rows = estimate_table(result.spec, result.topology, sizes=ESTIMATE_SIZES)
+    assert len(rows) == 5 * 2 * 3
+    assert section.count("<tr") == len(rows) + 1  # plus the header row
+    for row in rows:
+        assert f"{row['busbw_GBps']:,.1f}" in section

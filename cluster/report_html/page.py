@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from cluster.estimate.design import estimate_table
 from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
 from cluster.load import switch_loads
@@ -191,6 +192,26 @@ def _bom_section(bom: Bom) -> str:
             f'<p class="note">Media assumptions by tier:</p><ul class="note">{media}</ul>')
 
 
+ESTIMATE_SIZES = (2**24, 2**30, 2**33)  # 16 MiB, 1 GiB, 8 GiB
+
+
+def _estimate_section(spec: ClusterSpec, topology: Topology) -> str:
+    """Predicted collectives over the whole first pool (cluster.estimate), packed and worst placement."""
+    rows = []
+    for row in estimate_table(spec, topology, sizes=ESTIMATE_SIZES):
+        rows.append([row["collective"], row["placement"], _size(row["size_bytes"]), row["algorithm"],
+                     f"{row['time_s'] * 1000:,.2f} ms", f"{row['busbw_GBps']:,.1f}", row["bottleneck"]])
+    pool = spec.pools[0]
+    intro = (f'<p class="note">{pool.nodes} nodes of pool <code>{escape(pool.name)}</code>; busbw in GB/s, '
+             "nccl-tests convention; model and calibration in <code>python -m cluster estimate</code>.</p>")
+    return intro + _table(["collective", "placement", "size", "algorithm", "time", "busbw GB/s", "bottleneck"],
+                          rows, {4, 5})
+
+
+def _size(size_bytes: int) -> str:
+    return f"{size_bytes / 2**30:g} GiB" if size_bytes >= 2**30 else f"{size_bytes / 2**20:g} MiB"
+
+
 def render_report(result: Result) -> str:
     """The whole report for a validated (spec-bearing) result."""
     spec, topology = result.spec, result.topology
@@ -217,6 +238,7 @@ def render_report(result: Result) -> str:
         '<section id="oversubscription"><h2>Oversubscription per tier</h2>',
         _oversubscription_section(spec, topology), "</section>",
     ]
+    parts += ['<section id="estimate"><h2>Collective estimates</h2>', _estimate_section(spec, topology), "</section>"]
     if bom is not None:
         parts += ['<section id="bom"><h2>Bill of materials</h2>', _bom_section(bom), "</section>"]
     parts.append("</main></body></html>")
