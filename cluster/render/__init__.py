@@ -32,12 +32,25 @@ def render_switch(switch: Switch) -> dict[str, str]:
 
 
 def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
-    """Every on-prem artifact of a design that passed validation."""
+    """Every on-prem artifact of a design that passed validation: the device configs, and from the
+    same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
+    device should see (expected LLDP neighbors, a Cumulus PTM topology.dot)."""
     with gc_paused():
-        return _render_tree(spec, topology, addresses)
+        files = _render_configs(spec, topology, addresses)
+        files.update(export_files(spec, topology))
+        for device, text in expected_neighbors(spec, topology).items():
+            files[f"verify/neighbors/{device}.txt"] = text
+        files["verify/topology.dot"] = ptm_dot(spec, topology)
+    return dict(sorted(files.items()))
 
 
-def _render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
+def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
+    """Switch configs, subnet-manager files, host QoS scripts and NCCL env files alone."""
+    with gc_paused():
+        return _render_configs(spec, topology, addresses)
+
+
+def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
     addresses = addresses if addresses is not None else allocate(spec, topology)
     switch_qos = qos_view(spec.qos, switch_plan(spec.qos)) if spec.qos is not None else None
     infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
@@ -59,10 +72,4 @@ def _render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | N
         for file, text in rendered.items():
             files[f"hosts/{pool.name}/{file}"] = text
     files["inventory.json"] = json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"
-    # From the same graph: scheduler topology, node labels, cabling plan, bill of materials, and
-    # what every device should see (expected LLDP neighbors, a Cumulus PTM topology.dot).
-    files.update(export_files(spec, topology))
-    for device, text in expected_neighbors(spec, topology).items():
-        files[f"verify/neighbors/{device}.txt"] = text
-    files["verify/topology.dot"] = ptm_dot(spec, topology)
-    return dict(sorted(files.items()))
+    return files
