@@ -296,3 +296,29 @@ def test_a_sonic_writer_with_the_default_lossless_set_fails_validation(monkeypat
     monkeypatch.setattr(sonic, "qos_tables", platform_default)
     messages = _qos_findings(validate_mapping("t", data))
     assert any("sonic switch config differs from the plan: PFC: host [3], switch [3, 4]" in m for m in messages), messages
+
+
+def test_fab_isolation_reads_the_rendered_configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A converged fabric is a warning only while the configs as rendered keep storage off RoCE's priority."""
+    stack = tmp_path / "Pulumi.shared.yaml"
+    stack.write_text((ROOT / "stacks" / "Pulumi.prod.yaml").read_text().replace(
+        "      max_oversubscription: 1.0\n", "      max_oversubscription: 1.0\n      shared_with: [storage]\n"))
+
+    def isolation(result: Result) -> list[tuple[str, str]]:
+        return [(str(f.severity), f.message) for f in result.findings if f.rule == "FAB-ISOLATION"]
+
+    assert [severity for severity, _ in isolation(validate(str(stack)))] == ["warning"]
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / "nvue" / "_qos.j2"
+    line = "nv set qos mapping default-global dscp {{ dscp }} switch-priority"
+    partial.write_text(partial.read_text().replace(f"{line} {{{{ priority }}}}", f"{line} 3"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        found = isolation(validate(str(stack)))
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    assert [severity for severity, _ in found] == ["error"]
+    assert "as rendered, the nvue switch config puts storage (DSCP 10) on RoCE priority 3" in found[0][1]

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from cluster.findings import Finding, Severity
 from cluster.load import edge_list
 from cluster.qos import classes
+from cluster.render.emitted import emitted_plans
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -15,8 +16,9 @@ from cluster.topology import FABRIC, Topology
 
 class Isolation(Rule):
     """On premises the GPU fabric shares no switch with storage or management. Shared: ERROR,
-    unless RoCE has its own PFC-protected priority and every guest network a different one,
-    then WARNING. Provider-defined cloud layouts are exempt."""
+    unless RoCE has its own PFC-protected priority and every guest network a different one, in
+    the plan and in the host and switch configs as rendered (read back), then WARNING.
+    Provider-defined cloud layouts are exempt."""
 
     id = "FAB-ISOLATION"
     title = "fabric isolation"
@@ -40,7 +42,7 @@ class Isolation(Rule):
         networks = sorted(guests)
         switches = sorted(set().union(*guests.values()))
         example = ", ".join(switches[:3]) + (f" and {len(switches) - 3} more" if len(switches) > 3 else "")
-        protected, why = self._protected(spec, networks)
+        protected, why = self._protected(spec, topology, networks)
         severity = Severity.WARNING if protected else Severity.ERROR
         yield self.finding(
             "fabric.shared_with",
@@ -54,7 +56,7 @@ class Isolation(Rule):
         )
 
     @staticmethod
-    def _protected(spec: ClusterSpec, networks: list[str]) -> tuple[bool, str]:
+    def _protected(spec: ClusterSpec, topology: Topology, networks: list[str]) -> tuple[bool, str]:
         qos = spec.qos
         if qos is None:
             return False, "an InfiniBand fabric has no RoCE priority to protect GPU traffic"
@@ -64,4 +66,26 @@ class Isolation(Rule):
         for network in networks:
             if planned[network][1] == qos.roce.priority:
                 return False, f"{network} traffic shares RoCE priority {qos.roce.priority}"
+        problem = Isolation._rendered_problem(spec, topology, networks)
+        if problem:
+            return False, problem
         return True, f"RoCE keeps PFC-protected priority {qos.roce.priority}, so this is a warning"
+
+    @staticmethod
+    def _rendered_problem(spec: ClusterSpec, topology: Topology, networks: list[str]) -> str:
+        """The protection as the rendered host and switch configs really apply it (read back)."""
+        emitted = emitted_plans(spec, topology)
+        assert spec.qos is not None and emitted is not None
+        planned = classes(spec.qos)
+        roce_dscp = spec.qos.roce.dscp
+        sides = [("host script", emitted.host_mlnx)] + [(f"{os} switch config", side)
+                                                        for os, side in sorted(emitted.switches.items())]
+        for label, side in sides:
+            roce_priority = side.dscp_to_priority.get(roce_dscp)
+            if roce_priority not in side.pfc_priorities:
+                return f"as rendered, the {label} puts RoCE (DSCP {roce_dscp}) on priority {roce_priority} without PFC"
+            for network in networks:
+                dscp = planned[network][0]
+                if side.dscp_to_priority.get(dscp) == roce_priority:
+                    return f"as rendered, the {label} puts {network} (DSCP {dscp}) on RoCE priority {roce_priority}"
+        return ""
