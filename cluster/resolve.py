@@ -8,14 +8,14 @@ Every problem names its config path and the fix; all of them are reported at onc
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from cluster import stackfile as sf
 from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
-from cluster.findings import Finding, Severity, schema, shown
+from cluster.findings import Finding, Severity, schema
+from cluster.schema_errors import pydantic_findings
 from cluster.spec import (
     CLOUD_TARGETS,
     MAX_TOTAL_NODES,
@@ -31,121 +31,6 @@ from cluster.spec import (
 )
 
 # --------------------------------------------------------------------------- errors
-
-
-_SAFE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_TYPE_TAGS = {"float", "int", "str", "bool", "list", "dict", "none"}
-
-
-def _is_union_tag(part: str) -> bool:
-    """Pydantic names a union member in the location: `float`, `TierOversubscription`, `function-after[...]`."""
-    return part in _TYPE_TAGS or "[" in part or part.startswith("constrained-") or isinstance(getattr(sf, part, None), type)
-
-
-def dotted(loc: tuple[int | str, ...]) -> str:
-    """('node_pools', 0, 'nodes') -> node_pools[0].nodes; keeps user keys such as costs.prices.SN5600,
-    drops pydantic's union tags and keys that are not safe to print (the message names those)."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif not _is_union_tag(part) and _SAFE_KEY.fullmatch(part):
-            path = f"{path}.{part}" if path else part
-    return path
-
-
-def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The stack-file model that owns the key at `loc`, for listing the keys it knows."""
-    model: type[BaseModel] | None = sf.StackFile
-    for part in loc[:-1]:
-        if model is None or isinstance(part, int):
-            continue
-        field = model.model_fields.get(str(part))
-        if field is None:
-            return None
-        model = _first_model(field.annotation)
-    return model
-
-
-def _first_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _first_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def pydantic_findings(error: ValidationError) -> list[Finding]:
-    findings = []
-    for item in error.errors():
-        loc = tuple(item["loc"])
-        path = dotted(loc) or "(top)"
-        found = item.get("input")
-        found_text = repr(found) if not isinstance(found, (dict, list)) else type(found).__name__
-        if len(found_text) > 60:
-            found_text = found_text[:57] + "..."
-        kind = item["type"]
-        if kind == "extra_forbidden":
-            owner = _model_at(loc)
-            known = ", ".join(sorted(owner.model_fields)) if owner else ""
-            findings.append(
-                schema(path, f"unknown key `{shown(loc[-1])}`", f"remove it or fix its spelling; known keys here: {known}")
-            )
-        elif kind == "missing":
-            findings.append(schema(path, f"required key `{loc[-1]}` is missing", f"add `{loc[-1]}`"))
-        else:
-            message = item["msg"].replace("Value error, ", "")
-            findings.append(
-                schema(path, f"{message}; found {found_text}", _hint_for(kind, path))
-            )
-    # A mapping given for a union field fails the scalar member too; the errors inside the
-    # mapping are the ones that help.
-    nested = {f.path for f in findings}
-    findings = [
-        f for f in findings
-        if not (f.message.startswith("Input should be a valid") and any(p.startswith(f.path + ".") for p in nested))
-    ]
-    # A wrong value for a union field (a ratio or a per-tier mapping) fails once per member:
-    # report it once, naming both forms.
-    unique: dict[str, Finding] = {}
-    for finding in findings:
-        earlier = unique.get(finding.path)
-        if earlier is None:
-            unique[finding.path] = finding
-        elif earlier.message != finding.message and "found" in finding.message:
-            found = finding.message.rsplit("; found ", 1)[-1]
-            unique[finding.path] = schema(
-                finding.path, f"expected a ratio such as 1.0, or per tier {{leaf: 1.0, spine: 2.0}}; found {found}",
-                earlier.hint,
-            )
-    return list(unique.values())
-
-
-def _hint_for(kind: str, path: str) -> str:
-    if kind.endswith("_parsing") or kind.endswith("_type"):
-        return f"give {path} a value of the type shown in DESIGN.md's stack-file contract"
-    if kind.startswith("string_pattern"):
-        if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
-            return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in cluster/catalog/"
-        if path.startswith("addressing.") or ".ssh_cidrs" in path:
-            return "write a CIDR such as 10.0.0.0/16 or fd00::/48 (no spaces, no %scope)"
-        if path.endswith(".ssh_public_key"):
-            return "give one line `type base64 [comment]` (as in id_ed25519.pub), no shell characters in the comment"
-        if path.endswith(".image"):
-            return "give the image id, URL or family as the provider names it (letters, digits, '_', '.', '/', ':', '-')"
-        if path.endswith(".reservation"):
-            return "give the reservation id as the provider prints it (letters, digits, '_', '.', '/', ':', '-')"
-        return "use lowercase letters, digits and '-' (a DNS label), starting and ending with a letter or digit"
-    if kind in {"literal_error", "enum"}:
-        return "use one of the values listed"
-    if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
-        return "use a value within the range shown"
-    return "see DESIGN.md's stack-file contract for this key"
-
-
-# --------------------------------------------------------------------------- resolve
 
 
 class _Resolver:
