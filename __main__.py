@@ -5,9 +5,12 @@ offline under the SDK's mocks (components/offline.py). A design that fails valid
 registers nothing: every finding is logged, then the program stops.
 """
 
+import json
+
 import pulumi
 
 from cluster import pipeline, report
+from components import secrets
 from components.cluster import GpuCluster, GpuClusterArgs
 
 config = pulumi.Config("gpu-cluster")
@@ -22,9 +25,18 @@ if not result.ok or result.spec is None or result.topology is None:
 for finding in result.findings:
     pulumi.log.warn(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
 
+try:  # switch / BMC logins: secret config or environment only, handed on as a secret output
+    credentials = secrets.device_credentials(config)
+except secrets.PlaintextCredential as error:
+    pulumi.log.error(str(error))
+    raise pulumi.RunError(f"stack {stack}: a credential is set in plain config: nothing was registered") from None
+
 design = report.summary(result.spec, result.topology)  # report
 artifacts_dir = config.get("artifacts_dir") or f"build/{stack}"
-cluster = GpuCluster(result.spec.name, GpuClusterArgs(result.spec, result.topology, artifacts_dir))  # components
+# The validated stack file rides on the GpuCluster component: CrossGuard's stack policy sees only
+# resources, so this is how `pulumi preview --policy-pack policy` re-validates the design.
+validated = json.dumps(cluster_config, sort_keys=True, separators=(",", ":"))
+cluster = GpuCluster(result.spec.name, GpuClusterArgs(result.spec, result.topology, artifacts_dir, validated))  # components
 
 pulumi.export("gpus", design["gpus"])
 pulumi.export("gbps_per_gpu", design["gbps_per_gpu"])
@@ -32,3 +44,5 @@ pulumi.export("oversubscription", design["oversubscription"])
 pulumi.export("switches", design["switches"])
 pulumi.export("node_group_ids", cluster.node_group_ids)
 pulumi.export("artifacts_dir", artifacts_dir if result.spec.target == "onprem" else None)
+if credentials is not None:
+    pulumi.export("device_credentials", credentials)

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from cluster.credentials import plaintext_credentials
 from cluster.findings import Finding, schema, shown
 
 CLUSTER_KEY = "gpu-cluster:cluster"
@@ -265,6 +266,11 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
         replace(finding, path=finding.path[len(prefix):]) if finding.path.startswith(prefix) else finding
         for finding in loaded.findings
     ]
+    for key, variable in plaintext_credentials(config):  # never echo the value
+        loaded.lines[f"config.{key}"] = top_lines.get(f"config.{key}", loaded.key_line)
+        loaded.findings.append(schema(f"config.{key}", f"{key} is set in plain text in the stack file",
+                                      f"remove it (`pulumi config rm {key}`) and set it with `pulumi config set "
+                                      f"--secret {key}`, or export {variable}"))
     if isinstance(cluster, str):  # `pulumi config set --path` can store JSON text
         with contextlib.suppress(ValueError):
             cluster = _decode_json(cluster)

@@ -27,6 +27,9 @@ class GpuClusterArgs:
     spec: ClusterSpec
     topology: Topology
     artifacts_dir: str = "build"
+    # The stack's gpu-cluster:cluster as validated, as JSON: recorded in the stack (input and
+    # output `validated_cluster`) so the CrossGuard stack policy can re-run the validator on it.
+    validated_cluster: str = ""
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -39,7 +42,8 @@ class GpuCluster(pulumi.ComponentResource):
     node_group_ids: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-cluster:cluster:GpuCluster", name, None, opts)
+        recorded = {"validated_cluster": args.validated_cluster} if args.validated_cluster else None
+        super().__init__("gpu-cluster:cluster:GpuCluster", name, recorded, opts)
         spec, topology, directory = args.spec, args.topology, args.artifacts_dir
         owned = _owned_artifacts(spec, topology)
         common: dict[str, Any] = {"spec": spec, "topology": topology, "artifacts_dir": directory}
@@ -66,7 +70,8 @@ class GpuCluster(pulumi.ComponentResource):
 
             write_bundles(self, directory, owned["cluster"])
         self.node_group_ids = {pool: component.group_id for pool, component in self.node_pools.items()}
-        self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target})
+        self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target,
+                               **(recorded or {})})
 
 
 def _owned_artifacts(spec: ClusterSpec, topology: Topology) -> Mapping[str, Mapping[str, Mapping[str, str]]]:

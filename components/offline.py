@@ -26,6 +26,7 @@ from pulumi.runtime.sync_await import _sync_await
 PROJECT = "gpu-cluster"
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 STACK_TYPE = "pulumi:pulumi:Stack"
+SECRET = "[secret]"  # what a secret stack output reads as offline (plan never prints its value)
 # Invokes the program makes, answered with placeholders (no credentials offline).
 INVOKE_RESULTS: dict[str, dict[str, Any]] = {
     "gcp:organizations/getProject:getProject": {"projectId": "<project>", "number": "<project-number>"},
@@ -121,6 +122,14 @@ class _RecordingMonitor(mocks.MockMonitor):
         return response
 
 
+def _resolve(value: Any) -> Any:
+    """An exported value, or SECRET when it is a secret."""
+    output = pulumi.Output.from_input(value)
+    if _sync_await(output.is_secret()):
+        return SECRET
+    return _sync_await(output.future())
+
+
 class _Messages(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -135,14 +144,18 @@ class _Messages(logging.Handler):
 
 
 def run(stack: str, cluster: Mapping[str, Any], artifacts_dir: str | None = None,
-        program: Path = PROGRAM) -> OfflineRun:
+        program: Path = PROGRAM, secrets: Mapping[str, str] | None = None) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
+    `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`).
+    Secret stack outputs come back as SECRET, never their value.
     Process-global: it replaces the Pulumi runtime settings (mocks, config, root stack).
     """
     config = {f"{PROJECT}:cluster": json.dumps(cluster)}
     if artifacts_dir is not None:
         config[f"{PROJECT}:artifacts_dir"] = artifacts_dir
+    secret_keys = [f"{PROJECT}:{key}" for key in sorted(secrets or {})]
+    config.update({f"{PROJECT}:{key}": value for key, value in (secrets or {}).items()})
     monitor = _RecordingMonitor(_EchoMocks())
     messages = _Messages()
     logger = logging.getLogger(f"{__name__}.{stack}")
@@ -151,7 +164,7 @@ def run(stack: str, cluster: Mapping[str, Any], artifacts_dir: str | None = None
     logger.setLevel(logging.DEBUG)
     settings.reset_options(project=PROJECT, stack=stack, preview=False)  # forget the previous run's root stack
     mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger)
-    pulumi.runtime.set_all_config(config)
+    pulumi.runtime.set_all_config(config, secret_keys)
     settings.SETTINGS.rpc_manager.clear()
     settings.SETTINGS.outputs.clear()
     outcome = OfflineRun(stack=stack)
@@ -163,7 +176,7 @@ def run(stack: str, cluster: Mapping[str, Any], artifacts_dir: str | None = None
         monitor.close_loops()
     root = settings.get_root_resource()
     exported = getattr(root, "outputs", {}) if outcome.failure is None else {}
-    outcome.outputs = {key: _sync_await(pulumi.Output.from_input(value).future()) for key, value in exported.items()}
+    outcome.outputs = {key: _resolve(value) for key, value in exported.items()}
     outcome.stack_urn = monitor.stack_urn
     outcome.resources = sorted(monitor.recorded, key=lambda registration: registration.urn)
     outcome.errors, outcome.warnings = messages.errors, messages.warnings

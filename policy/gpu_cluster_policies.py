@@ -1,0 +1,391 @@
+"""CrossGuard policies for gpu-cluster stacks: the design rules, re-checked at deploy time.
+
+`cluster validate` checks the design; these policies check what is actually about to be
+deployed, on the resources' real inputs (camelCase wire names, as the engine sends them), so a
+hand edit, a new component version or a provider default cannot slip past the gate.
+
+Importable on purpose: nothing here builds the PolicyPack (that starts a gRPC server and
+blocks), only `policy/__main__.py` does. Tests call these policies' `validate` directly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from cluster.catalog import load_catalog
+from cluster.pipeline import validate_mapping
+
+MANDATORY = EnforcementLevel.MANDATORY
+CLUSTER_TYPE = "gpu-cluster:cluster:GpuCluster"
+CARRIER = "validated_cluster"  # GpuCluster input and output: the stack's gpu-cluster:cluster as JSON
+EFA_TYPES = ("efa", "efa-only")
+AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+AWS_INSTANCE = "aws:ec2/instance:Instance"
+AWS_GROUP = "aws:autoscaling/group:Group"
+AWS_PLACEMENT = "aws:ec2/placementGroup:PlacementGroup"
+AWS_SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+AWS_SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+AWS_SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+GCP_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+GCP_INSTANCE = "gcp:compute/instance:Instance"
+GCP_FIREWALL = "gcp:compute/firewall:Firewall"
+AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
+AZURE_NSG = "azure-native:network:NetworkSecurityGroup"
+AZURE_RULE = "azure-native:network:SecurityRule"
+WORLD = ("0.0.0.0/0", "::/0")
+AZURE_ANY_SOURCE = ("*", "internet", "any", *WORLD)
+SSH = 22
+
+
+def _items(value: Any) -> list[Any]:
+    """A list property as a list ([] when absent; a mapping or string is one item)."""
+    if value is None:
+        return []
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return list(value)
+    return [value]
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: Any, default: int = 0) -> int:
+    """Wire numbers are floats (and some providers take strings)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _true(value: Any) -> bool:
+    """pulumi-aws takes some booleans as strings ("true")."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _instance(target: str, instance_type: Any) -> Any:
+    if not isinstance(instance_type, str):
+        return None
+    return load_catalog().instance(target, instance_type)
+
+
+# --- AWS: EFA interfaces per network card, primary interface, public IPs --------------------
+
+
+def efa_problems(instance_type: str, interfaces: list[Mapping[str, Any]]) -> Iterator[str]:
+    """Why a launch template's interfaces do not match its instance type's network cards."""
+    instance = _instance("aws", instance_type)
+    if instance is None:
+        return
+    slots = [(_int(nic.get("networkCardIndex")), _int(nic.get("deviceIndex")), str(nic.get("interfaceType") or "interface"))
+             for nic in interfaces]
+    primary = [slot for slot in slots if slot[:2] == (0, 0)]
+    if not primary:
+        yield "no primary interface on network card 0 device 0"
+    elif primary[0][2] == "efa-only":
+        yield "the primary interface (card 0 device 0) is efa-only, which takes no IP; make it 'interface' or 'efa'"
+    efa_cards: dict[int, int] = {}
+    for card, _device, kind in slots:
+        if kind in EFA_TYPES:
+            efa_cards[card] = efa_cards.get(card, 0) + 1
+    cards = instance.network_cards or 1
+    wanted = set(range(cards)) if instance.efa_on_card0 or cards == 1 else set(range(1, cards))
+    missing = sorted(wanted - set(efa_cards))
+    if missing:
+        yield (f"{instance_type} has {cards} network cards, {len(wanted)} with EFA; the template has an EFA interface "
+               f"on {len(efa_cards)}: missing on card(s) {_short(missing)}")
+    extra = sorted(card for card in efa_cards if card not in wanted or efa_cards[card] > 1)
+    if extra:
+        yield f"EFA interfaces on card(s) {_short(extra)} that {instance_type} does not have or already serves"
+
+
+def _short(numbers: list[int]) -> str:
+    return ", ".join(str(number) for number in numbers[:8]) + (f" (+{len(numbers) - 8} more)" if len(numbers) > 8 else "")
+
+
+def check_launch_template_efa(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """AWS launch template: one EFA (efa or efa-only) per EFA network card of the instance
+    type, per the catalog, and the primary interface on card 0 device 0."""
+    if args.resource_type != AWS_LAUNCH_TEMPLATE:
+        return
+    instance_type = args.props.get("instanceType")
+    if _instance("aws", instance_type) is None:
+        return  # not a GPU instance type this project knows (a bastion, a login node)
+    interfaces = [_map(nic) for nic in _items(args.props.get("networkInterfaces"))]
+    for problem in efa_problems(str(instance_type), interfaces):
+        report(f"launch template {args.name}: {problem}; the interfaces must follow the instance's network cards "
+               "(components/aws/node_pool.py network_interfaces)", None)
+
+
+def check_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """GPU nodes take no public address: AWS associatePublicIpAddress, GCP accessConfigs,
+    Azure publicIPAddressConfiguration."""
+    props = args.props
+    found: list[str] = []
+    if args.resource_type in (AWS_LAUNCH_TEMPLATE, AWS_INSTANCE):
+        if _true(props.get("associatePublicIpAddress")):
+            found.append("associatePublicIpAddress")
+        for index, nic in enumerate(_items(props.get("networkInterfaces"))):
+            if _true(_map(nic).get("associatePublicIpAddress")):
+                found.append(f"networkInterfaces[{index}].associatePublicIpAddress")
+    elif args.resource_type in (GCP_TEMPLATE, GCP_INSTANCE):
+        for index, nic in enumerate(_items(props.get("networkInterfaces"))):
+            for key in ("accessConfigs", "ipv6AccessConfigs"):
+                if _items(_map(nic).get(key)):
+                    found.append(f"networkInterfaces[{index}].{key}")
+    elif args.resource_type == AZURE_VMSS:
+        network = _map(_map(_map(props.get("virtualMachineProfile")).get("networkProfile")))
+        for index, nic in enumerate(_items(network.get("networkInterfaceConfigurations"))):
+            for ip_index, ip in enumerate(_items(_map(nic).get("ipConfigurations"))):
+                if _map(ip).get("publicIPAddressConfiguration") is not None:
+                    found.append(f"virtualMachineProfile.networkProfile.networkInterfaceConfigurations[{index}]"
+                                 f".ipConfigurations[{ip_index}].publicIPAddressConfiguration")
+    else:
+        return
+    for path in found:
+        report(f"{args.name}: GPU nodes must not get a public IP ({path} is set); reach them through a bastion or "
+               "the management network", None)
+
+
+# --- Placement ----------------------------------------------------------------------------
+
+
+def check_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """GPU node groups sit in one cluster (compact) placement group."""
+    props, kind = args.props, args.resource_type
+    if kind == AWS_GROUP and not props.get("placementGroup"):
+        report(f"auto scaling group {args.name}: no placementGroup; GPU nodes must share a cluster placement group "
+               "for full EFA bandwidth", None)
+    elif kind == AWS_PLACEMENT and props.get("strategy") != "cluster":
+        report(f"placement group {args.name}: strategy {props.get('strategy')!r}; GPU nodes need strategy 'cluster'",
+               None)
+    elif kind == GCP_TEMPLATE and _instance("gcp", props.get("machineType")) is not None:
+        if not _items(props.get("resourcePolicies")):
+            report(f"instance template {args.name}: no resourcePolicies; GPU VMs need a compact placement policy "
+                   "(groupPlacementPolicy.collocation COLLOCATED)", None)
+    elif (kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None
+          and props.get("singlePlacementGroup") is not True):
+        report(f"scale set {args.name}: singlePlacementGroup is not true; InfiniBand connects VMs only within "
+               "one placement group", None)
+
+
+# --- GCP: one RDMA subnet per GPU NIC --------------------------------------------------------
+
+
+def check_gcp_gpu_nics(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """GCP instance template: one GPU NIC per catalog GPU NIC (MRDMA on the RDMA VPC), each on
+    its own subnet."""
+    if args.resource_type != GCP_TEMPLATE:
+        return
+    instance = _instance("gcp", args.props.get("machineType"))
+    if instance is None or instance.layout is None:
+        return
+    nics = [_map(nic) for nic in _items(args.props.get("networkInterfaces"))]
+    others = instance.other_nics.count if instance.other_nics else 1
+    gpu = [nic for nic in nics if nic.get("nicType") == "MRDMA"] if instance.layout == "rdma-vpc" else nics[others:]
+    want = instance.fabric.count
+    if len(gpu) != want:
+        kind = "MRDMA" if instance.layout == "rdma-vpc" else "GPU"
+        report(f"instance template {args.name}: {len(gpu)} {kind} NICs, {args.props.get('machineType')} has {want} "
+               f"GPU NICs; give each its own subnet of the GPU network", None)
+        return
+    subnets = [str(nic.get("subnetwork")) for nic in gpu]
+    if len(set(subnets)) != len(subnets):
+        report(f"instance template {args.name}: GPU NICs share subnets ({len(set(subnets))} distinct for {want} NICs); "
+               "each GPU NIC needs its own subnet", None)
+
+
+# --- AWS: the EFA security group stays the fabric's ----------------------------------------
+
+
+def _self_only(rule: Mapping[str, Any]) -> bool:
+    return _true(rule.get("self")) and not any(_items(rule.get(key)) for key in (
+        "cidrBlocks", "ipv6CidrBlocks", "prefixListIds", "securityGroups"))
+
+
+def check_fabric_security_group(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """The GPU fabric's security group is not shared with storage or management: the group
+    tagged `gpu-cluster/network: fabric` only admits itself, and the launch template's EFA
+    interfaces carry that one group, never the management or storage groups of the primary."""
+    props = args.props
+    if args.resource_type == AWS_SECURITY_GROUP and _map(props.get("tags")).get("gpu-cluster/network") == "fabric":
+        for direction in ("ingress", "egress"):
+            for index, rule in enumerate(_items(props.get(direction))):
+                if not _self_only(_map(rule)):
+                    report(f"security group {args.name}: {direction}[{index}] admits more than the group itself; the "
+                           "EFA group must stay the fabric's alone (no CIDR, no other group, no shared role)", None)
+    elif args.resource_type == AWS_LAUNCH_TEMPLATE and _instance("aws", props.get("instanceType")) is not None:
+        interfaces = [_map(nic) for nic in _items(props.get("networkInterfaces"))]
+        primary = [nic for nic in interfaces if (_int(nic.get("networkCardIndex")), _int(nic.get("deviceIndex"))) == (0, 0)]
+        efa_groups = {tuple(str(group) for group in _items(nic.get("securityGroups")))
+                      for nic in interfaces if nic.get("interfaceType") in EFA_TYPES}
+        if not efa_groups:
+            return
+        if len(efa_groups) > 1 or len(next(iter(efa_groups))) != 1:
+            report(f"launch template {args.name}: EFA interfaces carry {sorted(efa_groups)}; each must carry exactly "
+                   "the fabric's one security group", None)
+            return
+        primary_groups = [str(group) for group in _items(primary[0].get("securityGroups"))] if primary else []
+        if primary_groups and set(primary_groups) <= set(next(iter(efa_groups))):
+            report(f"launch template {args.name}: the primary interface carries only the EFA group; management and "
+                   "storage need their own security groups", None)
+
+
+# --- SSH not open to the world ----------------------------------------------------------------
+
+
+def _world(source: Any) -> bool:
+    text = str(source).strip().lower()
+    if text in AZURE_ANY_SOURCE:
+        return True
+    try:
+        return ipaddress.ip_network(text, strict=False).prefixlen == 0
+    except ValueError:
+        return False
+
+
+def _covers_ssh(low: Any, high: Any) -> bool:
+    return _int(low, -1) <= SSH <= _int(high, -1)
+
+
+def _port_spec_covers_ssh(spec: Any) -> bool:
+    """'22', '20-25', '*' (Azure) or '22' / '1-1024' (GCP ports)."""
+    text = str(spec).strip()
+    if text == "*":
+        return True
+    low, _, high = text.partition("-")
+    return _covers_ssh(low, high or low)
+
+
+def _aws_rule_opens_ssh(rule: Mapping[str, Any], cidr_keys: tuple[str, ...]) -> bool:
+    protocol = str(rule.get("protocol", rule.get("ipProtocol", ""))).lower()
+    if protocol in ("-1", "all"):
+        ports_ok = True
+    elif protocol in ("tcp", "6"):
+        ports_ok = _covers_ssh(rule.get("fromPort"), rule.get("toPort"))
+    else:
+        return False
+    return ports_ok and any(_world(cidr) for key in cidr_keys for cidr in _items(rule.get(key)))
+
+
+def _azure_rule_opens_ssh(rule: Mapping[str, Any]) -> bool:
+    if str(rule.get("direction", "")).lower() != "inbound" or str(rule.get("access", "")).lower() != "allow":
+        return False
+    if str(rule.get("protocol", "*")).lower() not in ("tcp", "*"):
+        return False
+    ports = [rule.get("destinationPortRange"), *_items(rule.get("destinationPortRanges"))]
+    sources = [rule.get("sourceAddressPrefix"), *_items(rule.get("sourceAddressPrefixes"))]
+    return (any(_port_spec_covers_ssh(port) for port in ports if port is not None)
+            and any(_world(source) for source in sources if source is not None))
+
+
+def ssh_world_rules(resource_type: str, props: Mapping[str, Any]) -> Iterator[str]:
+    """Paths of the rules in one security group / rule / firewall / NSG that open port 22 to
+    0.0.0.0/0 or ::/0 (or Azure's `*` / Internet)."""
+    if resource_type == AWS_SECURITY_GROUP:
+        for index, rule in enumerate(_items(props.get("ingress"))):
+            if _aws_rule_opens_ssh(_map(rule), ("cidrBlocks", "ipv6CidrBlocks")):
+                yield f"ingress[{index}]"
+    elif resource_type == AWS_SG_RULE:
+        if props.get("type") == "ingress" and _aws_rule_opens_ssh(props, ("cidrBlocks", "ipv6CidrBlocks")):
+            yield "rule"
+    elif resource_type == AWS_SG_INGRESS:
+        if _aws_rule_opens_ssh(props, ("cidrIpv4", "cidrIpv6")):
+            yield "rule"
+    elif resource_type == GCP_FIREWALL:
+        if str(props.get("direction") or "INGRESS").upper() != "INGRESS":
+            return
+        sources = [*_items(props.get("sourceRanges")), *_items(props.get("sourceTags")),
+                   *_items(props.get("sourceServiceAccounts"))]
+        # An ingress rule that names no source applies to 0.0.0.0/0 (GCP's default source).
+        if sources and not any(_world(source) for source in _items(props.get("sourceRanges"))):
+            return
+        for index, allow in enumerate(_items(props.get("allows"))):
+            allow = _map(allow)
+            protocol = str(allow.get("protocol", "")).lower()
+            ports = _items(allow.get("ports"))
+            if protocol in ("all", "tcp", "6") and (not ports or any(_port_spec_covers_ssh(port) for port in ports)):
+                yield f"allows[{index}]"
+    elif resource_type == AZURE_NSG:
+        for index, rule in enumerate(_items(props.get("securityRules"))):
+            if _azure_rule_opens_ssh(_map(rule)):
+                yield f"securityRules[{index}]"
+    elif resource_type == AZURE_RULE and _azure_rule_opens_ssh(props):
+        yield "rule"
+
+
+def check_ssh_not_world(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """No security group, firewall or NSG opens SSH (22) to 0.0.0.0/0 or ::/0."""
+    for path in ssh_world_rules(args.resource_type, args.props):
+        report(f"{args.name}: {path} opens SSH (port 22) to the whole internet; admit only cloud.ssh_cidrs", None)
+
+
+# --- Stack: the whole validator on the recorded stack file -------------------------------------
+
+
+def stack_of(urn: str) -> str:
+    """`urn:pulumi:<stack>::<project>::<type>::<name>` -> the stack name."""
+    return urn.split("::", 1)[0].rsplit(":", 1)[-1] if urn.startswith("urn:pulumi:") else "stack"
+
+
+def check_stack_design(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Run the whole validator (cluster.pipeline.validate_mapping) on the stack file the program
+    recorded in the GpuCluster component (`validated_cluster`), and fail with every finding."""
+    clusters = [resource for resource in args.resources if resource.resource_type == CLUSTER_TYPE]
+    if not clusters:
+        report("no gpu-cluster:cluster:GpuCluster resource in the stack: the design cannot be re-validated", None)
+        return
+    for resource in clusters:
+        recorded = resource.props.get(CARRIER)
+        if not isinstance(recorded, str):
+            report(f"GpuCluster {resource.name} records no {CARRIER}: the design cannot be re-validated", resource.urn)
+            continue
+        try:
+            mapping = json.loads(recorded)
+        except ValueError as error:
+            report(f"GpuCluster {resource.name}: {CARRIER} is not JSON ({error})", resource.urn)
+            continue
+        result = validate_mapping(stack_of(resource.urn), mapping)
+        if result.ok:
+            continue
+        reported = [finding for finding in result.findings if not finding.suppressed]
+        for finding in reported:
+            report(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}",
+                   resource.urn)
+        if not reported:
+            report(f"GpuCluster {resource.name}: the recorded design fails validation", resource.urn)
+
+
+def policies() -> list[Policy]:
+    """Every policy of the pack, mandatory: a violation stops `pulumi up`."""
+    resource = [
+        ("gpu-efa-per-network-card", "AWS launch template: one EFA interface per EFA network card of the "
+         "instance type (catalog), primary interface on card 0 device 0", check_launch_template_efa),
+        ("gpu-placement-group", "GPU node groups use a cluster (compact) placement group", check_placement),
+        ("gpu-no-public-ip", "GPU nodes get no public IP", check_no_public_ip),
+        ("gpu-fabric-security-group-not-shared", "The GPU fabric's security group is not shared with storage "
+         "or management", check_fabric_security_group),
+        ("gcp-rdma-subnet-per-gpu-nic", "GCP: one GPU NIC, on its own subnet, per GPU NIC of the machine type",
+         check_gcp_gpu_nics),
+        ("ssh-not-open-to-world", "SSH (port 22) is not open to 0.0.0.0/0 or ::/0", check_ssh_not_world),
+    ]
+    built: list[Policy] = [ResourceValidationPolicy(name=name, description=text, validate=check,
+                                                    enforcement_level=MANDATORY)
+                           for name, text, check in resource]
+    built.append(StackValidationPolicy(
+        name="gpu-cluster-design", description="The stack's gpu-cluster:cluster, recorded in the GpuCluster "
+        "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY))
+    return built
