@@ -12,10 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+from cluster.commands import refusal
 from cluster.exports.files import export_files
 from cluster.pipeline import validate
 from cluster.render.writer import write_tree
-from cluster.report import to_text
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,10 +28,10 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = validate(args.stack)
-    if not result.ok or result.spec is None or result.topology is None:
-        print(to_text(result), file=sys.stderr)
-        print(f"export: {result.stack} fails validation; nothing written", file=sys.stderr)
-        return result.exit_code or 1
+    refused = refusal(result, "export")
+    if refused is not None:
+        return refused
+    assert result.spec is not None and result.topology is not None
     out: Path = args.out if args.out is not None else Path("build") / "exports" / result.stack
     files = export_files(result.spec, result.topology)
     try:

@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from cluster.commands import refusal
 from cluster.pipeline import validate
 from cluster.render import render_tree
 from cluster.render.writer import write_tree
-from cluster.report import to_text
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,10 +26,10 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = validate(args.stack)
-    if not result.ok or result.spec is None or result.topology is None:
-        print(to_text(result), file=sys.stderr)
-        print(f"render: {result.stack} fails validation; nothing written", file=sys.stderr)
-        return result.exit_code or 1
+    refused = refusal(result, "render")
+    if refused is not None:
+        return refused
+    assert result.spec is not None and result.topology is not None
     spec = result.spec
     if spec.is_cloud:
         print(f"render: {result.stack} targets {spec.target}; render writes on-prem artifacts only "
