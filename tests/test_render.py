@@ -95,7 +95,7 @@ def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(pr
     assert set(changed) == set(prod_files)
     differing = {path for path in prod_files if prod_files[path] != changed[path]}
     fabric = {path for path in prod_files if path.startswith(("switches/leaf-", "switches/spine-"))}
-    assert differing == fabric | {"hosts/h200/qos.sh", "hosts/h200/nccl.env"}
+    assert differing == fabric | {"hosts/h200/qos.sh", "hosts/h200/nccl.env", "nccl/h200.env"}
     for path in differing:
         old_lines = set(prod_files[path].splitlines()) - set(changed[path].splitlines())
         new_lines = set(changed[path].splitlines()) - set(prod_files[path].splitlines())

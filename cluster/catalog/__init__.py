@@ -50,6 +50,22 @@ class CloudFabric(Entry):
     gbps: int
 
 
+class NcclSetting(Entry):
+    """One environment variable a provider's own scripts set, and why."""
+
+    value: str
+    why: str
+
+
+class NcclProfile(Entry):
+    """The collective-library environment a provider documents for an instance type."""
+
+    transport: str  # what carries NCCL between nodes, in words
+    source: str  # the provider's file the values come from
+    setup: tuple[str, ...] = ()  # steps the provider's scripts run before NCCL starts
+    env: dict[str, NcclSetting] = Field(min_length=1)
+
+
 class Instance(Entry):
     gpu: str
     gpus: int
@@ -60,6 +76,7 @@ class Instance(Entry):
     efa_on_card0: bool = False
     layout: Literal["multi-vpc", "rdma-vpc"] | None = None
     total_gbps: int
+    nccl: NcclProfile
     source: str
 
 

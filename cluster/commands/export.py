@@ -1,5 +1,5 @@
 """`export STACK [--out DIR]`: validate, then write scheduler topology, node labels, Kueue objects,
-cabling plan and bill of materials (default build/exports/<stack>/).
+NCCL env per pool, cabling plan and bill of materials (default build/exports/<stack>/).
 
 Exit 0 written; 1 the design fails validation (nothing written); 2 unreadable input, SCHEMA
 errors, or an output path that cannot be written.
@@ -20,7 +20,8 @@ from cluster.render.writer import write_tree
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = verbs.add_parser(
-        "export", help="write Slurm topology.conf, Kubernetes labels and Kueue objects, cabling.csv and bom.csv")
+        "export", help="write Slurm topology.conf, Kubernetes labels and Kueue objects, nccl/<pool>.env, "
+        "cabling.csv and bom.csv")
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/exports/<stack>/)")
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from cluster.exports.bom import bill_of_materials, bom_csv
 from cluster.exports.cabling import cables, cabling_csv
 from cluster.exports.kubernetes import kueue_yaml, label_script, node_labels_yaml
+from cluster.exports.nccl import nccl_env
 from cluster.exports.slurm import block_conf, topology_conf
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
 
 def export_files(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
-    """Scheduler topology, node labels, Kueue objects, cabling plan and bill of materials.
+    """Scheduler topology, node labels, Kueue objects, NCCL env per pool, cabling plan and bill of materials.
 
     Slurm files and the cabling plan exist only on premises (a cloud fabric is the provider's).
     """
@@ -25,6 +26,8 @@ def export_files(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
     files["kubernetes/node-labels.yaml"] = node_labels_yaml(spec, topology)
     files["kubernetes/label-nodes.sh"] = label_script(spec, topology)
     files["kubernetes/kueue.yaml"] = kueue_yaml(spec, topology)
+    for pool, text in nccl_env(spec, topology).items():
+        files[f"nccl/{pool}.env"] = text
     if not spec.is_cloud:
         plan = list(cables(spec, topology))
         files["cabling.csv"] = cabling_csv(spec, topology, plan)

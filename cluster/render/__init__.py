@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 
 from cluster.addressing import Addresses, allocate, gc_paused
-from cluster.exports.files import export_files
 from cluster.qos import switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_ib_pool, render_pool
@@ -35,6 +34,9 @@ def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | No
     """Every on-prem artifact of a design that passed validation: the device configs, and from the
     same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
     device should see (expected LLDP neighbors, a Cumulus PTM topology.dot)."""
+    # imported here: the exports (nccl/<pool>.env) reuse this package's host renderer
+    from cluster.exports.files import export_files
+
     with gc_paused():
         files = _render_configs(spec, topology, addresses)
         files.update(export_files(spec, topology))

@@ -169,6 +169,13 @@ def render_pool(view: HostPool) -> dict[str, str]:
     }
 
 
+def pool_nccl_env(spec: ClusterSpec, topology: Topology, pool: PoolSpec) -> str:
+    """The nccl.env of one on-prem pool, as `render_pool` / `render_ib_pool` write it (no host addresses needed)."""
+    if spec.fabric is not None and spec.fabric.transport == "infiniband":
+        return render_ib_pool(spec, pool)["nccl.env"]
+    return render_pool(host_pool(spec, topology, None, pool))["nccl.env"]
+
+
 def render_ib_pool(spec: ClusterSpec, pool: PoolSpec) -> dict[str, str]:
     """InfiniBand pools: only the NCCL env file (the subnet manager owns QoS)."""
     view = {"stack": spec.name, "pool": pool.name,
