@@ -191,7 +191,8 @@ class _Resolver:
             index=index,
             nodes=pool.nodes,
             gpu=gpu,
-            gpus_per_node=pool.gpus_per_node or server.gpus or gpu_entry.gpus_per_node,
+            # a named server says how many GPUs it carries; otherwise the GPU's board does
+            gpus_per_node=pool.gpus_per_node or (server.gpus if pool.server else gpu_entry.gpus_per_node),
             nvlink_domain=gpu_entry.nvlink_domain,
             server=server_name,
             instance_type=None,

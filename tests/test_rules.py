@@ -216,3 +216,12 @@ def test_spine_count_uses_data_ports_only() -> None:
     plan = size_network(oob, devices=1200, ports_per_device=1, device_gbps=1)
     assert plan.leaves * plan.leaf_uplinks <= plan.spines * oob.spine.ports
     assert plan.leaves * plan.leaf_uplinks > plan.spines * oob.spine.ports - oob.spine.ports  # and no spine too many
+
+
+def test_gb200_pools_take_the_trays_gpu_count() -> None:
+    """GB200 comes 4 GPUs to a compute tray: without `server` or `gpus_per_node` the GPU catalog decides."""
+    result = run(stack(node_pools=[{"name": "nvl", "nodes": 72, "gpu": "GB200"}]))
+    assert result.spec is not None
+    pool = result.spec.pools[0]
+    assert (pool.gpus_per_node, pool.nvlink_domain, pool.fabric_nics.count) == (4, 72, 4)
+    assert result.exit_code == 0, [(f.rule, f.message) for f in result.findings]
