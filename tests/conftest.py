@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -39,6 +40,14 @@ def run(data: dict[str, Any]) -> Result:
 
 def rules_of(result: Result, severity: str | None = None) -> set[str]:
     return {f.rule for f in result.findings if severity is None or str(f.severity) == severity}
+
+
+def missing_tool(reason: str) -> NoReturn:
+    """Skip for a missing Debian tool on a developer's machine; fail under CI (CI=true), where
+    .ci/run installs .ci/apt-packages.txt, so a lost install step cannot hide behind a skip."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: CI must install it")
+    pytest.skip(reason)
 
 
 @pytest.fixture()

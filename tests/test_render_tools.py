@@ -22,7 +22,7 @@ import yaml
 from cluster.pipeline import validate, validate_mapping
 from cluster.qos import switch_plan
 from cluster.render import render_tree
-from tests.conftest import ROOT
+from tests.conftest import ROOT, missing_tool
 
 PROD = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
 MISSING_MODULE = re.compile(r"unknown|not found|Failed to load", re.I)
@@ -66,7 +66,7 @@ def _need_root_and_iproute() -> None:
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root (CI runs as root)")
     if shutil.which("ip") is None or shutil.which("tc") is None:
-        pytest.skip("iproute2 is not installed (listed in .ci/apt-packages.txt)")
+        missing_tool("iproute2 is not installed (listed in .ci/apt-packages.txt)")
 
 
 def tc_lines(script: str) -> list[str]:
@@ -178,7 +178,7 @@ def test_rail_routing_section_applies_with_real_ip(namespace_with_rails: Applied
 def _vtysh() -> str:
     path = shutil.which("vtysh")
     if path is None:
-        pytest.skip("FRR is not installed (Debian `frr`, listed in .ci/apt-packages.txt)")
+        missing_tool("FRR is not installed (Debian `frr`, listed in .ci/apt-packages.txt)")
     return path
 
 
@@ -274,7 +274,7 @@ def test_bash_parses_every_rendered_script(tmp_path: Path, dscp46_files: dict[st
 def test_shellcheck_finds_nothing_in_the_rendered_scripts(tmp_path: Path, dscp46_files: dict[str, str]) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
-        pytest.skip("shellcheck is not installed (Debian `shellcheck`, listed in .ci/apt-packages.txt)")
+        missing_tool("shellcheck is not installed (Debian `shellcheck`, listed in .ci/apt-packages.txt)")
     paths = []
     for index, path in enumerate(sorted(p for p in dscp46_files if p.endswith(".sh"))):
         target = tmp_path / f"{index}.sh"
