@@ -149,8 +149,7 @@ def test_every_pool_of_a_cloud_stack_gets_its_own_instance_type() -> None:
                                          for path in (ROOT / "stacks").glob("Pulumi.*.yaml")))
 def test_export_writes_an_env_per_pool_for_every_example_stack(stack: str) -> None:
     result = validate(stack)
-    if result.spec is None or result.topology is None:
-        pytest.skip(f"{stack} does not resolve")
+    assert result.spec is not None and result.topology is not None, f"{stack} does not resolve"
     files = export_files(result.spec, result.topology)
     assert sorted(path for path in files if path.startswith("nccl/")) == sorted(
         f"nccl/{pool.name}.env" for pool in result.spec.pools)

@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, missing_tool
 
 WORKFLOW = ROOT / "examples" / "ci" / "gpu-cluster.yml"
 
@@ -80,7 +80,7 @@ def test_scripts_pass_bash_and_shellcheck(script: str, tmp_path: Path) -> None:
     checked = subprocess.run(["bash", "-n", str(script_file)], capture_output=True, text=True, timeout=30)
     assert checked.returncode == 0, checked.stderr
     if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (Debian package `shellcheck`, in .ci/apt-packages.txt)")
+        missing_tool("shellcheck is not installed (Debian package `shellcheck`, in .ci/apt-packages.txt)")
     linted = subprocess.run(["shellcheck", "-s", "bash", "-S", "style", str(script_file)],
                             capture_output=True, text=True, timeout=60)
     assert linted.returncode == 0, linted.stdout
