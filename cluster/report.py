@@ -52,7 +52,10 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         "target": spec.target,
         "nodes": spec.nodes,
         "gpus": spec.gpus,
-        "pools": {pool.name: {"nodes": pool.nodes, "gpu": pool.gpu, "gpus": pool.gpus} for pool in spec.pools},
+        "pools": {pool.name: {"nodes": pool.nodes, "gpu": pool.gpu, "gpus": pool.gpus,
+                              "instance_type": pool.instance_type,
+                              "fabric_nics": f"{pool.fabric_nics.count} x {pool.fabric_nics.gbps}G {pool.fabric_kind}"}
+                  for pool in spec.pools},
         "gbps_per_gpu": per_gpu,
         "switches": {network: switches[network] for network in NETWORKS if network in switches},
         "oversubscription": worst,
@@ -106,6 +109,9 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
     per_gpu = ", ".join(f"{name} {value:g}" for name, value in data["gbps_per_gpu"].items())
     lines.append(f"  fabric Gbps per GPU: {per_gpu}")
     fabric = data["fabric"]
+    for name, pool in data["pools"].items():
+        if pool["instance_type"]:
+            lines.append(f"  {name}: {pool['instance_type']}, fabric {pool['fabric_nics']} per node (the provider's)")
     if fabric:
         lines.append(
             f"  fabric: {fabric['transport']}, {fabric['design']}, {fabric['tiers']} tier(s), {fabric['planes']} "

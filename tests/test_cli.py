@@ -51,3 +51,8 @@ def test_no_traceback_from_a_real_process(tmp_path) -> None:  # type: ignore[no-
     assert done.returncode == 2
     assert "Traceback" not in done.stdout + done.stderr
     assert "node_pools[0].nodes" in done.stdout
+
+
+def test_cloud_design_names_the_instance_and_its_fabric(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "aws-p5e"]) == 0
+    assert "h200: p5e.48xlarge, fabric 32 x 100G efa per node (the provider's)" in capsys.readouterr().out
