@@ -81,27 +81,7 @@ def switch_loads(graph: nx.MultiGraph) -> dict[str, SwitchLoad]:
 
 def switch_load(graph: nx.MultiGraph, name: str) -> SwitchLoad:
     """What switch `name` carries (read from the one-pass `switch_loads`)."""
-    load = switch_loads(graph).get(name)
-    if load is not None:
-        return load
-    return _walk_load(graph, name)
-
-
-def _walk_load(graph: nx.MultiGraph, name: str) -> SwitchLoad:
-    down_links = up_links = 0
-    down_gbps = up_gbps = 0.0
-    own_network = graph.nodes[name]["network"]
-    for _, _, data in graph.edges(name, data=True):
-        if data["network"] == "oob" and own_network != "oob":
-            continue  # the switch's own management port, not a data port
-        bandwidth = data["links"] * data["gbps"]
-        if data["lower"] == name:
-            up_links += data["links"]
-            up_gbps += bandwidth
-        else:
-            down_links += data["links"]
-            down_gbps += bandwidth
-    return SwitchLoad(down_links, up_links, down_gbps, up_gbps)
+    return switch_loads(graph)[name]
 
 
 def ports_used(graph: nx.MultiGraph, name: str, load: SwitchLoad) -> tuple[int, int]:

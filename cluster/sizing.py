@@ -91,10 +91,6 @@ def pick_spines(leaves: int, uplinks: int, spine_ports: int, spare: int = 0) -> 
     return best
 
 
-def fabric_ports_per_node(spec: ClusterSpec) -> int:
-    return max(pool.fabric_nics.ports for pool in spec.pools)
-
-
 def shared_ports_per_node(spec: ClusterSpec, fabric: FabricSpec) -> int:
     """Storage / management ports cabled to fabric leaves on a converged design."""
     ports = 0

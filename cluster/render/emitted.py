@@ -15,7 +15,7 @@ import dataclasses
 import json
 import re
 
-from cluster.qos import QosSide, classes, switch_plan
+from cluster.qos import QosSide, classes, default_host_priority, switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_pool
 from cluster.render.naming import switch_port
@@ -83,12 +83,12 @@ def read_eos(text: str, planned: list[int]) -> QosSide:
 
 def read_host(text: str, planned: list[int]) -> tuple[QosSide, QosSide]:
     """(mlnx_qos path, dcb path) of a host script."""
-    mlnx = {dscp: dscp >> 3 for dscp in range(64)}
+    mlnx = {dscp: default_host_priority(dscp) for dscp in range(64)}
     for dscp, priority in re.findall(r"mlnx_qos -i \S+ --dscp2prio set,(\d+),(\d+)$", text, re.M):
         mlnx[int(dscp)] = int(priority)
     flags = re.findall(r"mlnx_qos -i \S+ --pfc ([01,]+)$", text, re.M)
     mlnx_pfc = {index for index, flag in enumerate(flags[0].split(",")) if flag == "1"} if flags else set()
-    dcb = {dscp: dscp >> 3 for dscp in range(64)}
+    dcb = {dscp: default_host_priority(dscp) for dscp in range(64)}
     for entries in re.findall(r"dcb app replace dev \S+ dscp-prio ([\d: ]+)$", text, re.M):
         dcb.update({int(d): int(p) for d, p in (entry.split(":") for entry in entries.split())})
     dcb_pfc: set[int] = set()

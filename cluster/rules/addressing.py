@@ -6,32 +6,9 @@ from collections.abc import Iterator
 
 from cluster.addressing import allocate
 from cluster.findings import Finding
-from cluster.load import edge_list
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
-from cluster.topology import FABRIC, Topology
-
-
-def address_demand(spec: ClusterSpec, topology: Topology) -> dict[str, int]:
-    """Addresses each pool must hold: a loopback per routed switch, a /31 per switch-to-switch
-    link, and on RoCE a /31 per host fabric port (per-rail routed host links) plus one
-    address per storage and management port."""
-    graph = topology.graph
-    routed_fabric = spec.fabric is not None and spec.fabric.transport == "roce"
-    loopbacks = links = hosts = 0
-    for _name, data in topology.switches():
-        if data["network"] == "oob" or (data["network"] == FABRIC and not routed_fabric):
-            continue
-        loopbacks += 1
-    kind = dict(graph.nodes(data="kind"))  # a plain dict: one lookup per edge, 460k at 131,072 GPUs
-    for lower, _upper, _key, data in edge_list(graph):
-        if data["network"] == "oob" or (data["network"] == FABRIC and not routed_fabric):
-            continue
-        if kind[lower] == "switch":
-            links += 2 * data["links"]
-        else:
-            hosts += (2 if data["network"] == FABRIC else 1) * data["links"]
-    return {"loopbacks": loopbacks, "fabric_links": links, "hosts": hosts}
+from cluster.topology import Topology
 
 
 class AddressPools(Rule):
