@@ -42,7 +42,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster.load import edge_list
+import numpy as np
+
+from cluster.load import edge_list, link_arrays
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import FABRIC, Topology
 
@@ -154,15 +156,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def allocate(spec: ClusterSpec, topology: Topology, host_links: bool = True) -> Addresses:
+def allocate(spec: ClusterSpec, topology: Topology, links: bool = True) -> Addresses:
     """Loopbacks, ASNs and /31s for every routed switch and cable of the design. With
-    `host_links=False` the host ports are only checked to fit, not enumerated (ADDR-POOL:
-    a million host ports at 100k+ GPUs)."""
+    `links=False` the blocks of switch uplinks and host ports are only checked to fit, not
+    enumerated cable by cable (ADDR-POOL: the same problems; 260k switch cables and a million
+    host ports at 100k+ GPUs are enumerated only when rendering)."""
     with gc_paused():
-        return _allocate(spec, topology, host_links)
+        return _allocate(spec, topology, links)
 
 
-def _allocate(spec: ClusterSpec, topology: Topology, host_links: bool) -> Addresses:
+def _allocate(spec: ClusterSpec, topology: Topology, links: bool) -> Addresses:
     result = Addresses()
     if spec.fabric is None:
         return result
@@ -195,8 +198,8 @@ def _allocate(spec: ClusterSpec, topology: Topology, host_links: bool) -> Addres
         result.asns[name] = _asn(spec, data, base + 1 + slot[1] - loopback_base, three_tier)
         tiers[name] = data["tier"]
     _check_asns(spec, result, tiers)
-    _allocate_uplinks(result, topology, slots, link_pool)
-    _allocate_hosts(spec, result, topology, host_pool, routed_fabric, host_links)
+    _allocate_uplinks(result, topology, slots, link_pool, links)
+    _allocate_hosts(spec, result, topology, host_pool, routed_fabric, links)
     return result
 
 
@@ -225,16 +228,23 @@ def _check_asns(spec: ClusterSpec, result: Addresses, tiers: dict[str, str]) -> 
 
 
 def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tuple[str, int]],
-                      pool: ipaddress.IPv4Network) -> None:
+                      pool: ipaddress.IPv4Network, enumerate_links: bool) -> None:
     """A /31 per switch-to-switch cable, in blocks owned by the lower switch."""
     graph = topology.graph
     uplinks: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-    for _, _, key, data in edge_list(graph):  # the shared cached edge list: one networkx pass per graph
-        lower, upper = data["lower"], data["upper"]
-        if lower not in slots or upper not in slots:
-            continue
-        for index in range(data["links"]):
-            uplinks[lower].append((upper, key, index))
+    if enumerate_links:
+        for _, _, key, data in edge_list(graph):  # the shared cached edge list: one networkx pass per graph
+            lower, upper = data["lower"], data["upper"]
+            if lower not in slots or upper not in slots:
+                continue
+            for index in range(data["links"]):
+                uplinks[lower].append((upper, key, index))
+    else:  # which switches own a block, from the link arrays: the blocks' fit needs no more
+        arrays = link_arrays(graph)
+        slotted = np.zeros(len(arrays.names), dtype=bool)
+        slotted[[arrays.index[name] for name in slots]] = True
+        owners = np.unique(arrays.lower[slotted[arrays.lower] & slotted[arrays.upper]]).tolist()
+        uplinks.update((arrays.names[owner], []) for owner in owners)
     # a block per lower switch sized by its port count, not its current uplinks: re-sizing the
     # uplinks when a pool grows must not move the blocks of other switches
     widest: dict[str, int] = defaultdict(int)

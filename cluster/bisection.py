@@ -31,7 +31,7 @@ from typing import Any
 
 import networkx as nx
 
-from cluster.load import edge_list
+from cluster.load import NETWORK_CODES, link_arrays
 from cluster.topology import FABRIC, Topology
 
 Array = Any  # a 1-D numpy integer array (numpy is imported lazily)
@@ -141,35 +141,42 @@ def _worst(network: _FlowNetwork, groups: list[_Group], pod_gpus: Mapping[int, i
 class _FlowNetwork:
     """The fabric as integer-capacity arcs (tail, head, Gbps): hosts, switches, host injection.
 
-    Vectorized (numpy over the fabric's edge arrays) because at 131,072 GPUs there are 393k
-    fabric edges and a Python loop with per-edge bookkeeping cost 0.8 s, the arrays 0.15 s.
+    Vectorized over the graph's shared link arrays (cluster.load.link_arrays), because at 131,072
+    GPUs there are 393k fabric edges and a Python loop with per-edge bookkeeping cost 0.8 s.
+    Node positions are the graph's; nodes off the fabric are isolated in the flow network.
     """
 
     def __init__(self, topology: Topology, without: set[str], fewer: dict[tuple[str, str], int]) -> None:
         import numpy as np
 
         graph = topology.graph
-        rows = [(data["lower"], data["upper"], data["links"], data["gbps"])
-                for lower, upper, key, data in edge_list(graph)
-                if key == FABRIC and lower not in without and upper not in without]
+        arrays = link_arrays(graph)
+        index = arrays.index
+        self.size = size = len(arrays.names)
+        keep = arrays.network == NETWORK_CODES[FABRIC]
+        if without:
+            gone = np.zeros(size, dtype=bool)
+            gone[[index[name] for name in without if name in index]] = True
+            keep &= ~gone[arrays.lower] & ~gone[arrays.upper]
+        low, high, links, gbps = arrays.lower[keep], arrays.upper[keep], arrays.links[keep], arrays.gbps[keep]
         if fewer:
-            rows = [(low, high, links - fewer.get((low, high), 0), gbps) for low, high, links, gbps in rows]
-        rows = [row for row in rows if row[2] > 0]
-        self.index: dict[str, int] = {}
-        index = self.index
-        low = np.fromiter((index.setdefault(row[0], len(index)) for row in rows), dtype=np.int64, count=len(rows))
-        high = np.fromiter((index.setdefault(row[1], len(index)) for row in rows), dtype=np.int64, count=len(rows))
-        capacity = np.fromiter((row[2] * row[3] for row in rows), dtype=np.int64, count=len(rows))
-        self.names = list(index)
-        attrs = [graph.nodes[name] for name in self.names]
-        is_host = np.fromiter((a["kind"] == "host" for a in attrs), dtype=bool, count=len(attrs))
+            links = links.copy()
+            row = {pair: position for position, pair in enumerate(zip(low.tolist(), high.tolist(), strict=True))}
+            for (lower, upper), count in fewer.items():
+                position = row.get((index.get(lower, -1), index.get(upper, -1)))
+                if position is not None:
+                    links[position] -= count
+            positive = links > 0
+            low, high, links, gbps = low[positive], high[positive], links[positive], gbps[positive]
+        capacity = links * gbps
+        attrs = [data for _, data in graph.nodes(data=True)]
+        is_host = np.fromiter((a["kind"] == "host" for a in attrs), dtype=bool, count=size)
         tier = [a.get("tier") for a in attrs]
         group = np.fromiter((-1 if a.get("group") is None else a["group"] for a in attrs), dtype=np.int64,
-                            count=len(attrs))
-        pod = np.fromiter((-1 if a.get("pod") is None else a["pod"] for a in attrs), dtype=np.int64, count=len(attrs))
+                            count=size)
+        pod = np.fromiter((-1 if a.get("pod") is None else a["pod"] for a in attrs), dtype=np.int64, count=size)
         gpus = np.fromiter((a.get("gpus", 0) if a["kind"] == "host" else 0 for a in attrs), dtype=np.int64,
-                           count=len(attrs))
-        size = len(attrs)
+                           count=size)
         host_edge = is_host[low]
         # Both directions of every cable; the solvers add parallel arcs up.
         self.tails = np.concatenate([low, high])
@@ -220,14 +227,14 @@ class _FlowNetwork:
         side_a[[group.index for group in order[:best_k]]] = True
         in_cut = np.zeros(len(self.group_gpus), dtype=bool)
         in_cut[[group.index for group in order]] = True
-        source, sink = len(self.index), len(self.index) + 1
+        source, sink = self.size, self.size + 1
         hosts = self.host_ids[in_cut[self.host_group[self.host_ids]]]  # other pods' hosts only relay
         on_a = side_a[self.host_group[hosts]]
         injection = self.injection[hosts]
         tails = np.concatenate([self.tails, np.full(int(on_a.sum()), source), hosts[~on_a]])
         heads = np.concatenate([self.heads, hosts[on_a], np.full(int((~on_a).sum()), sink)])
         capacity = np.concatenate([self.capacity, injection[on_a], injection[~on_a]])
-        value = max_flow(tails, heads, capacity, len(self.index) + 2, source, sink)
+        value = max_flow(tails, heads, capacity, self.size + 2, source, sink)
         groups_a = tuple(group.index for group in sorted(order[:best_k], key=lambda g: g.index))
         groups_b = tuple(group.index for group in sorted(order[best_k:], key=lambda g: g.index))
         gpus_a = sum(int(self.group_gpus[group]) for group in groups_a)

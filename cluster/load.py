@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,8 @@ class SwitchLoad:
 # read it); a caller that edits edge attributes in place must call nx._clear_cache(graph).
 _EDGES = "gpu_cluster.edge_list"
 _LOADS = "gpu_cluster.switch_loads"
+_ARRAYS = "gpu_cluster.link_arrays"
+NETWORK_CODES = {"fabric": 0, "storage": 1, "management": 2, "oob": 3}
 
 Edge = tuple[str, str, str, dict[str, Any]]
 
@@ -41,40 +45,105 @@ def edge_list(graph: nx.MultiGraph) -> list[Edge]:
     cache = graph.__networkx_cache__
     edges: list[Edge] | None = cache.get(_EDGES)
     if edges is None:
-        edges = list(graph.edges(keys=True, data=True))
+        # The walk networkx's edge view makes, over graph.adjacency() directly: the view's
+        # per-edge generator machinery doubled the cost (0.6 s instead of 0.3 at 461k edges).
+        edges = []
+        append = edges.append
+        seen: set[str] = set()
+        for node, neighbours in graph.adjacency():
+            for neighbour, keyed in neighbours.items():
+                if neighbour not in seen:
+                    for key, data in keyed.items():
+                        append((node, neighbour, key, data))
+            seen.add(node)
         cache[_EDGES] = edges
     return edges
+
+
+@dataclass(frozen=True)
+class LinkArrays:
+    """The edges of `edge_list` as columns, one row per edge in the same order.
+
+    Node ends are positions in `names` (the graph's node order). Rules that sum or flow over
+    every edge read these instead of walking the edge list once each: at 131,072 GPUs a Python
+    pass with per-edge bookkeeping costs 0.1-0.3 s, a numpy reduction a few milliseconds.
+    """
+
+    names: list[str]
+    index: dict[str, int]
+    lower: np.ndarray  # int64 position of the edge's `lower` end
+    upper: np.ndarray  # int64 position of the edge's `upper` end
+    links: np.ndarray  # int64
+    gbps: np.ndarray  # int64, per link
+    network: np.ndarray  # int8, NETWORK_CODES of the edge
+    node_network: np.ndarray  # int8 per node, NETWORK_CODES of a switch's own network, -1 for none
+    is_host: np.ndarray  # bool per node
+
+    @property
+    def bandwidth(self) -> np.ndarray:
+        """links x Gbps per edge."""
+        product: np.ndarray = self.links * self.gbps
+        return product
+
+
+def link_arrays(graph: nx.MultiGraph) -> LinkArrays:
+    """`LinkArrays` of the graph, built once (the columns are read with C-level maps, not a loop)."""
+    cache = graph.__networkx_cache__
+    arrays: LinkArrays | None = cache.get(_ARRAYS)
+    if arrays is not None:
+        return arrays
+    edges = edge_list(graph)
+    count = len(edges)
+    datas = list(map(itemgetter(3), edges))
+    names = list(graph.nodes)
+    index = {name: position for position, name in enumerate(names)}
+
+    def column(key: str, lookup: Any = None, dtype: Any = np.int64) -> np.ndarray:
+        values = map(itemgetter(key), datas)
+        return np.fromiter(values if lookup is None else map(lookup, values), dtype=dtype, count=count)
+
+    networks = [NETWORK_CODES.get(network, -1) if network else -1 for _, network in graph.nodes(data="network")]
+    arrays = LinkArrays(
+        names=names,
+        index=index,
+        lower=column("lower", index.__getitem__),
+        upper=column("upper", index.__getitem__),
+        links=column("links"),
+        gbps=column("gbps"),
+        network=column("network", NETWORK_CODES.__getitem__, np.int8),
+        node_network=np.array(networks, dtype=np.int8),
+        is_host=np.array([kind == "host" for _, kind in graph.nodes(data="kind")], dtype=bool),
+    )
+    cache[_ARRAYS] = arrays
+    return arrays
 
 
 def switch_loads(graph: nx.MultiGraph) -> dict[str, SwitchLoad]:
     """SwitchLoad of every node that has a `network` (switches, provider fabrics), in one pass.
 
-    One pass over all edges instead of one edge walk per switch: FAB-OVERSUB, FAB-RADIX,
-    NET-OVERSUB and the report all ask for every switch, which was four walks of every edge.
-    Sums are of integer Gbps, so the order of addition cannot change a result.
+    Every edge joins its `lower` and `upper` end: up for the one, down for the other. An oob
+    edge at a switch that is not on the oob network is its management port, not a data port.
+    Summed over the link arrays (FAB-OVERSUB, FAB-RADIX, NET-OVERSUB and the report all ask for
+    every switch); the sums are of integers, exact in float64 far beyond any cluster.
     """
     cache = graph.__networkx_cache__
     loads: dict[str, SwitchLoad] | None = cache.get(_LOADS)
     if loads is not None:
         return loads
-    network_of: dict[str, str | None] = dict(graph.nodes(data="network"))
-    totals: dict[str, list[float]] = {name: [0, 0, 0.0, 0.0] for name, network in network_of.items() if network}
-    # Every edge joins its `lower` and `upper` end: up for the one, down for the other. An oob
-    # edge at a switch that is not on the oob network is its management port, not a data port.
-    for _u, _v, _key, data in edge_list(graph):
-        links = data["links"]
-        bandwidth = links * data["gbps"]
-        oob = data["network"] == "oob"
-        lower, upper = data["lower"], data["upper"]
-        own = totals.get(lower)
-        if own is not None and (not oob or network_of[lower] == "oob"):
-            own[1] += links
-            own[3] += bandwidth
-        own = totals.get(upper)
-        if own is not None and (not oob or network_of[upper] == "oob"):
-            own[0] += links
-            own[2] += bandwidth
-    loads = {name: SwitchLoad(int(t[0]), int(t[1]), float(t[2]), float(t[3])) for name, t in totals.items()}
+    a = link_arrays(graph)
+    size = len(a.names)
+    oob = NETWORK_CODES["oob"]
+    bandwidth = a.bandwidth
+    not_oob = a.network != oob
+    counts_up = not_oob | (a.node_network[a.lower] == oob)
+    counts_down = not_oob | (a.node_network[a.upper] == oob)
+    up_links = np.bincount(a.lower[counts_up], a.links[counts_up], size).tolist()
+    up_gbps = np.bincount(a.lower[counts_up], bandwidth[counts_up], size).tolist()
+    down_links = np.bincount(a.upper[counts_down], a.links[counts_down], size).tolist()
+    down_gbps = np.bincount(a.upper[counts_down], bandwidth[counts_down], size).tolist()
+    has_network = (a.node_network >= 0).tolist()
+    loads = {name: SwitchLoad(int(down_links[i]), int(up_links[i]), float(down_gbps[i]), float(up_gbps[i]))
+             for i, name in enumerate(a.names) if has_network[i]}
     cache[_LOADS] = loads
     return loads
 

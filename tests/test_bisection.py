@@ -161,7 +161,7 @@ def test_scipy_and_networkx_agree(design: dict[str, Any]) -> None:
     network = _FlowNetwork(run(design).topology, set(), {})
     groups = network.groups()
     half = len(groups) // 2
-    size = len(network.index) + 2
+    size = network.size + 2
     source, sink = size - 2, size - 1
     side_a = {group.index for group in groups[:half]}
     hosts = network.host_ids

@@ -24,7 +24,7 @@ class AddressPools(Rule):
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         seen: set[tuple[str, str]] = set()
-        for problem in allocate(spec, topology, host_links=False).problems:
+        for problem in allocate(spec, topology, links=False).problems:
             # one finding per pool and region: the first device that does not fit names the gap
             key = (problem.path, problem.message.split(";")[0])
             if key not in seen:

@@ -6,8 +6,10 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import TypeVar
 
+import numpy as np
+
 from cluster.findings import Finding, Severity
-from cluster.load import edge_list, ports_used, switch_load, worst_per_tier
+from cluster.load import NETWORK_CODES, edge_list, link_arrays, ports_used, switch_load, worst_per_tier
 from cluster.rules.base import Rule, plural
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -123,29 +125,31 @@ class Connected(Rule):
         limit = spec.policy.max_switch_hops or default_hops
         yield from self._planes_shared(spec)
         graph = topology.graph
-        # Plain dicts, not an nx.Graph: the switch-only graph has 260k edges at 131,072 GPUs
-        # and nx.Graph.add_edge cost more than the searches (same adjacency, same order).
-        switches: dict[str, dict[str, None]] = {name: {} for name, _ in topology.switches(FABRIC)}
-        leaves_with_hosts: dict[int, set[str]] = defaultdict(set)
-        kind = dict(graph.nodes(data="kind"))
+        arrays = link_arrays(graph)
+        names = arrays.names
+        fabric = arrays.network == NETWORK_CODES[FABRIC]
+        switch = (arrays.node_network == NETWORK_CODES[FABRIC]) & ~arrays.is_host
+        # Switch-to-switch adjacency by node position, from the link arrays (260k fabric cables
+        # between switches at 131,072 GPUs: a dict insertion per cable cost more than the searches).
+        between = fabric & switch[arrays.lower] & switch[arrays.upper]
+        ends = np.concatenate([arrays.lower[between], arrays.upper[between]])
+        peers = np.concatenate([arrays.upper[between], arrays.lower[between]])
+        order = np.argsort(ends, kind="stable")
+        peers = peers[order].tolist()
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=len(names)))]).tolist()
+        adjacency = {node: peers[bounds[node]:bounds[node + 1]] for node in np.flatnonzero(switch).tolist()}
+        host_leaves = np.unique(arrays.upper[fabric & arrays.is_host[arrays.lower]]).tolist()
         plane_of = dict(graph.nodes(data="plane"))
-        for lower, upper, _key, data in edge_list(graph):
-            if data["network"] != FABRIC:
-                continue
-            if lower in switches and upper in switches:
-                switches[lower][upper] = None
-                switches[upper][lower] = None
-            elif kind[lower] == "host":
-                leaves_with_hosts[plane_of[upper]].add(upper)
-            elif kind[upper] == "host":
-                leaves_with_hosts[plane_of[lower]].add(lower)
-        twins = _Twins(switches)
+        leaves_with_hosts: dict[int, list[int]] = defaultdict(list)
+        for leaf in sorted(host_leaves, key=names.__getitem__):
+            leaves_with_hosts[plane_of[names[leaf]]].append(leaf)
+        twins = _Twins(adjacency)
         for plane, leaves in sorted(leaves_with_hosts.items()):
             worst = (0, "", "")
             # Leaves with the same neighbours are interchangeable: search from one of each kind.
-            classes: dict[frozenset[str], str] = {}
-            for leaf in sorted(leaves):
-                classes.setdefault(frozenset(switches[leaf]), leaf)
+            classes: dict[frozenset[int], int] = {}
+            for leaf in leaves:
+                classes.setdefault(frozenset(adjacency[leaf]), leaf)
             for source in classes.values():
                 distance = twins.distances(source)
                 for leaf in leaves:
@@ -153,14 +157,14 @@ class Connected(Rule):
                     if hops is None:
                         yield self.finding(
                             "fabric",
-                            f"GPUs on {source} cannot reach GPUs on {leaf}: no fabric path"
+                            f"GPUs on {names[source]} cannot reach GPUs on {names[leaf]}: no fabric path"
                             + (f" in plane {plane}" if spec.fabric.planes > 1 else ""),
                             "give every leaf uplinks to spines that reach every other leaf (fabric.spines, "
                             f"leaf_uplinks); suppress with {self.id}",
                         )
                         return
                     if hops + 1 > worst[0]:
-                        worst = (hops + 1, source, leaf)
+                        worst = (hops + 1, names[source], names[leaf])
             if worst[0] > limit:
                 yield self.finding(
                     "policy.max_switch_hops",
@@ -215,22 +219,22 @@ class _Twins:
     classes that touch are joined member to member. Two twins are 2 apart via a shared neighbour.
     """
 
-    def __init__(self, adjacency: Mapping[str, Iterable[str]]) -> None:
-        keys: dict[frozenset[str], int] = {}
-        self.class_of: dict[str, int] = {}
-        for name, neighbours in adjacency.items():
-            self.class_of[name] = keys.setdefault(frozenset(neighbours), len(keys))
+    def __init__(self, adjacency: Mapping[int, Iterable[int]]) -> None:
+        keys: dict[frozenset[int], int] = {}
+        self.class_of: dict[int, int] = {}
+        for node, neighbours in adjacency.items():
+            self.class_of[node] = keys.setdefault(frozenset(neighbours), len(keys))
         self.isolated = {index for key, index in keys.items() if not key}
         self.adjacent: dict[int, list[int]] = {
-            index: sorted({self.class_of[name] for name in key}) for key, index in keys.items()
+            index: sorted({self.class_of[node] for node in key}) for key, index in keys.items()
         }
 
-    def distances(self, source: str) -> Callable[[str], int | None]:
-        """Hops from `source` to a switch (None: unreachable)."""
+    def distances(self, source: int) -> Callable[[int], int | None]:
+        """Hops from switch `source` to a switch (None: unreachable); switches by graph position."""
         home = self.class_of[source]
         by_class = _bfs(self.adjacent, home)
 
-        def hops(target: str) -> int | None:
+        def hops(target: int) -> int | None:
             if target == source:
                 return 0
             index = self.class_of[target]

@@ -1,0 +1,101 @@
+"""The shared per-graph passes (edge list, link arrays, switch loads) against plain per-edge
+walks of the graph, and ADDR-POOL's check-only allocation against the full one."""
+
+from __future__ import annotations
+
+import gc
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from cluster.addressing import allocate
+from cluster.load import NETWORK_CODES, edge_list, link_arrays, switch_loads
+from tests.conftest import run, stack
+
+H200 = {"name": "h200", "nodes": 16, "gpu": "H200"}
+DESIGNS = {
+    "rail-optimized": stack(),
+    "rack-tor": stack(node_pools=[{**H200, "nodes": 64}], fabric={"design": "rack-tor"}),
+    "dual-plane, dual-port NICs": stack(node_pools=[{**H200, "fabric_nics": {"count": 4, "gbps": 400, "ports_per_nic": 2}}],
+                                        fabric={"planes": 2}),
+    "storage on the fabric": stack(fabric={"shared_with": ["storage"]}),
+    "three tiers": stack(node_pools=[{**H200, "nodes": 64}],
+                         fabric={"leaf": {"ports": 32, "port_gbps": 400}, "leaves": 32, "spines": 32, "pods": 2,
+                                 "cores": 8, "leaf_uplinks": 16, "spine_uplinks": 16}),
+    "two pools": stack(node_pools=[H200, {"name": "b200", "nodes": 8, "gpu": "B200"}]),
+    "aws": stack(target="aws", cloud={"region": "us-east-1", "zone": "us-east-1a"},
+                 node_pools=[{"name": "gpu", "nodes": 4, "instance_type": "p5e.48xlarge"}]),
+}
+
+
+def graph_of(data: dict[str, Any]) -> Any:
+    result = run(data)
+    assert result.topology is not None, [str(f) for f in result.findings]
+    return result.topology.graph
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_edge_list_is_networkx_edge_order(name: str) -> None:
+    graph = graph_of(DESIGNS[name])
+    assert edge_list(graph) == list(graph.edges(keys=True, data=True))
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_link_arrays_are_the_edges(name: str) -> None:
+    graph = graph_of(DESIGNS[name])
+    arrays = link_arrays(graph)
+    assert arrays.names == list(graph.nodes)
+    rows = [(arrays.names[low], arrays.names[high], links, gbps, network)
+            for low, high, links, gbps, network in zip(arrays.lower.tolist(), arrays.upper.tolist(),
+                                                       arrays.links.tolist(), arrays.gbps.tolist(),
+                                                       arrays.network.tolist(), strict=True)]
+    assert rows == [(d["lower"], d["upper"], d["links"], d["gbps"], NETWORK_CODES[d["network"]])
+                    for _, _, _, d in graph.edges(keys=True, data=True)]
+    assert arrays.is_host.tolist() == [kind == "host" for _, kind in graph.nodes(data="kind")]
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_switch_loads_equal_a_walk_of_every_edge(name: str) -> None:
+    graph = graph_of(DESIGNS[name])
+    network_of = dict(graph.nodes(data="network"))
+    expected: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0, 0.0])
+    for _, _, data in graph.edges(data=True):
+        oob = data["network"] == "oob"
+        for end, down in ((data["lower"], False), (data["upper"], True)):
+            # an oob cable at a switch off the oob network is its management port, not a data port
+            if network_of.get(end) and (not oob or network_of[end] == "oob"):
+                totals = expected[end]
+                totals[0 if down else 1] += data["links"]
+                totals[2 if down else 3] += data["links"] * data["gbps"]
+    loads = switch_loads(graph)
+    assert set(loads) == {node for node, network in network_of.items() if network}
+    for node, load in loads.items():
+        assert [load.down_links, load.up_links, load.down_gbps, load.up_gbps] == expected.get(node, [0, 0, 0.0, 0.0])
+
+
+SMALL_POOLS = [  # each too small for every design below
+    {"loopbacks": "10.0.0.0/28", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10"},
+    {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/24", "hosts": "10.128.0.0/10"},
+    {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/24"},
+]
+
+
+@pytest.mark.parametrize("addressing", [None, *SMALL_POOLS])
+@pytest.mark.parametrize("name", ["rack-tor", "three tiers", "two pools"])
+def test_check_only_allocation_finds_what_the_full_one_finds(name: str, addressing: dict[str, str] | None) -> None:
+    data = {**DESIGNS[name], **({"addressing": addressing} if addressing else {})}
+    result = run(data)
+    assert result.spec is not None and result.topology is not None
+    full = allocate(result.spec, result.topology)
+    checked = allocate(result.spec, result.topology, links=False)
+    assert checked.problems == full.problems
+    assert (checked.loopbacks, checked.asns) == (full.loopbacks, full.asns)
+    assert not checked.links
+    assert bool(full.problems) == (addressing is not None)
+
+
+def test_switch_to_switch_edges_are_not_rescanned_by_the_cycle_collector() -> None:
+    graph = graph_of(DESIGNS["three tiers"])
+    between = [data for _, _, data in graph.edges(data=True) if not data["ports"]]
+    assert between and not any(gc.is_tracked(data) for data in between)
