@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,6 @@ def measure(gpus: int, render: bool) -> dict[str, Any]:
     started = time.perf_counter()
     from cluster.pipeline import validate_mapping
     from cluster.report import summary
-    from cluster.resolve import resolve
-    from cluster.rules import ALL_RULES, apply_policy
-    from cluster.rules.base import run_rules
-    from cluster.topology import build
 
     imported = time.perf_counter()
     data = stack(gpus)
@@ -57,31 +54,20 @@ def measure(gpus: int, render: bool) -> dict[str, Any]:
     findings = sorted({f"{f.rule}:{f.severity}" for f in result.findings})
     del result
     gc.collect()
-    # Warm: the same stages one by one (pipeline.check's steps), to see where the time goes.
-    clock: dict[str, float] = {}
-    cpu: dict[str, float] = {}
-
-    def timed(name: str, start: tuple[float, float]) -> tuple[float, float]:
-        clock[name] = time.perf_counter() - start[0]
-        cpu[name] = time.process_time() - start[1]
-        return time.perf_counter(), time.process_time()
-
-    mark = (time.perf_counter(), time.process_time())
-    spec, _ = resolve(data)
-    assert spec is not None
-    mark = timed("resolve", mark)
-    topology = build(spec)
-    mark = timed("build", mark)
-    per_rule: dict[str, float] = {}
-    findings_all = []
-    for rule in ALL_RULES:
-        one = time.perf_counter()
-        findings_all.extend(run_rules([rule], spec, topology))
-        per_rule[rule.id] = time.perf_counter() - one
-    apply_policy(findings_all, spec.policy.suppress)
-    mark = timed("rules", mark)
-    summary(spec, topology)
-    mark = timed("summary", mark)
+    # Warm: the same stages one by one (pipeline.check's steps), to see where the time goes; the
+    # best of three runs, as for the floor below (a shared 2-core machine is noisy at this scale).
+    # One graph alive at a time, so that the peak memory below is one validation's.
+    best: Warm | None = None
+    for attempt in range(3):
+        gc.collect()
+        run = _warm(data)
+        if best is None or sum(run.cpu.values()) < sum(best.cpu.values()):
+            best = Warm(None, None, run.clock, run.cpu, run.per_rule)
+        if attempt < 2:
+            del run
+    assert best is not None
+    spec, topology = run.spec, run.topology
+    clock, cpu, per_rule = best.clock, best.cpu, best.per_rule
     warm = sum(clock.values())
     warm_cpu = sum(cpu.values())
     graph = topology.graph
@@ -111,6 +97,50 @@ def measure(gpus: int, render: bool) -> dict[str, Any]:
     return figures
 
 
+@dataclass
+class Warm:
+    """One warm validation, stage by stage: wall and CPU seconds per stage, seconds per rule."""
+
+    spec: Any
+    topology: Any
+    clock: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    per_rule: dict[str, float] = field(default_factory=dict)
+
+
+def _warm(data: dict[str, Any]) -> Warm:
+    from cluster.report import summary
+    from cluster.resolve import resolve
+    from cluster.rules import ALL_RULES, apply_policy
+    from cluster.rules.base import run_rules
+    from cluster.topology import build
+
+    run = Warm(None, None)
+    mark = (time.perf_counter(), time.process_time())
+
+    def timed(name: str) -> None:
+        nonlocal mark
+        run.clock[name] = time.perf_counter() - mark[0]
+        run.cpu[name] = time.process_time() - mark[1]
+        mark = (time.perf_counter(), time.process_time())
+
+    run.spec, _ = resolve(data)
+    assert run.spec is not None
+    timed("resolve")
+    run.topology = build(run.spec)
+    timed("build")
+    findings = []
+    for rule in ALL_RULES:
+        one = time.perf_counter()
+        findings.extend(run_rules([rule], run.spec, run.topology))
+        run.per_rule[rule.id] = time.perf_counter() - one
+    apply_policy(findings, run.spec.policy.suppress)
+    timed("rules")
+    summary(run.spec, run.topology)
+    timed("summary")
+    return run
+
+
 def _floor(topology: Any, spec: Any, figures: dict[str, Any]) -> dict[str, Any]:
     from benchmarks import floor
     from cluster.bisection import bisection
@@ -118,9 +148,14 @@ def _floor(topology: Any, spec: Any, figures: dict[str, Any]) -> dict[str, Any]:
 
     mark = time.perf_counter()
     arrays = floor.extract(topology)
-    extracted, extracted_cpu = time.perf_counter(), time.process_time()
-    scanned = floor.scan(arrays)
-    done, done_cpu = time.perf_counter(), time.process_time()
+    extracted = time.perf_counter() - mark
+    # Best of five: the scan takes a tenth of a second, where one busy moment is a large share.
+    scan_clock, scan_cpu = float("inf"), float("inf")
+    for _ in range(5):
+        mark, mark_cpu = time.perf_counter(), time.process_time()
+        scanned = floor.scan(arrays)
+        scan_clock = min(scan_clock, time.perf_counter() - mark)
+        scan_cpu = min(scan_cpu, time.process_time() - mark_cpu)
     # The floor must agree with the validation, or it is not the floor of the same work.
     worst = summary(spec, topology)["oversubscription"]
     for tier, value in worst.items():
@@ -129,11 +164,12 @@ def _floor(topology: Any, spec: Any, figures: dict[str, Any]) -> dict[str, Any]:
     if cut is not None:  # the floor flows one cut; the rule keeps the worst of two
         assert scanned["bisection"] >= cut.ratio - 1e-9, (scanned["bisection"], cut.ratio)
     return {
-        "floor_extract_s": extracted - mark,
-        "floor_scan_s": done - extracted,
-        "floor_scan_cpu_s": done_cpu - extracted_cpu,
-        "validate_over_floor": figures["validate_s"] / (done - extracted),
-        "validate_over_floor_cpu": figures["validate_cpu_s"] / (done_cpu - extracted_cpu),
+        "floor_extract_s": extracted,
+        "floor_scan_s": scan_clock,
+        "floor_scan_cpu_s": scan_cpu,
+        "validate_over_floor": figures["validate_s"] / scan_clock,
+        "validate_over_floor_cpu": figures["validate_cpu_s"] / scan_cpu,
+        "rules_over_floor_cpu": figures["stages_cpu_s"]["rules"] / scan_cpu,
         "bisection": None if cut is None else round(cut.ratio, 4),
     }
 
@@ -182,8 +218,9 @@ def main() -> int:
         print(json.dumps(measure(args.one, args.render)))
         return 0
     print(f"{'GPUs':>8} {'links':>8} {'validate s':>10} {'cpu s':>6} {'build':>6} {'rules':>6} "
-          f"{'floor s':>8} {'x floor':>8} {'peak MB':>8}  bisection")
-    print("(cpu s: this process's CPU seconds; build and rules are CPU seconds too; floor s is the floor's CPU)")
+          f"{'floor s':>8} {'x floor':>8} {'rules x':>8} {'peak MB':>8}  bisection")
+    print("(cpu s: this process's CPU seconds, best of three; build and rules are CPU seconds too; floor s is the "
+          "floor's CPU, best of five; x floor: validation over the floor; rules x: the rules alone over the floor)")
     rows = []
     for gpus in args.sizes:
         command = [sys.executable, __file__, "--one", str(gpus)] + (["--render"] if args.render else [])
@@ -193,7 +230,8 @@ def main() -> int:
         rows.append(row)
         print(f"{gpus:>8,} {row['links']:>8,} {row['validate_s']:>10.2f} {row['validate_cpu_s']:>6.2f} "
               f"{row['stages_cpu_s']['build']:>6.2f} {row['stages_cpu_s']['rules']:>6.2f} "
-              f"{row['floor_scan_cpu_s']:>8.3f} {row['validate_over_floor_cpu']:>7.1f}x {row['validate_peak_rss_mb']:>8}  "
+              f"{row['floor_scan_cpu_s']:>8.3f} {row['validate_over_floor_cpu']:>7.1f}x "
+              f"{row['rules_over_floor_cpu']:>7.1f}x {row['validate_peak_rss_mb']:>8}  "
               f"{row['bisection']}")
         if args.render:
             print(f"{'':>8} render: {row['render_s']:.2f} s, {row['render_switches']:,} switches, "
