@@ -9,21 +9,31 @@ import json
 
 import pulumi
 
-from cluster import pipeline, report
+from cluster import loader, parts, pipeline, report
 from components import secrets
 from components.cluster import GpuCluster, GpuClusterArgs
 
 config = pulumi.Config("gpu-cluster")
 stack = pulumi.get_stack()
-cluster_config = config.require_object("cluster")  # load: the stack file's gpu-cluster:cluster
-result = pipeline.validate_mapping(stack, cluster_config)  # spec -> graph -> rules
+# load: the stack's gpu-cluster:cluster, or the design of the stack gpu-cluster:design names
+settings = {key: config.get(key) for key in parts.SETTINGS if config.get(key) is not None}
+loaded = loader.from_config(stack, config.get_object("cluster"), settings)
+result = pipeline.check(loaded)  # spec -> graph -> rules
 
-if not result.ok or result.spec is None or result.topology is None:
+if not result.ok or result.spec is None or result.topology is None or loaded.data is None:
     for finding in result.findings:
         pulumi.log.error(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
     raise pulumi.RunError(f"stack {stack} failed validation ({len(result.findings)} findings): nothing was registered")
 for finding in result.findings:
     pulumi.log.warn(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
+
+try:  # which part of the design this stack deploys, and the core stack a pod part checks
+    part = parts.choose(settings.get("part"), result.spec, result.topology)
+    core_stack = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
+                                  pulumi.get_organization(), pulumi.get_project())
+except parts.PartError as error:
+    pulumi.log.error(str(error))
+    raise pulumi.RunError(f"stack {stack}: {error}: nothing was registered") from None
 
 try:  # switch / BMC logins: secret config or environment only, handed on as a secret output
     credentials = secrets.device_credentials(config)
@@ -32,12 +42,17 @@ except secrets.PlaintextCredential as error:
     raise pulumi.RunError(f"stack {stack}: a credential is set in plain config: nothing was registered") from None
 
 design = report.summary(result.spec, result.topology)  # report
-artifacts_dir = config.get("artifacts_dir") or f"build/{stack}"
+# every part of a split design writes into one tree: build/<the stack that holds the design>
+artifacts_dir = config.get("artifacts_dir") or f"build/{loaded.design or stack}"
 # The validated stack file rides on the GpuCluster component: CrossGuard's stack policy sees only
 # resources, so this is how `pulumi preview --policy-pack policy` re-validates the design.
-validated = json.dumps(cluster_config, sort_keys=True, separators=(",", ":"))
-cluster = GpuCluster(result.spec.name, GpuClusterArgs(result.spec, result.topology, artifacts_dir, validated))  # components
+validated = json.dumps(loaded.data, sort_keys=True, separators=(",", ":"))
+cluster = GpuCluster(result.spec.name, GpuClusterArgs(  # components
+    result.spec, result.topology, artifacts_dir, validated,
+    part=part, core_stack=core_stack, design_sha256=parts.design_sha256(loaded.data)))
 
+pulumi.export("part", part)
+pulumi.export("design_sha256", parts.design_sha256(loaded.data))
 pulumi.export("gpus", design["gpus"])
 pulumi.export("gbps_per_gpu", design["gbps_per_gpu"])
 pulumi.export("oversubscription", design["oversubscription"])

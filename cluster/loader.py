@@ -15,10 +15,12 @@ from typing import Any
 
 import yaml
 
+from cluster import parts
 from cluster.credentials import plaintext_credentials
 from cluster.findings import Finding, schema, shown
 
 CLUSTER_KEY = "gpu-cluster:cluster"
+DESIGN_KEY = "gpu-cluster:design"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 MAX_BYTES = 4 * 1024 * 1024
@@ -38,6 +40,9 @@ class Loaded:
     lines: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     key_line: int = 0  # line of `gpu-cluster:cluster`; paths are relative to it
+    # gpu-cluster:part / design / core_stack as the stack file sets them (cluster.parts)
+    settings: dict[str, Any] = field(default_factory=dict)
+    design: str | None = None  # the stack whose design this stack deploys, when it names one
 
     def line_of(self, path: str) -> int:
         """The line of `path`, or of its nearest parent that has one."""
@@ -182,8 +187,9 @@ def _decode_json(text: str) -> object:
     return value
 
 
-def load_stack(ref: str) -> Loaded:
-    """Read STACK (name or path) and return its `gpu-cluster:cluster` mapping with key lines."""
+def load_stack(ref: str, follow: bool = True) -> Loaded:
+    """Read STACK (name or path) and return its `gpu-cluster:cluster` mapping with key lines;
+    a stack that names another's design (`gpu-cluster:design`) gets that design (`follow`)."""
     source = stack_path(ref)
     loaded = Loaded(stack=stack_name(source), source=source, data=None)
     hint_missing = "give a stack name from stacks/ (dev -> stacks/Pulumi.dev.yaml) or a path to a stack file"
@@ -234,6 +240,40 @@ def load_stack(ref: str) -> Loaded:
         )
         return loaded
     loaded.data = _cluster_mapping(root, loaded)
+    design = loaded.settings.get("design")
+    if follow and loaded.data is None and isinstance(design, str) and not loaded.findings:
+        _follow(loaded, design)
+    return loaded
+
+
+def _follow(loaded: Loaded, design: str) -> None:
+    """Take the design of stack `design` (one step: a design stack names no other design)."""
+    referenced = load_stack(design, follow=False)
+    if referenced.data is None and referenced.settings.get("design"):
+        loaded.findings.append(schema(f"config.{DESIGN_KEY}", f"stack {design} names a design itself",
+                                      f"point {DESIGN_KEY} at the stack that holds {CLUSTER_KEY}"))
+        return
+    loaded.design = referenced.stack
+    loaded.source, loaded.data, loaded.lines = referenced.source, referenced.data, referenced.lines
+    loaded.key_line = referenced.key_line
+    loaded.findings.extend(referenced.findings)
+
+
+def from_config(stack: str, cluster: object | None, settings: dict[str, Any]) -> Loaded:
+    """The design a Pulumi stack deploys: its own `gpu-cluster:cluster`, or the design of the
+    stack file `gpu-cluster:design` names (cluster.parts); `settings` are the part keys."""
+    problems = parts.check_settings(settings)
+    design = settings.get("design")
+    if cluster is not None and design is not None:
+        problems.append(("design", f"both {CLUSTER_KEY} and {DESIGN_KEY} are set",
+                         "keep the design in one stack: remove one of them"))
+    loaded = Loaded(stack=stack, source=None, data=None)
+    if cluster is not None or design is None:
+        loaded = from_mapping(stack, cluster)
+    elif not problems:
+        _follow(loaded, str(design))
+    loaded.settings = dict(settings)
+    loaded.findings.extend(schema(f"config.gpu-cluster:{key}", problem, hint) for key, problem, hint in problems)
     return loaded
 
 
@@ -254,6 +294,18 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
         loaded.findings.append(schema("(file)", f"the top level is a {type(document).__name__}, not a mapping", hint))
         return None
     config = document.get("config")
+    setting_lines: dict[str, int] = {}
+    if isinstance(config, dict):
+        loaded.settings = {key: config[f"gpu-cluster:{key}"] for key in parts.SETTINGS if f"gpu-cluster:{key}" in config}
+        for key, problem, fix in parts.check_settings(loaded.settings):
+            setting_lines[f"config.gpu-cluster:{key}"] = top_lines.get(f"config.gpu-cluster:{key}", 1)
+            loaded.findings.append(schema(f"config.gpu-cluster:{key}", problem, fix))
+        loaded.lines.update(setting_lines)
+        if CLUSTER_KEY in config and DESIGN_KEY in config:
+            loaded.findings.append(schema(f"config.{DESIGN_KEY}", f"both {CLUSTER_KEY} and {DESIGN_KEY} are set",
+                                          "keep the design in one stack: remove one of them"))
+        if CLUSTER_KEY not in config and isinstance(config.get(DESIGN_KEY), str):
+            return None  # load_stack follows the design
     if not isinstance(config, dict) or CLUSTER_KEY not in config:
         loaded.findings.append(schema("config", f"no `config.{CLUSTER_KEY}` key found", hint))
         return None
@@ -261,6 +313,7 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
     loaded.key_line = top_lines.get(f"config.{CLUSTER_KEY}", 1)
     prefix = f"config.{CLUSTER_KEY}."
     loaded.lines = {path[len(prefix):]: line for path, line in top_lines.items() if path.startswith(prefix)}
+    loaded.lines.update(setting_lines)
     # Findings name paths inside the cluster mapping, like every other finding.
     loaded.findings = [
         replace(finding, path=finding.path[len(prefix):]) if finding.path.startswith(prefix) else finding

@@ -58,3 +58,6 @@ class ConcernArgs:
     topology: Topology
     artifacts_dir: str = ""
     artifacts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # A pod part's check of its core stack (components.parts.core_gate): every file resource
+    # takes it as an input, so none is written unless it resolves. None when not split by pod.
+    gate: pulumi.Output[str] | None = None

@@ -11,6 +11,7 @@ from typing import Any
 
 import pulumi
 
+from cluster import parts
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from components.base import child
@@ -30,6 +31,11 @@ class GpuClusterArgs:
     # The stack's gpu-cluster:cluster as validated, as JSON: recorded in the stack (input and
     # output `validated_cluster`) so the CrossGuard stack policy can re-run the validator on it.
     validated_cluster: str = ""
+    # Which part of the design this stack deploys (cluster.parts), and for a pod part the
+    # core stack it checks (fully qualified) and the design's fingerprint.
+    part: str = parts.ALL
+    core_stack: str | None = None
+    design_sha256: str = ""
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -45,8 +51,13 @@ class GpuCluster(pulumi.ComponentResource):
         recorded = {"validated_cluster": args.validated_cluster} if args.validated_cluster else None
         super().__init__("gpu-cluster:cluster:GpuCluster", name, recorded, opts)
         spec, topology, directory = args.spec, args.topology, args.artifacts_dir
-        owned = _owned_artifacts(spec, topology)
-        common: dict[str, Any] = {"spec": spec, "topology": topology, "artifacts_dir": directory}
+        owned = _owned_artifacts(spec, topology, args.part)
+        gate = None
+        if args.core_stack is not None:
+            from components.parts import core_gate
+
+            gate = core_gate(self, args.part, args.core_stack, args.design_sha256)
+        common: dict[str, Any] = {"spec": spec, "topology": topology, "artifacts_dir": directory, "gate": gate}
         self.management = ManagementNetwork(
             f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})), child(self))
         management = self.management.attachment
@@ -68,16 +79,20 @@ class GpuCluster(pulumi.ComponentResource):
         if owned.get("cluster"):
             from components.onprem.network import write_bundles
 
-            write_bundles(self, directory, owned["cluster"])
+            write_bundles(self, directory, owned["cluster"], gate)
         self.node_group_ids = {pool: component.group_id for pool, component in self.node_pools.items()}
         self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target,
                                **(recorded or {})})
 
 
-def _owned_artifacts(spec: ClusterSpec, topology: Topology) -> Mapping[str, Mapping[str, Mapping[str, str]]]:
-    """On premises: rendered files by owning component and bundle; clouds render nothing."""
+def _owned_artifacts(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, dict[str, Mapping[str, str]]]:
+    """On premises: rendered files by owning component and bundle, only the bundles of `part`
+    (cluster.parts) when the stack deploys one; clouds render nothing."""
     if spec.target != "onprem":
         return {}
     artifacts = importlib.import_module("components.onprem.artifacts")
-    owned: Mapping[str, Mapping[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology), topology)
-    return owned
+    owned: dict[str, dict[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology), topology)
+    if part == parts.ALL:
+        return owned
+    return {component: {bundle: files for bundle, files in bundles.items() if parts.of_bundle(topology, bundle) == part}
+            for component, bundles in owned.items()}

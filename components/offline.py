@@ -26,6 +26,8 @@ from pulumi.runtime.sync_await import _sync_await
 PROJECT = "gpu-cluster"
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 STACK_TYPE = "pulumi:pulumi:Stack"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+ORGANIZATION = "organization"  # what a self-managed (DIY) backend calls every stack's organization
 SECRET = "[secret]"  # what a secret stack output reads as offline (plan never prints its value)
 # Invokes the program makes, answered with placeholders (no credentials offline).
 INVOKE_RESULTS: dict[str, dict[str, Any]] = {
@@ -43,6 +45,7 @@ class Registration:
     parent: str  # parent URN; the stack's URN for top-level resources
     custom: bool  # False for components
     inputs: Mapping[str, Any]  # wire shape: camelCase keys, numbers as floats
+    read: bool = False  # read, not managed (a StackReference)
 
 
 @dataclass
@@ -63,7 +66,13 @@ class OfflineRun:
 
 
 class _EchoMocks(mocks.Mocks):
+    def __init__(self, references: Mapping[str, Mapping[str, Any]]) -> None:
+        self.references = references
+
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == STACK_REFERENCE:  # a read of another stack: its outputs as `references` give them
+            stack = str(args.inputs.get("name") or args.resource_id)
+            return stack, {"name": stack, "outputs": dict(self.references.get(stack, {})), "secretOutputNames": []}
         return f"<{args.name}>", {**args.inputs, "name": args.inputs.get("name", args.name)}
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -107,7 +116,12 @@ class _RecordingMonitor(mocks.MockMonitor):
 
     def ReadResource(self, request: Any) -> Any:
         self._worker_loop()
-        return super().ReadResource(request)
+        response = super().ReadResource(request)
+        inputs = pulumi.runtime.rpc.deserialize_properties(request.properties)
+        with self.lock:
+            self.recorded.append(Registration(response.urn, request.type, request.name, request.parent, True,
+                                              inputs, read=True))
+        return response
 
     def RegisterResource(self, request: Any) -> Any:
         self._worker_loop()
@@ -143,27 +157,46 @@ class _Messages(logging.Handler):
             self.warnings.append(record.getMessage())
 
 
-def run(stack: str, cluster: Mapping[str, Any], artifacts_dir: str | None = None,
-        program: Path = PROGRAM, secrets: Mapping[str, str] | None = None) -> OfflineRun:
+class _ReportedFailures(logging.Filter):
+    """Drops asyncio's "Future exception was never retrieved" for a pulumi.RunError: when an
+    output the program depends on fails (a pod part's core check), every resource that took it
+    fails with the same error, which the run already reports once as its failure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, pulumi.RunError)
+
+
+logging.getLogger("asyncio").addFilter(_ReportedFailures())
+
+
+def run(stack: str, cluster: Mapping[str, Any] | None, artifacts_dir: str | None = None,
+        program: Path = PROGRAM, secrets: Mapping[str, str] | None = None,
+        part_settings: Mapping[str, str] | None = None,
+        references: Mapping[str, Mapping[str, Any]] | None = None) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
-    `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`).
+    `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`);
+    `part_settings` plain ones (part, design, core_stack: cluster.parts). `references` answer
+    StackReference reads: {fully qualified stack: its outputs}; a stack not named has none.
     Secret stack outputs come back as SECRET, never their value.
     Process-global: it replaces the Pulumi runtime settings (mocks, config, root stack).
     """
-    config = {f"{PROJECT}:cluster": json.dumps(cluster)}
+    config = {} if cluster is None else {f"{PROJECT}:cluster": json.dumps(cluster)}
+    config.update({f"{PROJECT}:{key}": value for key, value in (part_settings or {}).items()})
     if artifacts_dir is not None:
         config[f"{PROJECT}:artifacts_dir"] = artifacts_dir
     secret_keys = [f"{PROJECT}:{key}" for key in sorted(secrets or {})]
     config.update({f"{PROJECT}:{key}": value for key, value in (secrets or {}).items()})
-    monitor = _RecordingMonitor(_EchoMocks())
+    monitor = _RecordingMonitor(_EchoMocks(references or {}))
     messages = _Messages()
     logger = logging.getLogger(f"{__name__}.{stack}")
     logger.handlers = [messages]
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
     settings.reset_options(project=PROJECT, stack=stack, preview=False)  # forget the previous run's root stack
-    mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger)
+    mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger,
+                    organization=ORGANIZATION)
     pulumi.runtime.set_all_config(config, secret_keys)
     settings.SETTINGS.rpc_manager.clear()
     settings.SETTINGS.outputs.clear()

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from cluster import parts
 from cluster.pipeline import validate
 from cluster.report import to_json, to_text
 
@@ -21,6 +22,7 @@ FORMATS = ("text", "json")
 HIDDEN_INPUTS = {"__provider", "tags", "tagSpecifications", "tagsAll", "labels", "hashes"}
 MAX_VALUE = 60
 MAX_LEAVES = 3
+FILES_TYPE = "pulumi-python:dynamic/gpu-cluster:RenderedFiles"
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,19 +30,76 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--artifacts-dir", default=None,
-                        help="on-prem: where rendered files would go (default build/<stack>)")
+                        help="on-prem: where rendered files would go (default build/<stack>, or build/<design> for a "
+                             "stack that deploys another stack's design)")
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument("--part", help="plan one part of the design (core, pod-001, ...) instead of the stack's "
+                                      "gpu-cluster:part; a pod part checks this stack as its core")
+    split.add_argument("--parts", action="store_true", help="how the design splits into a core and one stack per pod")
 
 
 def run(args: argparse.Namespace) -> int:
     result = validate(args.stack)
-    if not result.ok or result.loaded.data is None:
+    if not result.ok or result.loaded.data is None or result.spec is None or result.topology is None:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
     offline = importlib.import_module("components.offline")
-    outcome = offline.run(result.stack, result.loaded.data, artifacts_dir=args.artifacts_dir)
+    settings = {key: str(value) for key, value in result.loaded.settings.items()}
+    if args.part or args.parts:
+        settings["part"] = args.part or parts.ALL
+        if not settings.get("design") and not settings.get("core_stack"):
+            settings["core_stack"] = result.stack  # the design's own stack is its core
+    try:
+        part = parts.choose(settings.get("part"), result.spec, result.topology)
+        core = parts.core_stack(part, settings.get("design"), settings.get("core_stack"), offline.ORGANIZATION,
+                                offline.PROJECT)
+    except parts.PartError as error:
+        print(f"{result.stack}: {error}")
+        return 2
+    # Offline there is no state to read: a pod part's core stack is taken to be up with this design.
+    sha = parts.design_sha256(result.loaded.data)
+    references = {core: {"part": parts.CORE, "design_sha256": sha}} if core else {}
+    outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
+                          artifacts_dir=args.artifacts_dir, part_settings=settings, references=references)
     plan = as_dict(outcome)
-    print(json.dumps(plan, indent=2, sort_keys=False, default=str) if args.format == "json" else as_text(plan))
+    if core:
+        plan["assumes"] = [f"the core stack {core} is up as part core with this design ({sha[:12]})"]
+    if args.parts:
+        plan = split_summary(plan, result.spec, result.topology)
+        print(json.dumps(plan, indent=2, default=str) if args.format == "json" else split_text(plan))
+    else:
+        print(json.dumps(plan, indent=2, sort_keys=False, default=str) if args.format == "json" else as_text(plan))
     return 0 if outcome.ok else 1
+
+
+def split_summary(plan: Mapping[str, Any], spec: Any, topology: Any) -> dict[str, Any]:
+    """The whole design's registrations counted per part: what each stack of the split holds."""
+    names = parts.names(spec, topology)
+    rows: dict[str, dict[str, Any]] = {name: {"part": name, "file_resources": 0, "files": 0} for name in names}
+    components = plan["counts"]["components"]
+    for resource in plan["resources"]:
+        if resource["type"] == FILES_TYPE:
+            row = rows[parts.of_bundle(topology, resource["name"])]
+            row["file_resources"] += 1
+            row["files"] += len(resource["inputs"].get("files") or [])
+    for name, row in rows.items():  # every stack holds the components; a pod also reads its core
+        row["resources"] = row["file_resources"] + components + (0 if name == parts.CORE else 1)
+    return {"stack": plan["stack"], "ok": plan["ok"], "errors": plan["errors"],
+            "all_resources": plan["counts"]["resources"], "parts": list(rows.values())}
+
+
+def split_text(summary: Mapping[str, Any]) -> str:
+    if not summary["parts"]:
+        return f"{summary['stack']}: a cloud stack is not split: its resources do not grow with nodes"
+    lines = [f"{summary['stack']}: {summary['all_resources']} resources in one stack, or "
+             f"{len(summary['parts'])} stacks (gpu-cluster:part):", "",
+             f"  {'part':<10} {'resources':>9} {'file resources':>14} {'files':>7}"]
+    for row in summary["parts"]:
+        lines.append(f"  {row['part']:<10} {row['resources']:>9,} {row['file_resources']:>14,} {row['files']:>7,}")
+    lines += ["", "Each stack holds the cluster's components; a pod stack also reads its core stack "
+                  "(StackReference) and writes nothing unless the core is up with the same design."]
+    lines += [f"  error: {error}" for error in summary["errors"]]
+    return "\n".join(lines)
 
 
 def as_dict(outcome: Any) -> dict[str, Any]:
@@ -115,6 +174,8 @@ def as_text(plan: Mapping[str, Any]) -> str:
         lines.append(f"  error: {error}")
     for warning in plan["warnings"]:
         lines.append(f"  warning: {warning}")
+    for assumption in plan.get("assumes", []):
+        lines.append(f"  assumes: {assumption}")
     lines.append("")
     depth: dict[str | None, int] = {None: 0}
     for resource in plan["resources"]:

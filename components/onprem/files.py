@@ -137,5 +137,8 @@ class RenderedFiles(Resource, module="gpu-cluster", name="RenderedFiles"):
     hashes: pulumi.Output[dict[str, str]]
 
     def __init__(self, name: str, directory: str, files: Mapping[str, str],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(FilesProvider(), name, bundle_inputs(directory, name, files), opts)
+                 opts: pulumi.ResourceOptions | None = None, gate: pulumi.Output[str] | None = None) -> None:
+        inputs: dict[str, Any] = bundle_inputs(directory, name, files)
+        if gate is not None:  # a pod part's core check: no write unless it resolves (diff ignores it)
+            inputs["design"] = gate
+        super().__init__(FilesProvider(), name, inputs, opts)

@@ -16,14 +16,14 @@ if TYPE_CHECKING:
     from components.storage import StorageNetworkArgs
 
 
-def write_bundles(parent: pulumi.Resource, directory: str, bundles: Mapping[str, Mapping[str, str]]
-                  ) -> list[RenderedFiles]:
+def write_bundles(parent: pulumi.Resource, directory: str, bundles: Mapping[str, Mapping[str, str]],
+                  gate: pulumi.Output[str] | None = None) -> list[RenderedFiles]:
     """One RenderedFiles child of `parent` per bundle, named after the bundle (a device or pool)."""
-    return [RenderedFiles(bundle, directory, bundles[bundle], child(parent)) for bundle in sorted(bundles)]
+    return [RenderedFiles(bundle, directory, bundles[bundle], child(parent), gate) for bundle in sorted(bundles)]
 
 
 def _write(parent: pulumi.Resource, args: ConcernArgs) -> None:
-    write_bundles(parent, args.artifacts_dir, args.artifacts)
+    write_bundles(parent, args.artifacts_dir, args.artifacts, args.gate)
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:

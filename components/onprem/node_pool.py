@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """Write the pool's host files; the group id is the bundle's resource id."""
-    written = write_bundles(parent, args.artifacts_dir, args.artifacts)
+    written = write_bundles(parent, args.artifacts_dir, args.artifacts, args.gate)
     if not written:
         return pulumi.Output.from_input("")
     return pulumi.Output.all(*[resource.id for resource in written]).apply(lambda ids: ",".join(ids))

@@ -1,0 +1,133 @@
+"""One design, several Pulumi stacks: the on-prem state of a very large cluster split by pod.
+
+A stack deploys `all` of its design (the default), or one part of it:
+- `core`: the core switches, storage, management and out-of-band networks, every node pool's
+  host files and the cluster-wide files (scheduler topology, cabling plan, inventory);
+- `pod-NNN`: the fabric leaves and spines of pod NNN (a two-tier fabric is one pod), with
+  their expected-neighbor files.
+Every rendered bundle belongs to exactly one part, so the parts together write the same files
+as `all`. Each part validates the *whole* design (a design that fails as a whole deploys no
+part), and a pod stack reads the core stack's `design_sha256` and `part` through a Pulumi
+StackReference: it writes nothing unless the core stack is up with the very same design.
+
+Pulumi config keys beside `gpu-cluster:cluster` (stack settings, not part of the design):
+- `gpu-cluster:part`: `all` | `core` | `pod-NNN`;
+- `gpu-cluster:design`: the stack whose `gpu-cluster:cluster` this stack deploys (so that 32
+  pod stacks do not carry 32 copies of one design);
+- `gpu-cluster:core_stack`: the stack a pod part checks (default: the `design` stack, in this
+  organization and project).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology, number
+
+ALL = "all"
+CORE = "core"
+POD = re.compile(r"pod-(?P<number>\d{3,})")
+STACK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+QUALIFIED_STACK = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/){0,2}[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+SETTINGS = ("part", "design", "core_stack")
+
+
+class PartError(ValueError):
+    """A part setting that cannot be deployed; the message names the key and the fix."""
+
+
+def pod_part(pod: int) -> str:
+    """0-based pod -> `pod-001`."""
+    return f"pod-{number(pod)}"
+
+
+def names(spec: ClusterSpec, topology: Topology) -> list[str]:
+    """The parts a design splits into: `core`, then one per pod; nothing for cloud targets."""
+    if spec.is_cloud or topology.fabric_plan is None:
+        return []
+    return [CORE, *(pod_part(pod) for pod in range(topology.fabric_plan.pods))]
+
+
+def of_bundle(topology: Topology, bundle: str) -> str:
+    """The part of one rendered bundle (named after its device, pool or directory): the files of
+    a fabric leaf or spine go with its pod, everything else with the core."""
+    data = topology.graph.nodes.get(bundle)
+    if data and data.get("kind") == "switch" and data.get("network") == FABRIC and data.get("tier") in ("leaf", "spine"):
+        return pod_part(int(data.get("pod") or 0))
+    return CORE
+
+
+def choose(part: str | None, spec: ClusterSpec, topology: Topology) -> str:
+    """`part` checked against the design (None -> `all`); raises PartError with the fix."""
+    if part is None or part == ALL:
+        return ALL
+    valid = names(spec, topology)
+    if not valid:
+        raise PartError(f"gpu-cluster:part is {part!r}, but a {spec.target} stack is not split: its resources do not "
+                        "grow with nodes; remove gpu-cluster:part")
+    if part not in valid:
+        shown = ", ".join(valid if len(valid) <= 6 else [*valid[:5], "...", valid[-1]])
+        raise PartError(f"gpu-cluster:part is {part!r}; this design has the parts all, {shown}; set one of them")
+    return part
+
+
+def core_stack(part: str, design: str | None, core: str | None, organization: str, project: str) -> str | None:
+    """The fully qualified stack a pod part checks (None for `all` and `core`)."""
+    if not POD.fullmatch(part):
+        return None
+    reference = core or design
+    if reference is None:
+        raise PartError(f"gpu-cluster:part is {part!r} but no core stack is named: set gpu-cluster:design to the "
+                        "stack that holds the design (its part is core), or gpu-cluster:core_stack")
+    if not QUALIFIED_STACK.fullmatch(reference):
+        raise PartError(f"gpu-cluster:core_stack {reference!r} is not a stack name (stack, project/stack or "
+                        "org/project/stack)")
+    parts = reference.split("/")
+    if len(parts) == 1:
+        return f"{organization}/{project}/{reference}"
+    if len(parts) == 2:
+        return f"{organization}/{reference}"
+    return reference
+
+
+def check_settings(settings: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(key, problem, hint) for each part setting of the wrong shape (before the design is known)."""
+    problems: list[tuple[str, str, str]] = []
+    for key in SETTINGS:
+        value = settings.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            problems.append((key, f"gpu-cluster:{key} is a {type(value).__name__}, not a string", "give a string"))
+        elif key == "part" and value not in (ALL, CORE) and not POD.fullmatch(value):
+            problems.append((key, f"gpu-cluster:part is {value!r}", "use all, core or pod-NNN (pod-001 is the first pod)"))
+        elif key == "design" and not STACK.fullmatch(value):
+            problems.append((key, f"gpu-cluster:design {value!r} is not a stack name",
+                             "name a stack under stacks/ (prod -> stacks/Pulumi.prod.yaml)"))
+        elif key == "core_stack" and not QUALIFIED_STACK.fullmatch(value):
+            problems.append((key, f"gpu-cluster:core_stack {value!r} is not a stack name",
+                             "use stack, project/stack or org/project/stack"))
+    return problems
+
+
+def design_sha256(cluster: Mapping[str, Any]) -> str:
+    """A fingerprint of a design: its `gpu-cluster:cluster` mapping as canonical JSON."""
+    canonical = json.dumps(cluster, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def core_mismatch(part: str, core: str, own: str, outputs: Mapping[str, Any]) -> str | None:
+    """Why pod part `part` must not deploy against the core stack's `outputs`, or None."""
+    theirs_part, theirs = outputs.get("part"), outputs.get("design_sha256")
+    if theirs_part != CORE:
+        return (f"{part}: the core stack {core} deploys part {theirs_part!r}, not 'core' (set gpu-cluster:part core "
+                f"there and run pulumi up on it first)")
+    if theirs != own:
+        return (f"{part}: the core stack {core} is up with design {str(theirs)[:12]}, this stack has {own[:12]}; "
+                f"run pulumi up on {core} first, then on the pods")
+    return None

@@ -1,0 +1,206 @@
+"""One design, several stacks (cluster.parts): a core stack and one stack per pod, joined by a
+StackReference. Run through the Pulumi program under the SDK's mocks and through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster import parts
+from cluster.loader import load_stack
+from components import offline
+from tests.conftest import run
+from tests.test_components_support import ROOT, assert_well_formed, cloud_stack, of_type
+
+FILES = "RenderedFiles"
+CORE = "organization/gpu-cluster/pods"
+DESIGN = load_stack("pods").data
+assert DESIGN is not None
+SHA = parts.design_sha256(DESIGN)
+UP = {CORE: {"part": "core", "design_sha256": SHA}}
+
+
+def program(part: str, references: dict[str, Any] | None = None, stack: str = "pods-x", **settings: str) -> Any:
+    outcome = offline.run(stack, None, part_settings={"design": "pods", "part": part, **settings},
+                          references=UP if references is None else references)
+    assert_well_formed(outcome)
+    return outcome
+
+
+def files(outcome: Any) -> dict[str, Any]:
+    return {registration.name: registration for registration in of_type(outcome, FILES)}
+
+
+def test_the_example_splits_into_a_core_and_four_pods() -> None:
+    result = run(DESIGN)
+    assert result.ok and result.spec is not None and result.topology is not None
+    assert parts.names(result.spec, result.topology) == ["core", "pod-001", "pod-002", "pod-003", "pod-004"]
+
+
+def test_the_parts_write_every_file_of_the_whole_design_exactly_once() -> None:
+    whole = files(offline.run("pods", DESIGN))
+    seen: dict[str, str] = {}
+    for part in ("core", "pod-001", "pod-002", "pod-003", "pod-004"):
+        outcome = program(part)
+        assert outcome.ok, (outcome.failure, outcome.errors)
+        for name, registration in files(outcome).items():
+            assert name not in seen, f"{name} is in {seen.get(name)} and {part}"
+            seen[name] = part
+            assert registration.inputs["hashes"] == whole[name].inputs["hashes"]
+    assert set(seen) == set(whole)
+    # a pod owns its leaves and spines; cores, other networks and host files are the core's
+    assert seen["leaf-003-r5"] == "pod-002" and seen["spine-017"] == "pod-002"
+    assert {seen[name] for name in whole if name.startswith(("core-", "stor-", "mgmt-", "oob-", "h200"))} == {"core"}
+
+
+def test_every_part_writes_into_the_design_stacks_tree() -> None:
+    for part in ("core", "pod-003"):
+        assert {registration.inputs["directory"] for registration in of_type(program(part), FILES)} == {"build/pods"}
+
+
+def test_a_pod_reads_its_core_stack_and_carries_the_checked_design() -> None:
+    outcome = program("pod-003")
+    [reference] = [registration for registration in outcome.resources if registration.read]
+    assert reference.type == "pulumi:pulumi:StackReference" and reference.inputs["name"] == CORE
+    assert {registration.inputs["design"] for registration in of_type(outcome, FILES)} == {SHA}
+    assert outcome.outputs["part"] == "pod-003" and outcome.outputs["design_sha256"] == SHA
+
+
+@pytest.mark.parametrize(("outputs", "message"), [
+    ({"part": "core", "design_sha256": "0" * 64}, "is up with design 000000000000, this stack has"),
+    ({"part": "all", "design_sha256": SHA}, "deploys part 'all', not 'core'"),
+    ({}, "deploys part None, not 'core'"),
+])
+def test_a_pod_writes_nothing_unless_its_core_is_up_with_the_same_design(outputs: dict[str, Any], message: str) -> None:
+    outcome = program("pod-002", references={CORE: outputs})
+    assert outcome.failure is not None and message in outcome.failure
+    assert f"run pulumi up on {CORE} first" in outcome.failure or "set gpu-cluster:part core" in outcome.failure
+    assert not of_type(outcome, FILES)
+
+
+def test_the_core_stack_can_be_named_explicitly() -> None:
+    named = "acme/fabric/pods-core"
+    outcome = program("pod-001", references={named: UP[CORE]}, core_stack=named)
+    assert outcome.ok and of_type(outcome, FILES)
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"design": "pods", "part": "pod-009"}, "this design has the parts all, core, pod-001"),
+    ({"design": "pods", "part": "rack-7"}, "use all, core or pod-NNN"),
+    ({"part": "pod-001"}, "no core stack is named"),
+])
+def test_a_part_the_design_does_not_have_registers_nothing(settings: dict[str, str], message: str) -> None:
+    cluster = None if "design" in settings else DESIGN
+    outcome = offline.run("pods-x", cluster, part_settings=settings, references=UP)
+    assert outcome.failure is not None
+    assert message in outcome.failure or any(message in error for error in outcome.errors)
+    assert not outcome.resources
+
+
+def test_a_cloud_stack_is_not_split() -> None:
+    outcome = offline.run("t", cloud_stack("aws", "p5e.48xlarge"), part_settings={"part": "core"})
+    assert outcome.failure is not None and "is not split" in outcome.failure
+    assert not outcome.resources
+
+
+def test_design_and_cluster_together_are_refused() -> None:
+    outcome = offline.run("pods-x", DESIGN, part_settings={"design": "pods", "part": "core"})
+    assert outcome.failure is not None and any("both gpu-cluster:cluster and gpu-cluster:design" in error
+                                               for error in outcome.errors)
+    assert not outcome.resources
+
+
+@pytest.mark.parametrize(("reference", "qualified"), [
+    ("pods", "org/gpu-cluster/pods"), ("fabric/pods", "org/fabric/pods"), ("acme/fabric/pods", "acme/fabric/pods"),
+])
+def test_core_stack_names_are_qualified_like_pulumi(reference: str, qualified: str) -> None:
+    assert parts.core_stack("pod-001", reference, None, "org", "gpu-cluster") == qualified
+    assert parts.core_stack("core", reference, None, "org", "gpu-cluster") is None
+
+
+def test_the_fingerprint_ignores_key_order_and_sees_every_value() -> None:
+    reordered = dict(reversed(list(DESIGN.items())))
+    assert parts.design_sha256(reordered) == SHA
+    grown = json.loads(json.dumps(DESIGN))
+    grown["node_pools"][0]["nodes"] += 1
+    assert parts.design_sha256(grown) != SHA
+
+
+# -- stack files and the CLI
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"Pulumi.{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_pod_stack_file_validates_the_design_it_names(cli: Any) -> None:
+    code, out = cli("validate", "pods-pod-002", "--format", "json")
+    assert code == 0 and json.loads(out)["ok"]
+    code, sarif = cli("validate", "pods-pod-002", "--format", "sarif")
+    # findings of a pod stack point into the file that holds the design
+    assert json.loads(sarif)["runs"][0]["artifacts"][0]["location"]["uri"].endswith("stacks/Pulumi.pods.yaml")
+
+
+@pytest.mark.parametrize(("text", "path", "message"), [
+    ("config:\n  gpu-cluster:design: pods\n  gpu-cluster:part: 7\n", "config.gpu-cluster:part", "is a int, not a string"),
+    ("config:\n  gpu-cluster:design: pods\n  gpu-cluster:part: spine\n", "config.gpu-cluster:part", "'spine'"),
+    ("config:\n  gpu-cluster:design: ../x\n", "config.gpu-cluster:design", "is not a stack name"),
+    ("config:\n  gpu-cluster:design: nowhere\n", "(file)", "not found"),
+    ("config:\n  gpu-cluster:design: pods-pod-001\n", "config.gpu-cluster:design", "names a design itself"),
+    ("config:\n  gpu-cluster:design: pods\n  gpu-cluster:cluster: {name: x, target: onprem, node_pools: []}\n",
+     "config.gpu-cluster:design", "both gpu-cluster:cluster and gpu-cluster:design"),
+])
+def test_bad_part_settings_are_schema_errors(cli: Any, tmp_path: Path, text: str, path: str, message: str) -> None:
+    code, out = cli("validate", str(write(tmp_path, "bad", text)), "--format", "json")
+    assert code == 2
+    findings = json.loads(out)["findings"]
+    assert any(f["rule"] == "SCHEMA" and f["path"] == path and message in f["message"] for f in findings), findings
+
+
+def test_plan_shows_the_split(cli: Any) -> None:
+    code, out = cli("plan", "pods", "--parts", "--format", "json")
+    assert code == 0
+    summary = json.loads(out)
+    rows = {row["part"]: row for row in summary["parts"]}
+    assert list(rows) == ["core", "pod-001", "pod-002", "pod-003", "pod-004"]
+    whole = offline.run("pods", DESIGN)
+    assert sum(row["file_resources"] for row in rows.values()) == len(of_type(whole, FILES))
+    for name, row in rows.items():
+        outcome = program(name)
+        assert row["resources"] == len(outcome.resources), name
+
+
+def test_plan_of_a_pod_stack_says_what_it_assumes(cli: Any) -> None:
+    code, out = cli("plan", "pods-pod-004")
+    assert code == 0
+    assert f"assumes: the core stack {CORE} is up as part core with this design ({SHA[:12]})" in out
+    assert "spine-049" in out and "spine-048" not in out
+    code, out = cli("plan", "prod", "--part", "pod-002")
+    assert code == 2 and "this design has the parts all, core, pod-001" in out
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    from cluster.cli import main
+
+    monkeypatch.chdir(ROOT)
+
+    def invoke(*argv: str) -> tuple[int, str]:
+        code = main(list(argv))
+        return code, capsys.readouterr().out
+
+    return invoke
+
+
+def test_a_stack_that_names_itself_as_its_design_is_one_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "stacks").mkdir()
+    write(tmp_path / "stacks", "loop", "config:\n  gpu-cluster:design: loop\n  gpu-cluster:part: core\n")
+    monkeypatch.chdir(tmp_path)
+    loaded = load_stack("loop")
+    assert loaded.data is None
+    assert [(f.rule, f.path) for f in loaded.findings] == [("SCHEMA", "config.gpu-cluster:design")]
