@@ -20,7 +20,7 @@ GPUs saves it rescanning the 260k switch-to-switch edges.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,33 +92,58 @@ def _switch(graph: nx.MultiGraph, name: str, model: SwitchModel, **attrs: Any) -
     )
 
 
+Cable = tuple[str, str, str, dict[str, Any]]  # (lower, upper, network, edge data)
+
+
 def _cable(
-    graph: nx.MultiGraph, lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str,
+    cables: list[Cable], lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str,
     links: int, ports: tuple[tuple[int, int], ...], rail: int | None = None,
 ) -> None:
     """One edge for all `links` cables between lower and upper on `network`.
 
     Callers aggregate first (a host's ports per leaf, a switch's uplinks per upper), so every
-    edge is added exactly once with no lookup: this runs for every edge (461k at 131,072 GPUs).
+    edge is made exactly once with no lookup; the graph takes them all at the end (add_cables).
     """
-    graph.add_edge(
-        lower,
-        upper,
-        key=network,
-        network=network,
-        links=links,
-        gbps=link_gbps(lower_gbps, upper_gbps),
-        lower_gbps=lower_gbps,
-        upper_gbps=upper_gbps,
-        lower=lower,
-        upper=upper,
-        ports=ports,
-        rail=rail,
-        path=path,
-    )
+    cables.append((lower, upper, network, {
+        "network": network,
+        "links": links,
+        "gbps": link_gbps(lower_gbps, upper_gbps),
+        "lower_gbps": lower_gbps,
+        "upper_gbps": upper_gbps,
+        "lower": lower,
+        "upper": upper,
+        "ports": ports,
+        "rail": rail,
+        "path": path,
+    }))
 
 
-def _spread(graph: nx.MultiGraph, lower: str, uppers: list[str], links: int, offset: int, network: str,
+class CableGraph(nx.MultiGraph):  # type: ignore[misc]  # networkx has no type hints
+    """The topology's graph: a networkx MultiGraph, plus one bulk insert for the builder.
+
+    `add_edge` costs about 1.6 us an edge (argument checks, a copy of the attribute dict, a
+    cache clear); at 131,072 GPUs that was 0.75 s of a 1.2 s build for 461k edges. `add_cables`
+    writes the same dict-of-dict-of-keydict structure networkx documents for subclasses
+    (`_adj[u][v][key] = data`, one keydict shared by both directions), in the same order,
+    keeping the builder's data dicts. Tests check the result equals an add_edge build.
+    """
+
+    def add_cables(self, cables: Iterable[Cable]) -> None:
+        """Add edges (u, v, key, data) between nodes already in the graph; (u, v, key) must be new."""
+        adjacency = self._adj
+        for lower, upper, key, data in cables:
+            neighbours = adjacency[lower]
+            keyed = neighbours.get(upper)
+            if keyed is None:
+                neighbours[upper] = adjacency[upper][lower] = {key: data}
+            elif key in keyed:
+                raise ValueError(f"edge {lower} - {upper} ({key}) added twice")
+            else:
+                keyed[key] = data
+        nx._clear_cache(self)
+
+
+def _spread(cables: list[Cable], lower: str, uppers: list[str], links: int, offset: int, network: str,
             lower_gbps: int, upper_gbps: int, path: str) -> None:
     """Spread `links` uplinks round-robin over `uppers`, starting at `offset` for balance."""
     if not uppers or links <= 0:
@@ -130,7 +155,7 @@ def _spread(graph: nx.MultiGraph, lower: str, uppers: list[str], links: int, off
     for index in indices:
         count = base + (1 if (index - offset) % len(uppers) < extra else 0)
         if count:
-            _cable(graph, lower, uppers[index], network, lower_gbps, upper_gbps, path, count, ())
+            _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, count, ())
 
 
 @contextmanager
@@ -157,7 +182,8 @@ def build(spec: ClusterSpec) -> Topology:
 
 
 def _build(spec: ClusterSpec) -> Topology:
-    graph: nx.MultiGraph = nx.MultiGraph(name=spec.name, target=spec.target)
+    graph = CableGraph(name=spec.name, target=spec.target)
+    cables: list[Cable] = []
     topology = Topology(graph=graph, fabric_plan=None)
     hosts: list[tuple[str, PoolSpec]] = []
     for pool in spec.pools:
@@ -170,20 +196,22 @@ def _build(spec: ClusterSpec) -> Topology:
             )
             hosts.append((name, pool))
     if spec.is_cloud:
-        _build_cloud(spec, graph)
+        _build_cloud(spec, graph, cables)
+        graph.add_cables(cables)
         return topology
-    topology.fabric_plan = _build_fabric(spec, graph, hosts)
+    topology.fabric_plan = _build_fabric(spec, graph, cables, hosts)
     assert spec.fabric is not None
     shared = spec.fabric.shared_with
     for network in (spec.storage, spec.management):
         if network is not None and network.name not in shared:
-            plan = _build_network(network, graph, [(name, _nic_ports(pool, network.name), _nic_gbps(pool, network.name))
+            plan = _build_network(network, graph, cables, [(name, _nic_ports(pool, network.name), _nic_gbps(pool, network.name))
                                                    for name, pool in hosts])
             topology.network_plans[network.name] = plan
     if spec.oob is not None:
         devices = [(name, 1, 1) for name, _ in hosts]
         devices += [(name, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
-        topology.network_plans["oob"] = _build_network(spec.oob, graph, devices)
+        topology.network_plans["oob"] = _build_network(spec.oob, graph, cables, devices)
+    graph.add_cables(cables)
     return topology
 
 
@@ -195,7 +223,7 @@ def _nic_gbps(pool: PoolSpec, network: str) -> int:
     return (pool.storage_nics if network == "storage" else pool.management_nics).gbps
 
 
-def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph) -> None:
+def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable]) -> None:
     """The provider's fabric is one opaque node per pool: only host-side facts are ours."""
     for pool in spec.pools:
         fabric = f"{pool.name}-provider-fabric"
@@ -203,11 +231,11 @@ def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph) -> None:
                        model=pool.fabric_kind)
         for index in range(pool.nodes):
             nics = pool.fabric_nics
-            _cable(graph, host_name(pool, index), fabric, FABRIC, nics.gbps, nics.gbps, f"{pool.path}.instance_type",
+            _cable(cables, host_name(pool, index), fabric, FABRIC, nics.gbps, nics.gbps, f"{pool.path}.instance_type",
                    nics.count, ())
 
 
-def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, hosts: list[tuple[str, PoolSpec]]) -> FabricPlan:
+def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], hosts: list[tuple[str, PoolSpec]]) -> FabricPlan:
     fabric = spec.fabric
     assert fabric is not None
     plan = size_fabric(spec)
@@ -237,11 +265,11 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, hosts: list[tuple[str
         for index, leaf in enumerate(leaves):
             pod = graph.nodes[leaf]["pod"]
             pod_spines = spines[pod * spines_per_pod:(pod + 1) * spines_per_pod] if plan.pods > 1 else spines
-            _spread(graph, leaf, pod_spines, plan.leaf_uplinks, index, FABRIC, up, fabric.spine.port_gbps,
+            _spread(cables, leaf, pod_spines, plan.leaf_uplinks, index, FABRIC, up, fabric.spine.port_gbps,
                     "fabric.leaf_uplinks")
         core_up = uplink_port_gbps(fabric.spine)
         for index, spine in enumerate(spines):
-            _spread(graph, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
+            _spread(cables, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
                     fabric.core.port_gbps, "fabric.spine_uplinks")
     # Names and paths are formatted once, not once per host port (131,072 ports at 131,072 GPUs).
     leaf_names: dict[tuple[int, int, int], str] = {}
@@ -263,7 +291,7 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, hosts: list[tuple[str
             else:
                 host_leaves[host_leaf] = (rail, [port])
         for host_leaf, (rail, ports) in host_leaves.items():
-            _cable(graph, host, host_leaf, FABRIC, nics.gbps, fabric.leaf.port_gbps, nic_paths[pool.name],
+            _cable(cables, host, host_leaf, FABRIC, nics.gbps, fabric.leaf.port_gbps, nic_paths[pool.name],
                    len(ports), tuple(ports), rail)
         for network in fabric.shared_with:
             shared_nics = pool.storage_nics if network == "storage" else pool.management_nics
@@ -274,12 +302,13 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, hosts: list[tuple[str
                 leaf = leaf_name(planes, plane, group, rail, rail_optimized)
                 shared.setdefault(leaf, []).append(divmod(port_index, shared_nics.ports_per_nic))
             for leaf, ports in shared.items():
-                _cable(graph, host, leaf, network, shared_nics.gbps, fabric.leaf.port_gbps, "fabric.shared_with",
+                _cable(cables, host, leaf, network, shared_nics.gbps, fabric.leaf.port_gbps, "fabric.shared_with",
                        len(ports), tuple(ports))
     return plan
 
 
-def _build_network(network: NetworkSpec, graph: nx.MultiGraph, devices: list[tuple[str, int, int]]) -> NetworkPlan:
+def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cable],
+                   devices: list[tuple[str, int, int]]) -> NetworkPlan:
     """Storage, management or out-of-band: each device cabled to one leaf, leaves to spines."""
     attached = [device for device in devices if device[1] > 0]
     ports_per_device = max((ports for _, ports, _ in attached), default=1)
@@ -295,10 +324,10 @@ def _build_network(network: NetworkSpec, graph: nx.MultiGraph, devices: list[tup
     per_leaf = max(plan.nodes_per_leaf, 1)
     for position, (device, ports, gbps) in enumerate(attached):
         leaf = leaves[min(position // per_leaf, len(leaves) - 1)]
-        _cable(graph, device, leaf, network.name, gbps, network.leaf.port_gbps, f"{network.name}.leaf",
+        _cable(cables, device, leaf, network.name, gbps, network.leaf.port_gbps, f"{network.name}.leaf",
                ports, tuple((port_index, 0) for port_index in range(ports)))
     up = uplink_port_gbps(network.leaf)
     for index, leaf in enumerate(leaves):
-        _spread(graph, leaf, spines, plan.leaf_uplinks, index, network.name, up, network.spine.port_gbps,
+        _spread(cables, leaf, spines, plan.leaf_uplinks, index, network.name, up, network.spine.port_gbps,
                 f"{network.name}.leaf_uplinks")
     return plan

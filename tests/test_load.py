@@ -99,3 +99,39 @@ def test_switch_to_switch_edges_are_not_rescanned_by_the_cycle_collector() -> No
     graph = graph_of(DESIGNS["three tiers"])
     between = [data for _, _, data in graph.edges(data=True) if not data["ports"]]
     assert between and not any(gc.is_tracked(data) for data in between)
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_the_bulk_edge_insert_builds_what_add_edge_builds(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CableGraph.add_cables writes networkx's structure itself: the graph must be the one that
+    networkx's own add_edge makes from the same cables (nodes, edges, data, adjacency order)."""
+    import networkx as nx
+
+    from cluster.topology import CableGraph
+
+    fast = graph_of(DESIGNS[name])
+
+    def add_edge_each(graph: CableGraph, cables: Any) -> None:
+        for lower, upper, key, data in cables:
+            nx.MultiGraph.add_edge(graph, lower, upper, key=key, **data)
+
+    monkeypatch.setattr(CableGraph, "add_cables", add_edge_each)
+    plain = graph_of(DESIGNS[name])
+    assert list(fast.nodes(data=True)) == list(plain.nodes(data=True))
+    assert list(fast.edges(keys=True, data=True)) == list(plain.edges(keys=True, data=True))
+    assert {node: list(neighbours) for node, neighbours in fast.adjacency()} == \
+        {node: list(neighbours) for node, neighbours in plain.adjacency()}
+    assert nx.utils.graphs_equal(fast, plain)
+    # one key dict shared by both directions, as networkx keeps it
+    for lower, upper in list(fast.edges())[:50]:
+        assert fast._adj[lower][upper] is fast._adj[upper][lower]
+
+
+def test_an_edge_added_twice_is_refused() -> None:
+    from cluster.topology import CableGraph
+
+    graph = CableGraph()
+    graph.add_nodes_from(["a", "b"])
+    graph.add_cables([("a", "b", "fabric", {"links": 1})])
+    with pytest.raises(ValueError, match="added twice"):
+        graph.add_cables([("b", "a", "fabric", {"links": 1})])
