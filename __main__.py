@@ -30,7 +30,7 @@ for finding in result.findings:
 try:  # which part of the design this stack deploys, and the core stack a pod part checks
     part = parts.choose(settings.get("part"), result.spec, result.topology)
     core_stack = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
-                                  pulumi.get_organization(), pulumi.get_project())
+                                  pulumi.get_organization() or "organization", pulumi.get_project())
 except parts.PartError as error:
     pulumi.log.error(str(error))
     raise pulumi.RunError(f"stack {stack}: {error}: nothing was registered") from None
@@ -47,12 +47,13 @@ artifacts_dir = config.get("artifacts_dir") or f"build/{loaded.design or stack}"
 # The validated stack file rides on the GpuCluster component: CrossGuard's stack policy sees only
 # resources, so this is how `pulumi preview --policy-pack policy` re-validates the design.
 validated = json.dumps(loaded.data, sort_keys=True, separators=(",", ":"))
+fingerprint = parts.design_sha256(loaded.data)  # what a pod stack checks against its core stack
 cluster = GpuCluster(result.spec.name, GpuClusterArgs(  # components
     result.spec, result.topology, artifacts_dir, validated,
-    part=part, core_stack=core_stack, design_sha256=parts.design_sha256(loaded.data)))
+    part=part, core_stack=core_stack, design_sha256=fingerprint))
 
 pulumi.export("part", part)
-pulumi.export("design_sha256", parts.design_sha256(loaded.data))
+pulumi.export("design_sha256", fingerprint)
 pulumi.export("gpus", design["gpus"])
 pulumi.export("gbps_per_gpu", design["gbps_per_gpu"])
 pulumi.export("oversubscription", design["oversubscription"])
