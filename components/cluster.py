@@ -91,7 +91,7 @@ def _owned_artifacts(spec: ClusterSpec, topology: Topology, part: str) -> dict[s
     if spec.target != "onprem":
         return {}
     artifacts = importlib.import_module("components.onprem.artifacts")
-    owned: dict[str, dict[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology), topology)
+    owned: dict[str, dict[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology, part), topology)
     if part == parts.ALL:
         return owned
     return {component: {bundle: files for bundle, files in bundles.items() if parts.of_bundle(topology, bundle) == part}

@@ -56,6 +56,30 @@ def test_the_parts_write_every_file_of_the_whole_design_exactly_once() -> None:
     assert {seen[name] for name in whole if name.startswith(("core-", "stor-", "mgmt-", "oob-", "h200"))} == {"core"}
 
 
+IB_THREE_TIER = {
+    "name": "ib", "target": "onprem", "node_pools": [{"name": "h200", "nodes": 64, "gpu": "H200"}],
+    "fabric": {"transport": "infiniband", "leaf": {"ports": 32, "port_gbps": 400}, "leaves": 32, "spines": 32,
+               "pods": 2, "cores": 16, "leaf_uplinks": 16, "spine_uplinks": 16},
+}
+
+
+@pytest.mark.parametrize("design", [DESIGN, IB_THREE_TIER], ids=["roce", "infiniband"])
+def test_a_pod_renders_alone_exactly_the_files_the_whole_tree_gives_it(design: dict[str, Any]) -> None:
+    from cluster.render import render_part, render_tree
+    from components.onprem.artifacts import owner
+
+    result = run(design)
+    assert result.ok and result.spec is not None and result.topology is not None, result.findings
+    spec, topology = result.spec, result.topology
+    whole = render_tree(spec, topology)
+    pods = parts.names(spec, topology)[1:]
+    assert len(pods) >= 2
+    for part in pods:
+        expected = {path: text for path, text in whole.items()
+                    if parts.of_bundle(topology, owner(path, topology)[1]) == part}
+        assert expected and render_part(spec, topology, part) == expected
+
+
 def test_every_part_writes_into_the_design_stacks_tree() -> None:
     for part in ("core", "pod-003"):
         assert {registration.inputs["directory"] for registration in of_type(program(part), FILES)} == {"build/pods"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,14 +115,18 @@ def host_ports(pools: dict[str, Any], pool: str, data: dict[str, Any]) -> list[s
     return [_host_port(pools, pool, network, nic, port) for nic, port in pairs]
 
 
-def cables(spec: ClusterSpec, topology: Topology) -> Iterator[Cable]:
-    """Every cable, by network (fabric, storage, management, oob), then tier, then device order."""
+def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> Iterator[Cable]:
+    """Every cable, by network (fabric, storage, management, oob), then tier, then device order;
+    with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
     graph = topology.graph
     pools = {pool.name: pool for pool in spec.pools}
     ports = switch_ports(topology)
     count = 0
     for link, data in ordered_links(topology):
         lower, upper, network = data["lower"], data["upper"], data["network"]
+        if devices is not None and lower not in devices and upper not in devices:
+            count += data["links"]
+            continue
         lower_node = graph.nodes[lower]
         upper_ports = ports[(upper, lower, network)].names()
         if lower_node["kind"] == "host":

@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
+from cluster import parts
 from cluster.addressing import Addresses, allocate, gc_paused
 from cluster.qos import switch_plan
 from cluster.render import eos, nvue, sonic
@@ -52,19 +54,41 @@ def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses |
         return _render_configs(spec, topology, addresses)
 
 
-def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
-    addresses = addresses if addresses is not None else allocate(spec, topology)
+def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, str]:
+    """The files of one part of a split design (cluster.parts), as `render_tree` has them. A pod
+    renders only its leaves' and spines' configs and expected neighbors (at 131,072 GPUs a few
+    seconds instead of the whole tree's 27); the core and `all` need the whole tree."""
+    if not parts.POD.fullmatch(part):
+        return render_tree(spec, topology)
+    devices = {name for name, _ in topology.switches(FABRIC) if parts.of_bundle(topology, name) == part}
+    with gc_paused():
+        files, _ = _switch_files(spec, topology, allocate(spec, topology), devices)
+        for device, text in expected_neighbors(spec, topology, devices).items():
+            files[f"verify/neighbors/{device}.txt"] = text
+    return dict(sorted(files.items()))
+
+
+def _switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: Collection[str] | None = None
+                  ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
+    """({path: text} of every switch config (of `names`, or all), {switch: its inventory entry})."""
     switch_qos = qos_view(spec.qos, switch_plan(spec.qos)) if spec.qos is not None else None
     infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
     files: dict[str, str] = {}
     inventory: dict[str, dict[str, object]] = {}
-    for switch in switch_views(spec, topology, addresses, switch_qos):
+    for switch in switch_views(spec, topology, addresses, switch_qos, names):
         inventory[switch.name] = {"network": switch.network, "tier": switch.tier, "os": switch.os,
                                   "model": switch.model, "loopback": switch.loopback, "asn": switch.asn}
         if infiniband and switch.network == FABRIC:
             continue  # managed by the subnet manager
         for file, text in render_switch(switch).items():
             files[f"switches/{switch.name}/{file}"] = text
+    return files, inventory
+
+
+def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
+    addresses = addresses if addresses is not None else allocate(spec, topology)
+    infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
+    files, inventory = _switch_files(spec, topology, addresses)
     if infiniband:
         for file, text in render_fabric(spec, topology).items():
             files[f"fabric/{file}"] = text

@@ -8,7 +8,7 @@ naming the peer (`h200-node-003 nic2`, `spine-001 Ethernet8`), its /31 and the p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -200,14 +200,14 @@ def port_indexes(topology: Topology) -> dict[_Link, int]:
 
 
 def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
-                 switch_qos: QosView | None) -> Iterator[Switch]:
-    """A view of every switch, in name order."""
+                 switch_qos: QosView | None, names: Collection[str] | None = None) -> Iterator[Switch]:
+    """A view of every switch (of `names`, or all), in name order."""
     nodes = dict(topology.graph.nodes(data=True))  # plain dict lookups: this loop runs once per port
     indexes = port_indexes(topology)
     pools = {pool.name: pool for pool in spec.pools}
     shared = set(spec.fabric.shared_with) if spec.fabric else set()
     links = addresses.links
-    for name in sorted(name for name, _ in topology.switches()):
+    for name in sorted(names if names is not None else [name for name, _ in topology.switches()]):
         data = nodes[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         ports: list[Port] = []

@@ -16,7 +16,7 @@ report, by the same conventions the rendered configs use (`cluster.render.naming
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -96,14 +96,15 @@ def _host_end(pool: PoolSpec, plan_port: str, transport: str) -> str:
     return names[index]
 
 
-def expected_cables(spec: ClusterSpec, topology: Topology) -> list[Cable]:
-    """Every cable of an on-prem design with both ends as devices report them. Cloud designs have none."""
+def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
+    """Every cable of an on-prem design with both ends as devices report them (with `devices`,
+    those that end on one of them). Cloud designs have none."""
     graph = topology.graph
     transport = spec.fabric.transport if spec.fabric is not None else "roce"
     rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
     pools = {pool.name: pool for pool in spec.pools}
     result: list[Cable] = []
-    for planned in cabling_plan(spec, topology):
+    for planned in cabling_plan(spec, topology, devices):
         lower_attrs, upper_attrs = graph.nodes[planned.a_device], graph.nodes[planned.b_device]
         if lower_attrs["kind"] == "host":
             lower_port = _host_end(pools[lower_attrs["pool"]], planned.a_port, transport)
@@ -144,11 +145,14 @@ def by_end(cables: Iterable[Cable]) -> dict[End, Cable]:
     return {end: cable for cable in cables for end in (cable.lower, cable.upper)}
 
 
-def expected_neighbors(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
-    """Per device, the neighbors its ports should see: `port  neighbor  neighbor-port  network  gbps` lines."""
+def expected_neighbors(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> dict[str, str]:
+    """Per device (of `devices`, or all), the neighbors its ports should see:
+    `port  neighbor  neighbor-port  network  gbps` lines."""
     rows: dict[str, list[tuple[str, str, str, str, int]]] = {}
-    for cable in expected_cables(spec, topology):
+    for cable in expected_cables(spec, topology, devices):
         for end in (cable.lower, cable.upper):
+            if devices is not None and end.device not in devices:
+                continue
             peer = cable.other(end)
             rows.setdefault(end.device, []).append((end.port, peer.device, peer.port, cable.network, cable.gbps))
     files: dict[str, str] = {}

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from cluster.render import render_tree
+from cluster.parts import ALL
+from cluster.render import render_part, render_tree
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
@@ -19,9 +20,10 @@ OWNER_OF_NETWORK = {"fabric": "fabric", "storage": "storage", "management": "man
 CLUSTER_OWNER = "cluster"
 
 
-def render(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
-    """Every on-prem artifact as {relative path: content}: the same tree `python -m cluster render` writes."""
-    return render_tree(spec, topology)
+def render(spec: ClusterSpec, topology: Topology, part: str = ALL) -> dict[str, str]:
+    """Every on-prem artifact as {relative path: content}: the same tree `python -m cluster render`
+    writes; for a pod part (cluster.parts) only that pod's files, rendered alone."""
+    return render_tree(spec, topology) if part == ALL else render_part(spec, topology, part)
 
 
 def owner(path: str, topology: Topology) -> tuple[str, str]:
