@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from cluster.findings import Finding, schema, shown
 CLUSTER_KEY = "gpu-cluster:cluster"
 DESIGN_KEY = "gpu-cluster:design"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-STACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+STACK_NAME = parts.STACK  # Pulumi's own stack-name character set
 MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 40
 MAX_NODES = 50_000  # a 64-pool stack file has a few thousand; YAML events and alias expansion count

@@ -31,7 +31,7 @@ from cluster.topology import FABRIC, Topology, number
 
 ALL = "all"
 CORE = "core"
-POD = re.compile(r"pod-(?P<number>\d{3,})")
+POD = re.compile(r"pod-\d{3,}")
 STACK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 QUALIFIED_STACK = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/){0,2}[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 SETTINGS = ("part", "design", "core_stack")
