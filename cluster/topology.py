@@ -271,40 +271,46 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
         for index, spine in enumerate(spines):
             _spread(cables, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
                     fabric.core.port_gbps, "fabric.spine_uplinks")
-    # Names and paths are formatted once, not once per host port (131,072 ports at 131,072 GPUs).
-    leaf_names: dict[tuple[int, int, int], str] = {}
-    nic_paths = {pool.name: f"{pool.path}.fabric_nics" for pool in spec.pools}
+    # Every host of one pool in one leaf group is cabled alike: its (leaf, network, rail, ports)
+    # are worked out once per (pool, group) and the immutable port tuples shared by its hosts
+    # (16,384 hosts at 131,072 GPUs, a few dozen distinct cablings).
+    cabling: dict[tuple[str, int], list[HostCable]] = {}
     for position, (host, pool) in enumerate(hosts):
         group = min(position // plan.nodes_per_leaf, plan.groups - 1)
-        nics = pool.fabric_nics
-        # A host's ports per leaf: one each on a rail-optimized fabric, all of a plane on rack-tor.
-        host_leaves: dict[str, tuple[int, list[tuple[int, int]]]] = {}
-        for port_index in range(nics.ports):
-            plane, rail = port_index % planes, port_index // planes
-            key = (plane, group, rail if rail_optimized else 0)
-            host_leaf = leaf_names.get(key)
-            if host_leaf is None:
-                host_leaf = leaf_names[key] = leaf_name(planes, *key, rail_optimized)
-            port = divmod(port_index, nics.ports_per_nic)
-            if host_leaf in host_leaves:
-                host_leaves[host_leaf][1].append(port)
-            else:
-                host_leaves[host_leaf] = (rail, [port])
-        for host_leaf, (rail, ports) in host_leaves.items():
-            _cable(cables, host, host_leaf, FABRIC, nics.gbps, fabric.leaf.port_gbps, nic_paths[pool.name],
-                   len(ports), tuple(ports), rail)
-        for network in fabric.shared_with:
-            shared_nics = pool.storage_nics if network == "storage" else pool.management_nics
-            shared: dict[str, list[tuple[int, int]]] = {}
-            for port_index in range(shared_nics.ports):
-                plane = port_index % planes
-                rail = (port_index // planes) % plan.rails
-                leaf = leaf_name(planes, plane, group, rail, rail_optimized)
-                shared.setdefault(leaf, []).append(divmod(port_index, shared_nics.ports_per_nic))
-            for leaf, ports in shared.items():
-                _cable(cables, host, leaf, network, shared_nics.gbps, fabric.leaf.port_gbps, "fabric.shared_with",
-                       len(ports), tuple(ports))
+        alike = cabling.get((pool.name, group))
+        if alike is None:
+            alike = cabling[(pool.name, group)] = _host_cabling(spec, plan.rails, pool, group)
+        for leaf, network, nic_gbps, path, port_rail, ports in alike:
+            _cable(cables, host, leaf, network, nic_gbps, fabric.leaf.port_gbps, path, len(ports), ports, port_rail)
     return plan
+
+
+HostCable = tuple[str, str, int, str, int | None, tuple[tuple[int, int], ...]]  # leaf, network, gbps, path, rail, ports
+
+
+def _host_cabling(spec: ClusterSpec, rails: int, pool: PoolSpec, group: int) -> list[HostCable]:
+    """(leaf, network, NIC Gbps, config path, rail, (nic, port) pairs) of one host of `pool` in
+    leaf group `group`: its fabric ports one per rail leaf (all of a plane on one leaf on
+    rack-tor), then the storage or management ports a converged fabric carries."""
+    fabric = spec.fabric
+    assert fabric is not None
+    planes, rail_optimized = fabric.planes, fabric.design == "rail-optimized"
+    by_leaf: dict[tuple[str, str], tuple[int | None, list[tuple[int, int]]]] = {}
+    nics = pool.fabric_nics
+    for port_index in range(nics.ports):
+        plane, rail = port_index % planes, port_index // planes
+        leaf = leaf_name(planes, plane, group, rail if rail_optimized else 0, rail_optimized)
+        by_leaf.setdefault((leaf, FABRIC), (rail, []))[1].append(divmod(port_index, nics.ports_per_nic))
+    for network in fabric.shared_with:
+        shared = pool.storage_nics if network == "storage" else pool.management_nics
+        for port_index in range(shared.ports):
+            plane, rail = port_index % planes, (port_index // planes) % rails
+            leaf = leaf_name(planes, plane, group, rail, rail_optimized)
+            by_leaf.setdefault((leaf, network), (None, []))[1].append(divmod(port_index, shared.ports_per_nic))
+    paths = {FABRIC: f"{pool.path}.fabric_nics", "storage": "fabric.shared_with", "management": "fabric.shared_with"}
+    speeds = {FABRIC: nics.gbps, "storage": pool.storage_nics.gbps, "management": pool.management_nics.gbps}
+    return [(leaf, network, speeds[network], paths[network], rail, tuple(ports))
+            for (leaf, network), (rail, ports) in by_leaf.items()]
 
 
 def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cable],
