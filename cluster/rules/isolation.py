@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 
+import numpy as np
+
 from cluster.findings import Finding, Severity
-from cluster.load import edge_list
+from cluster.load import NETWORK_CODES, link_arrays
 from cluster.qos import classes
 from cluster.render.emitted import emitted_plans
 from cluster.rules.base import Rule
@@ -27,16 +28,7 @@ class Isolation(Rule):
         return spec.fabric is not None
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
-        graph = topology.graph
-        guests: dict[str, set[str]] = defaultdict(set)
-        fabric_switches = {name for name, _ in topology.switches(FABRIC)}
-        # One pass over the cached edge list rather than an edge walk per switch (same sets).
-        for lower, upper, _key, data in edge_list(graph):
-            if data["network"] in (FABRIC, "oob"):  # oob: the switch's own management port
-                continue
-            for name in (lower, upper):
-                if name in fabric_switches:
-                    guests[data["network"]].add(name)
+        guests = _guests(topology)
         if not guests:
             return
         networks = sorted(guests)
@@ -89,3 +81,21 @@ class Isolation(Rule):
                 if side.dscp_to_priority.get(dscp) == roce_priority:
                     return f"as rendered, the {label} puts {network} (DSCP {dscp}) on RoCE priority {roce_priority}"
         return ""
+
+
+def _guests(topology: Topology) -> dict[str, set[str]]:
+    """{storage | management: the fabric switches that carry it}, from the shared link arrays.
+
+    Out-of-band cables are left out: on a fabric switch that is its own management port."""
+    arrays = link_arrays(topology.graph)
+    fabric = NETWORK_CODES[FABRIC]
+    fabric_switch = (arrays.node_network == fabric) & ~arrays.is_host
+    guests: dict[str, set[str]] = {}
+    for network in ("storage", "management"):
+        carried = arrays.network == NETWORK_CODES[network]
+        ends = np.concatenate([arrays.lower[carried], arrays.upper[carried]])
+        switches = np.unique(ends[fabric_switch[ends]]).tolist()
+        if switches:
+            guests[network] = {arrays.names[switch] for switch in switches}
+    return guests
+
