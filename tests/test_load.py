@@ -135,3 +135,20 @@ def test_an_edge_added_twice_is_refused() -> None:
     graph.add_cables([("a", "b", "fabric", {"links": 1})])
     with pytest.raises(ValueError, match="added twice"):
         graph.add_cables([("b", "a", "fabric", {"links": 1})])
+
+
+@pytest.mark.parametrize("shared", [["storage"], ["management"], ["storage", "management"], []])
+def test_isolation_guests_equal_a_walk_of_every_edge(shared: list[str]) -> None:
+    from cluster.rules.isolation import _guests
+
+    result = run(stack(fabric={"shared_with": shared}))
+    assert result.topology is not None
+    graph = result.topology.graph
+    fabric_switches = {name for name, data in graph.nodes(data=True)
+                       if data["kind"] == "switch" and data["network"] == "fabric"}
+    expected: dict[str, set[str]] = defaultdict(set)
+    for lower, upper, data in graph.edges(data=True):
+        if data["network"] in ("storage", "management"):
+            expected[data["network"]].update({lower, upper} & fabric_switches)
+    assert _guests(result.topology) == {network: names for network, names in expected.items() if names}
+    assert set(_guests(result.topology)) == set(shared)
