@@ -21,6 +21,7 @@ DESIGN = load_stack("pods").data
 assert DESIGN is not None
 SHA = parts.design_sha256(DESIGN)
 UP = {CORE: {"part": "core", "design_sha256": SHA}}
+SPLIT = "examples/split"  # the pod stacks of `pods`, to copy into stacks/ (every stacks/ file holds a design)
 
 
 def program(part: str, references: dict[str, Any] | None = None, stack: str = "pods-x", **settings: str) -> Any:
@@ -163,9 +164,9 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_a_pod_stack_file_validates_the_design_it_names(cli: Any) -> None:
-    code, out = cli("validate", "pods-pod-002", "--format", "json")
+    code, out = cli("validate", f"{SPLIT}/Pulumi.pods-pod-002.yaml", "--format", "json")
     assert code == 0 and json.loads(out)["ok"]
-    code, sarif = cli("validate", "pods-pod-002", "--format", "sarif")
+    code, sarif = cli("validate", f"{SPLIT}/Pulumi.pods-pod-002.yaml", "--format", "sarif")
     # findings of a pod stack point into the file that holds the design
     assert json.loads(sarif)["runs"][0]["artifacts"][0]["location"]["uri"].endswith("stacks/Pulumi.pods.yaml")
 
@@ -175,7 +176,6 @@ def test_a_pod_stack_file_validates_the_design_it_names(cli: Any) -> None:
     ("config:\n  gpu-cluster:design: pods\n  gpu-cluster:part: spine\n", "config.gpu-cluster:part", "'spine'"),
     ("config:\n  gpu-cluster:design: ../x\n", "config.gpu-cluster:design", "is not a stack name"),
     ("config:\n  gpu-cluster:design: nowhere\n", "(file)", "not found"),
-    ("config:\n  gpu-cluster:design: pods-pod-001\n", "config.gpu-cluster:design", "names a design itself"),
     ("config:\n  gpu-cluster:design: pods\n  gpu-cluster:cluster: {name: x, target: onprem, node_pools: []}\n",
      "config.gpu-cluster:design", "both gpu-cluster:cluster and gpu-cluster:design"),
 ])
@@ -200,7 +200,7 @@ def test_plan_shows_the_split(cli: Any) -> None:
 
 
 def test_plan_of_a_pod_stack_says_what_it_assumes(cli: Any) -> None:
-    code, out = cli("plan", "pods-pod-004")
+    code, out = cli("plan", f"{SPLIT}/Pulumi.pods-pod-004.yaml")
     assert code == 0
     assert f"assumes: the core stack {CORE} is up as part core with this design ({SHA[:12]})" in out
     assert "spine-049" in out and "spine-048" not in out
@@ -219,6 +219,17 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
         return code, capsys.readouterr().out
 
     return invoke
+
+
+def test_a_design_chain_is_one_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "stacks").mkdir()
+    write(tmp_path / "stacks", "mid", "config:\n  gpu-cluster:design: other\n")
+    write(tmp_path / "stacks", "top", "config:\n  gpu-cluster:design: mid\n  gpu-cluster:part: pod-001\n")
+    monkeypatch.chdir(tmp_path)
+    loaded = load_stack("top")
+    assert loaded.data is None
+    assert [(f.rule, f.path) for f in loaded.findings] == [("SCHEMA", "config.gpu-cluster:design")]
+    assert "stack mid names a design itself" in loaded.findings[0].message
 
 
 def test_a_stack_that_names_itself_as_its_design_is_one_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
