@@ -21,7 +21,7 @@ DESIGN = load_stack("pods").data
 assert DESIGN is not None
 SHA = parts.design_sha256(DESIGN)
 UP = {CORE: {"part": "core", "design_sha256": SHA}}
-SPLIT = "examples/split"  # the pod stacks of `pods`, to copy into stacks/ (every stacks/ file holds a design)
+SPLIT = "examples/split"  # `pods` as five stacks (pods-core, pods-pod-001..004), to copy into stacks/
 
 
 def program(part: str, references: dict[str, Any] | None = None, stack: str = "pods-x", **settings: str) -> Any:
@@ -163,6 +163,24 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+def test_the_example_split_covers_the_design(cli: Any) -> None:
+    """examples/split/ holds one stack per part of `pods`: together they write every file once."""
+    names = sorted(path.name for path in (ROOT / SPLIT).glob("Pulumi.*.yaml"))
+    assert names == ["Pulumi.pods-core.yaml", *(f"Pulumi.pods-pod-{n:03d}.yaml" for n in range(1, 5))]
+    seen: dict[str, str] = {}
+    for name in names:
+        loaded = load_stack(str(ROOT / SPLIT / name))
+        assert loaded.design == "pods" and loaded.data == DESIGN
+        settings = {key: str(value) for key, value in loaded.settings.items()}
+        core = parts.core_stack(settings["part"], "pods", settings.get("core_stack"), "organization", "gpu-cluster")
+        outcome = offline.run(loaded.stack, None, part_settings=settings,
+                              references={core: UP[CORE]} if core else {})
+        assert outcome.ok, (name, outcome.failure)
+        for bundle in files(outcome):
+            assert seen.setdefault(bundle, name) == name
+    assert set(seen) == set(files(offline.run("pods", DESIGN)))
+
+
 def test_a_pod_stack_file_validates_the_design_it_names(cli: Any) -> None:
     code, out = cli("validate", f"{SPLIT}/Pulumi.pods-pod-002.yaml", "--format", "json")
     assert code == 0 and json.loads(out)["ok"]
@@ -202,7 +220,7 @@ def test_plan_shows_the_split(cli: Any) -> None:
 def test_plan_of_a_pod_stack_says_what_it_assumes(cli: Any) -> None:
     code, out = cli("plan", f"{SPLIT}/Pulumi.pods-pod-004.yaml")
     assert code == 0
-    assert f"assumes: the core stack {CORE} is up as part core with this design ({SHA[:12]})" in out
+    assert f"assumes: the core stack {CORE}-core is up as part core with this design ({SHA[:12]})" in out
     assert "spine-049" in out and "spine-048" not in out
     code, out = cli("plan", "prod", "--part", "pod-002")
     assert code == 2 and "this design has the parts all, core, pod-001" in out
