@@ -339,6 +339,7 @@ class _Resolver:
             spine_uplinks=raw.spine_uplinks,
             max_oversubscription=tiers,
             shared_with=tuple(raw.shared_with),
+            fill=raw.fill,
         )
 
     def network(self, name: Literal["storage", "management", "oob"], pools: list[PoolSpec]) -> NetworkSpec | None:

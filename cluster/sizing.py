@@ -76,6 +76,13 @@ def max_down(switch: SwitchModel, per_node: int, down_gbps: int, up_gbps: int, r
     return best
 
 
+def held_beside(switch: SwitchModel, per_node: int, down_gbps: int, up_gbps: int, ratio: float, uplinks: int) -> int:
+    """The most nodes a switch holds beside `uplinks` uplinks: in its ports, within its ratio."""
+    by_ports = (switch.ports - max(0, uplinks - switch.uplink_ports)) // max(per_node, 1)
+    by_ratio = math.floor(uplinks * up_gbps * ratio / (max(per_node, 1) * down_gbps) + 1e-9)
+    return max(0, min(by_ports, by_ratio))
+
+
 def pick_spines(leaves: int, uplinks: int, spine_ports: int, spare: int = 0) -> tuple[int, int]:
     """(spines, uplinks per leaf): the fewest spines that take every uplink with the same number of
     links from each leaf to each spine (even ECMP). Up to `spare` extra uplinks per leaf may be
@@ -122,17 +129,23 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
     auto: list[str] = []
     problems: list[str] = []
 
+    single_leaf = not rail_optimized and fits(fabric.leaf, nodes * per_node, 0) and fabric.spines in (None, 0)
+    capacity = nodes if single_leaf else max_down(fabric.leaf, per_node, down, up, ratio.leaf)
     if fabric.leaves is not None:
         groups = max(1, fabric.leaves // planes // leaves_per_group)
     else:
-        single_leaf = not rail_optimized and fits(fabric.leaf, nodes * per_node, 0) and fabric.spines in (None, 0)
-        capacity = nodes if single_leaf else max_down(fabric.leaf, per_node, down, up, ratio.leaf)
         if capacity == 0:
             problems.append(f"a {fabric.leaf.model} leaf cannot hold one node's {per_node} ports with uplinks")
             capacity = 1
         groups = math.ceil(nodes / capacity)
         auto.append("leaves")
+    # even: as many nodes on each group as the groups allow; packed: each group filled to what a
+    # leaf holds at its ratio, in order (never fewer than even, so the groups still hold them all).
     nodes_per_leaf = math.ceil(nodes / groups)
+    if fabric.fill == "packed":
+        if fabric.leaf_uplinks is not None:  # what a leaf holds beside the uplinks it was given
+            capacity = held_beside(fabric.leaf, per_node, down, up, ratio.leaf, fabric.leaf_uplinks)
+        nodes_per_leaf = max(nodes_per_leaf, capacity)
     leaves = groups * leaves_per_group
     needs_spine = leaves > 1 or bool(fabric.spines)
 

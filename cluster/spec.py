@@ -118,6 +118,7 @@ class FabricSpec(Spec):
     spine_uplinks: int | None
     max_oversubscription: Oversubscription
     shared_with: tuple[str, ...]
+    fill: Literal["even", "packed"] = "even"
 
 
 class NetworkSpec(Spec):

@@ -90,6 +90,9 @@ class Fabric(Model):
     spine_uplinks: Count | None = None
     max_oversubscription: Ratio | TierOversubscription = 1.0
     shared_with: list[Literal["storage", "management"]] = Field(default_factory=list, max_length=2)
+    # How nodes fill the leaf groups: `even` spreads them (DESIGN's default), `packed` fills each
+    # group to its capacity in order, so appending nodes never moves a cabled host.
+    fill: Literal["even", "packed"] = "even"
 
 
 class Network(Model):

@@ -250,12 +250,42 @@ FINDING_SPREAD = (
 )
 
 
+SPREAD_MOVES = ["add a pool at the end", "grow b by one", "add a fourth pool at the end"]
+
+
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=FINDING_SPREAD)
-@pytest.mark.parametrize("variant", ["add a pool at the end", "grow b by one", "add a fourth pool at the end"])
+@pytest.mark.parametrize("variant", SPREAD_MOVES)
 def test_appending_nodes_keeps_existing_hosts_on_their_leaves(variant: str) -> None:
     before, after = pair(variant)
     old, new = leaf_groups(before), leaf_groups(after)
     assert {host: (old[host], new[host]) for host in old if host in new and old[host] != new[host]} == {}
+
+
+def packed(variant: str | None, base: str = "base") -> Result:
+    """`built`, with fabric.fill: packed (each leaf group filled to capacity, in order)."""
+    data = _base(VARIANTS[variant][0] if variant else base)
+    if variant is not None:
+        VARIANTS[variant][1](data)
+    data["fabric"]["fill"] = "packed"
+    result = validate_mapping("ident", data)
+    assert result.topology is not None and result.exit_code == 0, [f.message for f in result.findings]
+    return result
+
+
+@pytest.mark.parametrize("variant", [*SPREAD_MOVES, "grow b"])
+def test_packed_fill_keeps_existing_hosts_on_their_leaves_when_nodes_are_appended(variant: str) -> None:
+    """The remedy for FINDING_SPREAD: with fill: packed, appending nodes (a pool at the end, or
+    growing the last pool) never moves a cabled host, and no host address changes either."""
+    before, after = packed(None, VARIANTS[variant][0]), packed(variant)
+    assert before.topology is not None and after.topology is not None
+    old, new = leaf_groups(before.topology), leaf_groups(after.topology)
+    assert old.keys() <= new.keys()
+    assert {host: (old[host], new[host]) for host in old if old[host] != new[host]} == {}
+    old_addresses, new_addresses = host_addresses(before), host_addresses(after)
+    assert {key: value for key, value in old_addresses.items() if new_addresses.get(key) != value} == {}
+    if variant in SPREAD_MOVES:  # where the default spread does move hosts (FINDING_SPREAD)
+        spread_old, spread_new = (leaf_groups(topology) for topology in pair(variant))
+        assert any(spread_old[host] != spread_new[host] for host in spread_old)
 
 
 # --------------------------------------------------------------------------- name widths
