@@ -11,9 +11,11 @@ that already exists. Each pool is cut into fixed regions:
   port it has (so re-sized uplinks elsewhere never move it); link k of the block is the k-th
   uplink sorted by peer name.
 - hosts (/31 per host port, host side even, switch side odd): fabric 1/2, storage 1/4,
-  management 1/4; each region split into equal blocks per node pool (the pool count rounded
-  up to a power of two), pool i at the block of i with its bits reversed, so adding a pool at
-  the end never moves another pool's base; each node a block sized for its ports.
+  management 1/4; each region split into equal blocks per node pool (the pool count, or the
+  highest `address_block` + 1, rounded up to a power of two), pool i at the block of i with its
+  bits reversed, where i is the pool's `address_block`, else its position in the file: adding a
+  pool at the end never moves another pool's base, and with an `address_block` on every pool
+  neither does inserting or removing one; each node a block sized for its ports.
 
 Slots: a fabric leaf `[pP-]leaf-GGG[-rR]` is ((G-1) * rails' + R) * planes' + P, where
 rails' and planes' are powers of two at least the design's rails and planes; spines and
@@ -27,8 +29,8 @@ leaf -> spine -> leaf -> spine (loop prevention). With a core tier the cores tak
 separate routing domains: their spines reuse `asn.spine`.
 
 Changing a pool's CIDR, the number of planes or rails, or inserting or removing a pool before
-others (pools are numbered in file order) renumbers by design; `allocate` reports what does
-not fit.
+others when pools have no `address_block` (they are then numbered in file order) renumbers by
+design; `allocate` reports what does not fit.
 """
 
 from __future__ import annotations
@@ -275,7 +277,7 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
                     routed_fabric: bool, enumerate_links: bool) -> None:
     """A /31 per host port: the host side even, the switch side odd."""
     graph = topology.graph
-    blocks = pow2(len(spec.pools))
+    blocks = pow2(max([len(spec.pools), *(pool.host_block + 1 for pool in spec.pools)]))
     for network in ROUTED_NETWORKS:
         if network == FABRIC and not routed_fabric:
             continue
@@ -300,7 +302,7 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
             if owner is None:
                 continue
             nics = _host_nics(owner, network)
-            pool_base = base + block * spread_index(owner.index, blocks)
+            pool_base = base + block * spread_index(owner.host_block, blocks)
             stride = 2 * pow2(nics.ports)
             for host in hosts:
                 node_base = pool_base + graph.nodes[host]["index"] * stride

@@ -131,6 +131,15 @@ class _Resolver:
             resolved = self.cloud_pool(pool, index) if raw.target in CLOUD_TARGETS else self.onprem_pool(pool, index)
             if resolved is not None:
                 pools.append(resolved)
+        taken: dict[int, PoolSpec] = {}
+        for pool_spec in pools if raw.target not in CLOUD_TARGETS else []:
+            other = taken.setdefault(pool_spec.host_block, pool_spec)
+            if other is not pool_spec:
+                given = "its address_block" if pool_spec.address_block is not None else "its position (no address_block)"
+                self.error(f"{pool_spec.path}.address_block",
+                           f"pool {pool_spec.name} takes host address block {pool_spec.host_block} by {given}, "
+                           f"which pool {other.name} already has",
+                           "give every pool its own address_block (0, 1, 2, ...), or none at all")
         total = sum(pool.nodes for pool in raw.node_pools)
         if total > MAX_TOTAL_NODES:
             self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
@@ -200,6 +209,7 @@ class _Resolver:
             fabric_kind=transport,
             storage_nics=self.nics(pool.storage_nics, server.storage_nics),
             management_nics=self.nics(pool.management_nics, server.management_nics),
+            address_block=pool.address_block,
         )
 
     def cloud_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
@@ -239,6 +249,9 @@ class _Resolver:
                     f"{key} is ignored on {target}: the NIC layout comes from {pool.instance_type}",
                     f"remove {key}",
                 )
+        if pool.address_block is not None:
+            self.ignored(f"{path}.address_block", f"address_block is ignored on {target}: the provider addresses "
+                         "the instances", "remove address_block")
         fabric = instance.fabric
         other = instance.other_nics or NicLayout(count=1, gbps=0)
         return PoolSpec(

@@ -86,10 +86,16 @@ class PoolSpec(Spec):
     fabric_kind: str  # roce | infiniband | efa | rdma | gpudirect-tcpx(o)
     storage_nics: Nics
     management_nics: Nics
+    address_block: int | None = None  # as the stack file gives it
 
     @property
     def path(self) -> str:
         return f"node_pools[{self.index}]"
+
+    @property
+    def host_block(self) -> int:
+        """The block of the host address pools this pool takes: its address_block, else its position."""
+        return self.index if self.address_block is None else self.address_block
 
     @property
     def gpus(self) -> int:

@@ -150,6 +150,9 @@ class NodePool(Model):
     fabric_nics: NicSet | None = None
     storage_nics: NicSet | None = None
     management_nics: NicSet | None = None
+    # Which block of the host address pools the pool takes (on premises); default its position in
+    # the file. Giving every pool one lets pools be inserted or removed without renumbering others.
+    address_block: Annotated[int, Field(ge=0, le=255)] | None = None
 
 
 class Addressing(Model):

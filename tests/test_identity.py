@@ -213,6 +213,45 @@ def test_host_addresses_of_existing_hosts_do_not_change(variant: str) -> None:
     assert {k: old[k] for k in common if old[k] != new[k]} == {}
 
 
+@pytest.mark.parametrize(("change", "new_pool"), [
+    (lambda pools: pools.insert(0, {**C, "address_block": 2}), "c"),
+    (lambda pools: pools.pop(0), None),
+    (lambda pools: pools.insert(1, {**C, "address_block": 5}), "c"),
+])
+def test_with_an_address_block_on_every_pool_inserting_or_removing_one_renumbers_nothing(
+        change: Callable[[list[dict[str, Any]]], None], new_pool: str | None) -> None:
+    """The remedy for FINDING_POOL_INDEX: blocks by address_block, not by position in the file."""
+    data = _base("base")
+    for block, pool in enumerate(data["node_pools"]):
+        pool["address_block"] = block
+    before = validate_mapping("ident", data)
+    changed = copy.deepcopy(data)
+    change(changed["node_pools"])
+    after = validate_mapping("ident", changed)
+    assert before.exit_code == 0 and after.exit_code == 0, [f.message for f in after.findings]
+    old, new = host_addresses(before), host_addresses(after)
+    common = old.keys() & new.keys()
+    assert common and {key: (old[key], new[key]) for key in common if old[key] != new[key]} == {}
+    if new_pool is not None:  # and the new pool's hosts are clear of everyone else's
+        added = {value for key, value in new.items() if key[0].startswith(f"{new_pool}-")}
+        assert added and not added & {value for key, value in new.items() if not key[0].startswith(f"{new_pool}-")}
+
+
+@pytest.mark.parametrize(("blocks", "path"), [
+    ((1, None), "node_pools[1].address_block"),  # b takes block 1 by its position
+    ((0, 0), "node_pools[1].address_block"),
+])
+def test_two_pools_on_one_address_block_are_a_schema_error(blocks: tuple[int | None, int | None], path: str) -> None:
+    data = _base("base")
+    for block, pool in zip(blocks, data["node_pools"], strict=True):
+        if block is not None:
+            pool["address_block"] = block
+    result = validate_mapping("ident", data)
+    assert result.exit_code == 2
+    [finding] = [f for f in result.findings if f.rule == "SCHEMA"]
+    assert finding.path == path and "already has" in finding.message and "address_block" in finding.hint
+
+
 # --------------------------------------------------------------------------- leaf-group membership
 
 

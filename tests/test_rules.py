@@ -92,6 +92,10 @@ FAILING = [
      "CLOUD-PLACEMENT", "node_pools[0].nodes", "warning"),
     ("fabric section on a cloud target", {**cloud("aws", "p5e.48xlarge"), "fabric": {"planes": 1}},
      "SPEC-IGNORED", "fabric", "warning"),
+    ("address block on a cloud target",
+     stack(target="aws", cloud=AWS, node_pools=[{"name": "gpu", "nodes": 4, "instance_type": "p5e.48xlarge",
+                                                 "address_block": 3}]),
+     "SPEC-IGNORED", "node_pools[0].address_block", "warning"),
 ]
 
 
