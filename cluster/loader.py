@@ -20,6 +20,7 @@ from cluster.findings import Finding, schema, shown
 
 CLUSTER_KEY = "gpu-cluster:cluster"
 DESIGN_KEY = "gpu-cluster:design"
+BOTH_KEYS = (f"both {CLUSTER_KEY} and {DESIGN_KEY} are set", "keep the design in one stack: remove one of them")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STACK_NAME = parts.STACK  # Pulumi's own stack-name character set
 MAX_BYTES = 4 * 1024 * 1024
@@ -264,8 +265,7 @@ def from_config(stack: str, cluster: object | None, settings: dict[str, Any]) ->
     problems = parts.check_settings(settings)
     design = settings.get("design")
     if cluster is not None and design is not None:
-        problems.append(("design", f"both {CLUSTER_KEY} and {DESIGN_KEY} are set",
-                         "keep the design in one stack: remove one of them"))
+        problems.append(("design", *BOTH_KEYS))
     loaded = Loaded(stack=stack, source=None, data=None)
     if cluster is not None or design is None:
         loaded = from_mapping(stack, cluster)
@@ -301,8 +301,7 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
             loaded.findings.append(schema(f"config.gpu-cluster:{key}", problem, fix))
         loaded.lines.update(setting_lines)
         if CLUSTER_KEY in config and DESIGN_KEY in config:
-            loaded.findings.append(schema(f"config.{DESIGN_KEY}", f"both {CLUSTER_KEY} and {DESIGN_KEY} are set",
-                                          "keep the design in one stack: remove one of them"))
+            loaded.findings.append(schema(f"config.{DESIGN_KEY}", *BOTH_KEYS))
         if CLUSTER_KEY not in config and isinstance(config.get(DESIGN_KEY), str):
             return None  # load_stack follows the design
     if not isinstance(config, dict) or CLUSTER_KEY not in config:

@@ -57,7 +57,7 @@ def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses |
 def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, str]:
     """The files of one part of a split design (cluster.parts), as `render_tree` has them. A pod
     renders only its leaves' and spines' configs and expected neighbors (at 131,072 GPUs a few
-    seconds instead of the whole tree's 27); the core and `all` need the whole tree."""
+    seconds instead of the whole tree's 27); the core and `all` get the whole tree."""
     if not parts.POD.fullmatch(part):
         return render_tree(spec, topology)
     devices = {name for name, _ in topology.switches(FABRIC) if parts.of_bundle(topology, name) == part}

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from cluster.parts import ALL
-from cluster.render import render_part, render_tree
+from cluster.render import render_part
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
@@ -23,7 +23,7 @@ CLUSTER_OWNER = "cluster"
 def render(spec: ClusterSpec, topology: Topology, part: str = ALL) -> dict[str, str]:
     """Every on-prem artifact as {relative path: content}: the same tree `python -m cluster render`
     writes; for a pod part (cluster.parts) only that pod's files, rendered alone."""
-    return render_tree(spec, topology) if part == ALL else render_part(spec, topology, part)
+    return render_part(spec, topology, part)
 
 
 def owner(path: str, topology: Topology) -> tuple[str, str]:
