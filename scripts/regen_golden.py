@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cluster.pipeline import validate  # noqa: E402
+from cluster.publish import check, publish_tree  # noqa: E402
 from cluster.render import render_tree  # noqa: E402
-from cluster.render.writer import write_tree  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -24,7 +24,7 @@ def regenerate(name: str) -> int:
         print(f"{name}: fails validation, not regenerated", file=sys.stderr)
         return 1
     files = render_tree(result.spec, result.topology)
-    write_tree(files, GOLDEN / name)
+    publish_tree(files, check(str(GOLDEN / name), "render", name), "render", name)
     print(f"{name}: {len(files)} files written to tests/golden/{name}/")
     return 0
 

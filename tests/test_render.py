@@ -18,8 +18,8 @@ import yaml
 
 from cluster.commands import render as render_command
 from cluster.pipeline import Result, validate, validate_mapping
+from cluster.publish import check, publish_tree
 from cluster.render import engine, render_tree
-from cluster.render.writer import write_tree
 from tests.conftest import ROOT
 
 PROD = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
@@ -39,7 +39,7 @@ def rendered(data: dict[str, Any]) -> dict[str, str]:
 
 
 def run_render(stack: str, out: Path | None) -> int:
-    return render_command.run(argparse.Namespace(stack=stack, out=out))
+    return render_command.run(argparse.Namespace(stack=stack, out=None if out is None else str(out)))
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def prod_files() -> dict[str, str]:
 def test_render_twice_gives_byte_identical_trees(tmp_path: Path) -> None:
     """Two processes with different hash seeds (set and dict order must not leak into files)."""
     program = ("import argparse, sys; from pathlib import Path; from cluster.commands.render import run; "
-               "sys.exit(run(argparse.Namespace(stack='prod', out=Path(sys.argv[1]))))")
+               "sys.exit(run(argparse.Namespace(stack='prod', out=sys.argv[1])))")
     for out, seed in (("a", "1"), ("b", "2")):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
         done = subprocess.run([sys.executable, "-c", program, str(tmp_path / out)], env=env, cwd=ROOT,
@@ -175,14 +175,23 @@ def test_cli_bad_input_exits_2(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_replaces_the_whole_tree_and_leaves_no_staging(tmp_path: Path) -> None:
+def test_cli_replaces_its_own_tree_and_leaves_no_staging(tmp_path: Path) -> None:
     out = tmp_path / "build" / "dev"
-    out.mkdir(parents=True)
-    (out / "stale.txt").write_text("from an older render")
     assert run_render("dev", out) == 0
-    assert not (out / "stale.txt").exists()
+    (out / "inventory.json").write_text("edited by hand\n")  # a file render wrote: re-rendered
+    assert run_render("dev", out) == 0
+    assert (out / "inventory.json").read_text() != "edited by hand\n"
     assert (out / "hosts" / "h200" / "qos.sh").stat().st_mode & 0o111
     assert sorted(p.name for p in out.parent.iterdir()) == ["dev"]
+
+
+def test_cli_never_replaces_a_directory_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "build" / "dev"
+    out.mkdir(parents=True)
+    (out / "notes.txt").write_text("a user's file")
+    assert run_render("dev", out) == 2
+    assert "did not write" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
 
 
 def test_cli_default_output_is_build_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,14 +202,14 @@ def test_cli_default_output_is_build_stack(tmp_path: Path, monkeypatch: pytest.M
 
 def test_writer_keeps_the_old_tree_when_writing_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "tree"
-    write_tree({"a.txt": "old\n"}, out)
+    publish_tree({"a.txt": "old\n"}, check(str(out), "render", "t"), "render", "t")
 
     def broken(self: Path, *args: Any, **kwargs: Any) -> int:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Path, "write_text", broken)
     with pytest.raises(OSError):
-        write_tree({"a.txt": "new\n", "b.txt": "new\n"}, out)
+        publish_tree({"a.txt": "new\n", "b.txt": "new\n"}, check(str(out), "render", "t"), "render", "t")
     monkeypatch.undo()
     assert (out / "a.txt").read_text() == "old\n" and not (out / "b.txt").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]

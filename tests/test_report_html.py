@@ -167,7 +167,7 @@ def test_cli_export_writes_every_file(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
     pool = {"prod": "h200", "superpod": "dgx"}[name]
-    assert written == ["bom.csv", "cabling.csv", "kubernetes/kueue.yaml", "kubernetes/label-nodes.sh",
+    assert written == [".gpu-cluster-tree.json", "bom.csv", "cabling.csv", "kubernetes/kueue.yaml", "kubernetes/label-nodes.sh",
                        "kubernetes/node-labels.yaml", f"nccl/{pool}.env", "slurm/topology.conf"]
     failed = _cli("export", "legacy", "--out", str(tmp_path / "legacy"))
     assert failed.returncode == 1 and not (tmp_path / "legacy").exists()

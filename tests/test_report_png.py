@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from cluster.commands.report import write_atomically
 from cluster.pipeline import validate
 from cluster.report_html.diagram import RAIL_COLOURS, SPINE_FILL
 from cluster.report_html.page import render_report
@@ -80,7 +79,7 @@ def prod_png(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     result = validate("prod")
     html, png = folder / "prod.html", folder / "prod.png"
-    write_atomically(html, render_report(result))
+    html.write_text(render_report(result), encoding="utf-8")
     screenshot(html, png, 1400, 900)
     return png
 

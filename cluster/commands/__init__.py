@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 
+from cluster import publish
 from cluster.pipeline import Result
+from cluster.publish import Target
 from cluster.report import to_text
 
 
@@ -16,3 +19,31 @@ def refusal(result: Result, verb: str) -> int | None:
     print(to_text(result), file=sys.stderr)
     print(f"{verb}: {result.stack} fails validation; nothing written", file=sys.stderr)
     return result.exit_code or 1
+
+
+def out_target(verb: str, stack: str, raw: str) -> Target | None:
+    """The checked `--out` tree of `verb`, or None after saying why it is refused (exit 2)."""
+    try:
+        return publish.check(raw, verb, stack)
+    except publish.OutputRefused as refused:
+        print(f"{verb}: {refused}", file=sys.stderr)
+        return None
+
+
+def publish_tree(verb: str, stack: str, files: Mapping[str, str], where: Target) -> int:
+    """Publish `files` at `where`: 0 written; 2 refused or not writable; 128 + N stopped by signal N
+    (the old tree left in place)."""
+    try:
+        for warning in publish.publish_tree(files, where, verb, stack):
+            print(f"{verb}: warning: {warning}", file=sys.stderr)
+    except publish.OutputRefused as refused:
+        print(f"{verb}: {refused}", file=sys.stderr)
+        return 2
+    except publish.Interrupted as stopped:
+        done = "after it was written in full" if stopped.published else "left as it was"
+        print(f"{verb}: stopped by {stopped}; {where.shown} {done}", file=sys.stderr)
+        return 128 + stopped.signum
+    except OSError as error:
+        print(f"{verb}: cannot write {where.shown}: {error.strerror or error}; choose another --out", file=sys.stderr)
+        return 2
+    return 0

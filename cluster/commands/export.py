@@ -8,14 +8,12 @@ errors, or an output path that cannot be written.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-from cluster.commands import refusal
+from cluster.commands import out_target, publish_tree, refusal
 from cluster.exports.files import export_files
 from cluster.pipeline import validate
-from cluster.render.writer import write_tree
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,7 +21,7 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "export", help="write Slurm topology.conf, Kubernetes labels and Kueue objects, nccl/<pool>.env, "
         "cabling.csv and bom.csv")
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default build/exports/<stack>/)")
+    parser.add_argument("--out", default=None, help="output directory (default build/exports/<stack>/)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,14 +31,15 @@ def run(args: argparse.Namespace) -> int:
     if refused is not None:
         return refused
     assert result.spec is not None and result.topology is not None
-    out: Path = args.out if args.out is not None else Path("build") / "exports" / result.stack
-    files = export_files(result.spec, result.topology)
-    try:
-        write_tree(files, out)
-    except OSError as error:
-        print(f"export: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
+    out = args.out if args.out is not None else str(Path("build") / "exports" / result.stack)
+    where = out_target("export", result.stack, out)
+    if where is None:
         return 2
+    files = export_files(result.spec, result.topology)
+    code = publish_tree("export", result.stack, files, where)
+    if code:
+        return code
     for path, text in files.items():
-        print(f"  {out / path}  ({text.count(chr(10))} lines)")
+        print(f"  {Path(out) / path}  ({text.count(chr(10))} lines)")
     print(f"export: {result.stack}: {len(files)} files in {out} ({time.perf_counter() - started:.2f} s)")
     return 0

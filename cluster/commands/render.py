@@ -11,16 +11,15 @@ import sys
 import time
 from pathlib import Path
 
-from cluster.commands import refusal
+from cluster.commands import out_target, publish_tree, refusal
 from cluster.pipeline import validate
 from cluster.render import render_tree
-from cluster.render.writer import write_tree
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = verbs.add_parser("render", help="write switch configs and host scripts for an on-prem stack")
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>/)")
+    parser.add_argument("--out", default=None, help="output directory (default build/<stack>/)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,13 +34,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"render: {result.stack} targets {spec.target}; render writes on-prem artifacts only "
               "(set target: onprem, or use `plan` for cloud stacks)", file=sys.stderr)
         return 2
-    out: Path = args.out if args.out is not None else Path("build") / result.stack
-    files = render_tree(spec, result.topology)
-    try:
-        write_tree(files, out)
-    except OSError as error:
-        print(f"render: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
+    out = args.out if args.out is not None else str(Path("build") / result.stack)
+    where = out_target("render", result.stack, out)
+    if where is None:
         return 2
+    files = render_tree(spec, result.topology)
+    code = publish_tree("render", result.stack, files, where)
+    if code:
+        return code
     elapsed = time.perf_counter() - started
     switches = sum(1 for path in files if path.startswith("switches/") and path.count("/") == 2
                    and not path.endswith("frr.conf"))

@@ -8,12 +8,11 @@ design passes; 1 written but the design fails validation; 2 unreadable input or 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from cluster import publish
 from cluster.pipeline import validate
 from cluster.report import to_text
 from cluster.report_html.page import render_report
@@ -22,21 +21,7 @@ from cluster.report_html.page import render_report
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = verbs.add_parser("report", help="write one self-contained HTML report with a topology diagram")
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
-    parser.add_argument("--out", type=Path, default=None, help="output file (default build/<stack>-report.html)")
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write beside `path`, then rename: the file is the old one or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(staging, 0o644)
-        os.replace(staging, path)
-    except BaseException:
-        Path(staging).unlink(missing_ok=True)
-        raise
+    parser.add_argument("--out", default=None, help="output file (default build/<stack>-report.html)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,10 +31,17 @@ def run(args: argparse.Namespace) -> int:
         print(to_text(result), file=sys.stderr)
         print(f"report: {result.stack} cannot be read as a design; nothing written", file=sys.stderr)
         return 2
-    out: Path = args.out if args.out is not None else Path("build") / f"{result.stack}-report.html"
-    html = render_report(result)
+    out = args.out if args.out is not None else str(Path("build") / f"{result.stack}-report.html")
     try:
-        write_atomically(out, html)
+        where = publish.check_file(out)
+        html = render_report(result)
+        publish.publish_file(where, html)
+    except publish.OutputRefused as refused:
+        print(f"report: {refused}", file=sys.stderr)
+        return 2
+    except publish.Interrupted as stopped:
+        print(f"report: stopped by {stopped}; {out} left as it was", file=sys.stderr)  # renamed last: never half
+        return 128 + stopped.signum
     except OSError as error:
         print(f"report: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 """On-prem rendering: switch configs per dialect and host scripts per pool, from one spec.
 
 `render_tree(spec, topology)` returns {relative path: text}; nothing touches the disk here
-(see `cluster.render.writer`). Layout:
+(see `cluster.publish`). Layout:
   switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
   fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
   hosts/<pool>/qos.sh + nccl.env

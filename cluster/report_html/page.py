@@ -16,6 +16,7 @@ from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
 from cluster.load import switch_loads
 from cluster.pipeline import Result
+from cluster.publish import FILE_MARK
 from cluster.report import summary
 from cluster.report_html.diagram import fabric_svg
 from cluster.spec import ClusterSpec
@@ -223,6 +224,7 @@ def render_report(result: Result) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta {FILE_MARK} report">',
         f"<title>gpu-cluster report: {escape(spec.name)}</title>",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<style>{CSS}</style></head><body><main>",

@@ -43,7 +43,6 @@ def screenshot(html: Path, png: Path, width: int = 1400, height: int = 1250, tim
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cluster.commands.report import write_atomically
     from cluster.pipeline import validate
     from cluster.report_html.page import render_report
 
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory() as folder:
         html = Path(folder) / "report.html"
-        write_atomically(html, render_report(result))
+        html.write_text(render_report(result), encoding="utf-8")
         screenshot(html, args.png, width, height)
     print(f"wrote {args.png}")
     return 0

@@ -1,0 +1,73 @@
+"""Reading what users hand the tool (stack files, neighbor data, discovery output, GUID maps) with
+a bound: never more than `limit + 1` bytes, never from a FIFO, device or directory (a FIFO would
+block forever, /dev/zero never ends), whatever the file's size claims to be."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+_CHUNK = 1024 * 1024
+
+
+class Unreadable(Exception):
+    """The input cannot be read; the message names the path and what it is instead."""
+
+
+def kind_of(mode: int) -> str:
+    """What a stat mode is, in words: `a directory`, `a FIFO`, `a character device`..."""
+    kinds = [(stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISSOCK, "a socket")]
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def read_bounded(path: Path, limit: int, what: str) -> bytes:
+    """At most `limit + 1` bytes of the regular file at `path` (links followed); a caller that
+    gets more than `limit` knows the file is too large without having read it whole.
+    Raises Unreadable (missing, not a regular file, no permission) and never blocks on a FIFO."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise Unreadable(f"{path}: {what} not found") from None
+    except OSError as error:
+        raise Unreadable(f"{path}: cannot read {what}: {error.strerror or error}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise Unreadable(f"{path}: {what} is {kind_of(info.st_mode)}, not a regular file")
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except OSError as error:
+        raise Unreadable(f"{path}: cannot read {what}: {error.strerror or error}") from None
+    try:
+        opened = os.fstat(handle)
+        if not stat.S_ISREG(opened.st_mode):  # replaced between the stat and the open
+            raise Unreadable(f"{path}: {what} is {kind_of(opened.st_mode)}, not a regular file")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            try:
+                chunk = os.read(handle, min(left, _CHUNK))
+            except OSError as error:
+                raise Unreadable(f"{path}: cannot read {what}: {error.strerror or error}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(handle)
+
+
+def read_text_bounded(path: Path, limit: int, what: str) -> str:
+    """The UTF-8 text of `path`, refused past `limit` bytes (read no further than that)."""
+    raw = read_bounded(path, limit, what)
+    if len(raw) > limit:
+        shown = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+        raise Unreadable(f"{path}: {what} is larger than {shown}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"{path}: {what} is not UTF-8 text (byte {error.start})") from None
