@@ -32,6 +32,12 @@ class Finding:
     hint: str
     suppressed: bool = False
 
+    def __post_init__(self) -> None:
+        # Text that came from a device or a file (a neighbor name, a key) must not forge a report
+        # line, a CI workflow command or a terminal escape in any output format.
+        for name in ("path", "message", "hint"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
+
     def as_suppressed(self) -> Finding:
         return replace(self, severity=Severity.INFO, suppressed=True)
 
@@ -51,9 +57,26 @@ class Finding:
         return (-int(self.severity), self.rule, self.path, self.message)
 
 
+def printable(text: str) -> str:
+    """`text` with every character that is not printable (newlines, escapes, bidi controls)
+    written as a visible escape: one line, shown as it is."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+                   for ch in text)
+
+
 def schema(path: str, message: str, hint: str) -> Finding:
     """A SCHEMA finding: input that cannot be read or does not fit the contract."""
     return Finding("SCHEMA", Severity.ERROR, path, message, hint)
+
+
+def safe_repr(value: object) -> str:
+    """repr() that never fails nor floods: an integer of thousands of digits is described, not
+    written out (Python refuses to convert one over 4,300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    return repr(value)
 
 
 def shown(value: object, limit: int = 40) -> str:
@@ -62,7 +85,7 @@ def shown(value: object, limit: int = 40) -> str:
     Keys and values from a hostile file must not break a report line, a CI annotation or a
     terminal (newlines, ANSI escapes, bidi controls), nor flood it.
     """
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) else safe_repr(value)
     if text and text.isprintable() and len(text) <= limit:
         return text
     quoted = repr(text)

@@ -15,8 +15,9 @@ from typing import Any
 import yaml
 
 from cluster import parts
-from cluster.credentials import plaintext_credentials
+from cluster.credentials import CREDENTIALS, PROJECT, plaintext_credentials
 from cluster.findings import Finding, schema, shown
+from cluster.inputs import Unreadable, read_bounded
 
 CLUSTER_KEY = "gpu-cluster:cluster"
 DESIGN_KEY = "gpu-cluster:design"
@@ -103,6 +104,10 @@ def _to_python(
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
+        # Keys written in this mapping, as opposed to those a merge (`<<: *pool`) brings in: a
+        # written key overrides a merged one (YAML's merge rule); two written ones are a mistake.
+        written = {id(key) for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"}
+        written_seen: set[str] = set()
         constructor.flatten_mapping(node)
         for key_node, value_node in node.value:
             key = _to_python(key_node, path, depth + 1, budget, {}, findings, constructor)
@@ -113,7 +118,12 @@ def _to_python(
                 continue
             key_text = str(key)
             child = _join(path, key_text)
-            if key_text in result:
+            if id(key_node) in written:
+                duplicate = key_text in written_seen
+                written_seen.add(key_text)
+            else:
+                duplicate = False  # merged keys: the later merge source or a written key wins
+            if duplicate:
                 findings.append(
                     schema(
                         _join(path, shown(key_text)),
@@ -130,7 +140,14 @@ def _to_python(
             _to_python(item, _join(path, index), depth + 1, budget, lines, findings, constructor)
             for index, item in enumerate(node.value)
         ]
-    return constructor.construct_object(node, deep=True)
+    try:
+        return constructor.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError, TypeError):
+        if any(path.startswith(f"config.{PROJECT}:{key}") for key in CREDENTIALS):
+            # The error would quote the value: a credential is never shown, on any path.
+            raise ValueError(f"the value of {path} is not plain YAML (not shown: it is a credential); set it "
+                             f"with `pulumi config set --secret`") from None
+        raise
 
 
 class _TooLarge(Exception):
@@ -200,12 +217,9 @@ def load_stack(ref: str, follow: bool = True) -> Loaded:
         loaded.stack = "invalid"
         return loaded
     try:
-        if not source.is_file():
-            loaded.findings.append(schema("(file)", f"stack file {source} not found", hint_missing))
-            return loaded
-        raw = source.read_bytes()[: MAX_BYTES + 1]
-    except OSError as error:
-        loaded.findings.append(schema("(file)", f"cannot read {source}: {error.strerror}", hint_missing))
+        raw = read_bounded(source, MAX_BYTES, "stack file")
+    except Unreadable as error:
+        loaded.findings.append(schema("(file)", str(error), hint_missing))
         return loaded
     if len(raw) > MAX_BYTES:
         loaded.findings.append(schema("(file)", f"{source} is larger than {MAX_BYTES} bytes", "a stack file is a few kB"))
@@ -295,6 +309,11 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
     config = document.get("config")
     setting_lines: dict[str, int] = {}
     if isinstance(config, dict):
+        for key, variable in plaintext_credentials(config):  # never echo the value; also beside a design
+            setting_lines[f"config.{key}"] = top_lines.get(f"config.{key}", 1)
+            loaded.findings.append(schema(f"config.{key}", f"{key} is set in plain text in the stack file",
+                                          f"remove it (`pulumi config rm {key}`) and set it with `pulumi config set "
+                                          f"--secret {key}`, or export {variable}"))
         loaded.settings = {key: config[f"gpu-cluster:{key}"] for key in parts.SETTINGS if f"gpu-cluster:{key}" in config}
         for key, problem, fix in parts.check_settings(loaded.settings):
             setting_lines[f"config.gpu-cluster:{key}"] = top_lines.get(f"config.gpu-cluster:{key}", 1)
@@ -317,11 +336,6 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
         replace(finding, path=finding.path[len(prefix):]) if finding.path.startswith(prefix) else finding
         for finding in loaded.findings
     ]
-    for key, variable in plaintext_credentials(config):  # never echo the value
-        loaded.lines[f"config.{key}"] = top_lines.get(f"config.{key}", loaded.key_line)
-        loaded.findings.append(schema(f"config.{key}", f"{key} is set in plain text in the stack file",
-                                      f"remove it (`pulumi config rm {key}`) and set it with `pulumi config set "
-                                      f"--secret {key}`, or export {variable}"))
     if isinstance(cluster, str):  # `pulumi config set --path` can store JSON text
         with contextlib.suppress(ValueError):
             cluster = _decode_json(cluster)

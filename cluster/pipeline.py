@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cluster.findings import Finding, Severity
+from cluster.limits import limit_findings
 from cluster.loader import Loaded, from_mapping, load_stack
 from cluster.resolve import resolve
 from cluster.rules import ALL_RULES, Rule, apply_policy, run_rules
@@ -56,6 +57,11 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
     spec, findings = resolve(loaded.data)
     result.findings.extend(findings)
     if spec is None:
+        result.findings.sort(key=Finding.sort_key)
+        return result
+    too_large = limit_findings(spec)
+    if too_large:  # refused before building: any stack file is answered in bounded time and memory
+        result.findings.extend(too_large)
         result.findings.sort(key=Finding.sort_key)
         return result
     result.spec = spec

@@ -33,6 +33,34 @@ from cluster.spec import (
 # --------------------------------------------------------------------------- errors
 
 
+#: Ranges an address pool may not touch: the addresses are not unicast host addresses there.
+SPECIAL_RANGES = {
+    "0.0.0.0/8": "'this network' (RFC 1122)",
+    "127.0.0.0/8": "loopback (RFC 1122)",
+    "169.254.0.0/16": "link-local (RFC 3927)",
+    "224.0.0.0/4": "multicast (RFC 5771)",
+    "240.0.0.0/4": "reserved (RFC 1112), with the broadcast address",
+}
+DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10"}
+
+
+def _pool_problem(text: str) -> str | None:
+    """Why `text` cannot be an address pool, or None."""
+    if "/" not in text:
+        return f"{text} has no prefix length (a pool is a range, such as {text}/16)"
+    try:
+        network = ipaddress.ip_network(text, strict=True)
+    except ValueError as error:
+        return f"{text!r} is not a network: {error}"
+    if network.version != 4:
+        return (f"{text} is an IPv6 range; the rendered underlay (BGP, /31 links, host routes) is IPv4, so the "
+                "pools are IPv4")
+    for special, what in SPECIAL_RANGES.items():
+        if network.overlaps(ipaddress.IPv4Network(special)):
+            return f"{text} overlaps {special}, {what}: no switch or host can use those addresses"
+    return None
+
+
 class _Resolver:
     def __init__(self, raw: sf.StackFile, catalog: Catalog) -> None:
         self.raw = raw
@@ -387,12 +415,12 @@ class _Resolver:
         pools = {}
         for key in ("loopbacks", "fabric_links", "hosts"):
             text = getattr(self.raw.addressing, key)
-            try:
-                network = ipaddress.ip_network(text, strict=True)
-            except ValueError as error:
-                self.error(f"addressing.{key}", f"{text!r} is not a network: {error}", "write it as 10.0.0.0/16")
+            problem = _pool_problem(text)
+            if problem is not None:
+                self.error(f"addressing.{key}", problem,
+                           f"give addressing.{key} an IPv4 range with its prefix length, such as {DEFAULT_POOLS[key]}")
                 continue
-            pools[key] = network
+            pools[key] = ipaddress.ip_network(text, strict=True)
         items = sorted(pools.items())
         for index, (key_a, net_a) in enumerate(items):
             for key_b, net_b in items[index + 1:]:
@@ -404,9 +432,16 @@ class _Resolver:
                     )
         for cidr_index, cidr in enumerate(self.raw.cloud.ssh_cidrs if self.raw.cloud else []):
             try:
-                ipaddress.ip_network(cidr, strict=False)
+                allowed = ipaddress.ip_network(cidr, strict=False)
             except ValueError:
                 self.error(f"cloud.ssh_cidrs[{cidr_index}]", f"{cidr!r} is not a CIDR", "write it as 203.0.113.0/24")
+                continue
+            widest = 8 if allowed.version == 4 else 32
+            if allowed.prefixlen < widest:
+                self.error(f"cloud.ssh_cidrs[{cidr_index}]",
+                           f"{cidr} opens SSH to {allowed.num_addresses:,} addresses (a /{allowed.prefixlen}); the "
+                           f"widest range gpu-cluster opens is a /{widest}",
+                           "give the ranges your users connect from (an office or VPN range, e.g. 203.0.113.0/24)")
 
     def policy(self) -> PolicySpec:
         raw = self.raw.policy

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cluster import stackfile as sf
-from cluster.findings import Finding, schema, shown
+from cluster.findings import Finding, safe_repr, schema, shown
 
 _SAFE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TYPE_TAGS = {"float", "int", "str", "bool", "list", "dict", "none"}
@@ -61,7 +61,7 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
         loc = tuple(item["loc"])
         path = dotted(loc) or "(top)"
         found = item.get("input")
-        found_text = repr(found) if not isinstance(found, (dict, list)) else type(found).__name__
+        found_text = safe_repr(found) if not isinstance(found, (dict, list)) else type(found).__name__
         if len(found_text) > 60:
             found_text = found_text[:57] + "..."
         kind = item["type"]
@@ -107,8 +107,10 @@ def _hint_for(kind: str, path: str) -> str:
     if kind.startswith("string_pattern"):
         if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
             return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in cluster/catalog/"
-        if path.startswith("addressing.") or ".ssh_cidrs" in path:
-            return "write a CIDR such as 10.0.0.0/16 or fd00::/48 (no spaces, no %scope)"
+        if path.startswith("addressing."):
+            return "write an IPv4 CIDR such as 10.0.0.0/16 (no spaces)"
+        if ".ssh_cidrs" in path:
+            return "write a CIDR such as 203.0.113.0/24 or 2001:db8::/48 (no spaces, no %scope)"
         if path.endswith(".ssh_public_key"):
             return "give one line `type base64 [comment]` (as in id_ed25519.pub), no shell characters in the comment"
         if path.endswith(".image"):

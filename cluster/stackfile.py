@@ -8,17 +8,35 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
-PortGbps = Literal[1, 10, 25, 40, 50, 100, 200, 400, 800, 1600]
+
+
+def _whole_number(value: object) -> object:
+    # A Literal of ints compares by value, so 400.0 would pass as 400: speeds are written as integers.
+    if isinstance(value, float):
+        raise ValueError(f"write the speed as a whole number of Gbps ({value:g}, not {value!r})")
+    return value
+
+
+PortGbps = Annotated[Literal[1, 10, 25, 40, 50, 100, 200, 400, 800, 1600], BeforeValidator(_whole_number)]
 Count = Annotated[int, Field(ge=0, le=100_000)]
 Ratio = Annotated[float, Field(ge=1.0, le=1000.0)]
 Dscp = Annotated[int, Field(ge=0, le=63)]
 Priority = Annotated[int, Field(ge=0, le=7)]
 Os = Literal["sonic", "nvue", "eos"]
-DeviceName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")]  # a Linux netdev / RDMA name
+
+
+def _not_loopback(name: str) -> str:
+    if name == "lo":
+        raise ValueError("lo is the loopback device, not a NIC: name the port's netdev (ip -br link)")
+    return name
+
+
+# A Linux netdev / RDMA name; never the loopback device.
+DeviceName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$"), AfterValidator(_not_loopback)]
 # Strings that reach names, configs and scripts admit no whitespace, shell or template syntax.
 CatalogKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")]
 Cidr = Annotated[str, Field(pattern=r"^[0-9A-Fa-f.:]{2,45}(/[0-9]{1,3})?$")]  # no IPv6 %scope suffix
@@ -153,6 +171,18 @@ class NodePool(Model):
     # Which block of the host address pools the pool takes (on premises); default its position in
     # the file. Giving every pool one lets pools be inserted or removed without renumbering others.
     address_block: Annotated[int, Field(ge=0, le=255)] | None = None
+
+    @model_validator(mode="after")
+    def _one_network_per_device(self) -> NodePool:
+        owner: dict[str, str] = {}
+        for network in ("fabric_nics", "storage_nics", "management_nics"):
+            nics = getattr(self, network)
+            for key in ("devices", "interfaces"):
+                for name in (getattr(nics, key) or []) if nics is not None else []:
+                    if owner.setdefault(name, network) != network:
+                        raise ValueError(f"{name} is named in both {owner[name]} and {network}: a device serves "
+                                         "one network (the fabric would share a NIC with storage or management)")
+        return self
 
 
 class Addressing(Model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -321,3 +322,26 @@ def test_wrong_spine_port_names_both_designed_owners(tmp_path: Path) -> None:
          "swp3, found spine spine-001 port swp1, a port the design gives to leaf-001-r0 swp7"),
     }
     assert matched == {("fabric", "leaf-spine"): 2}
+
+
+HOSTILE_NAMES = ["evil\x1b[2J\x1b[31mred", "x\n  CABLE-MISSING at fabric: all good", "::warning file=a::forged",
+                 "bidi\u202etxt.exe", "tab\there"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_device_reported_names_never_reach_output_raw(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      fmt: str) -> None:
+    """Names and port ids from a hostile LLDP file: no control character, no forged line or workflow
+    command in any format."""
+    interfaces = {f"swp{5 + index}": {"age": "0 day, 00:10:00", "chassis": {name: {}},
+                                      "port": {"id": {"type": "ifname", "value": name + "-port\x07"}}}
+                  for index, name in enumerate(HOSTILE_NAMES)}
+    (tmp_path / "leaf-001-r0.json").write_text(json.dumps({"lldp": {"interface": interfaces}}))
+    assert main(["verify", str(TINY), "--lldp", str(tmp_path), "--format", fmt]) == 1
+    out = capsys.readouterr().out
+    for line in out.splitlines():
+        assert line.isprintable(), repr(line)
+        assert not line.lstrip().startswith("::"), line
+    assert "CABLE-MISSING at fabric: all good" not in [line.strip() for line in out.splitlines()]
+    if fmt != "text":
+        json.loads(out)  # still one JSON document

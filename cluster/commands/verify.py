@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from cluster.findings import Severity
+from cluster.findings import Severity, printable
 from cluster.formats.sarif import FINGERPRINT, LEVELS, to_sarif
 from cluster.pipeline import Result, validate
 from cluster.report import to_text
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         claims, reporting = gather(result.topology, cables, args.lldp, args.ib, args.ib_map)
     except InputError as error:
-        print(f"python -m cluster verify: error: {error}", file=sys.stderr)
+        print(f"python -m cluster verify: error: {printable(str(error))}", file=sys.stderr)
         return 2
     networks = args.network
     if networks is None and args.lldp is None:

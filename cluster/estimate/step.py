@@ -80,10 +80,20 @@ class Workload:
                      "grad_bytes", "top_k"):
             if getattr(self, name) < 1:
                 found.append(f"--{name.replace('_', '-')} must be at least 1")
-        if self.params <= 0:
-            found.append("--params must be positive (e.g. 70e9)")
-        if self.step_compute_s <= 0:
-            found.append("--step-compute-s must be positive (seconds of compute per step)")
+        # `not x > 0` also catches nan; inf is no model size and no compute time either.
+        if not 0 < self.params < 1e15:
+            found.append("--params must be a positive number of parameters below 1e15 (e.g. 70e9)")
+        if not 0 < self.step_compute_s < 1e7:
+            found.append("--step-compute-s must be a positive number of seconds below 1e7 (compute per step)")
+        if self.experts < 0:
+            found.append("--experts must be 0 (a dense model) or more")
+        elif self.experts and self.top_k > self.experts:
+            found.append(f"--top-k {self.top_k} is more than --experts {self.experts}: a token cannot go to more "
+                         "experts than a layer has")
+        for name in ("dp", "tp", "pp", "ep", "layers", "hidden", "seq_len", "micro_batch", "global_batch",
+                     "grad_bytes", "top_k", "experts"):
+            if getattr(self, name) > 10**9:
+                found.append(f"--{name.replace('_', '-')} must be at most 1,000,000,000")
         if found:
             return found
         if self.global_batch % (self.dp * self.micro_batch):

@@ -22,10 +22,10 @@ def parse_size(text: str) -> int:
     unit = match.group(2).upper() if match else ""
     if match is None or unit not in _UNITS:
         raise ValueError(f"size {text!r} is not a size: use bytes (4096) or a unit: 256MB, 8GiB, 1.5GB, 64M")
-    size = int(float(match.group(1)) * _UNITS[unit])
-    if size <= 0 or size > MAX_BYTES:
+    value = float(match.group(1)) * _UNITS[unit]
+    if not 1 <= value <= MAX_BYTES:  # also nan and 1e400 (inf)
         raise ValueError(f"size {text!r} must be between 1 byte and 1 PiB")
-    return size
+    return int(value)
 
 
 def format_size(size: int) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cluster.inputs import Unreadable, read_text_bounded
 from cluster.verify.expected import BMC_PORT, End
 from cluster.verify.infiniband import IbLink, IbPort
 from cluster.verify.match import Claim
@@ -97,13 +98,9 @@ def ib_claims(links: Iterable[IbLink], guid_names: dict[int, str], names: Names)
 
 def read_text(path: Path, what: str) -> str:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(f"{path}: {what} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: {what} is not UTF-8 text") from None
-    except OSError as error:
-        raise InputError(f"{path}: cannot read {what}: {error.strerror or error}") from None
+        return read_text_bounded(path, MAX_FILE_BYTES, what)
+    except Unreadable as error:
+        raise InputError(str(error)) from None
 
 
 def read_lldp_dir(directory: Path) -> dict[str, list[Neighbor]]:
@@ -112,7 +109,7 @@ def read_lldp_dir(directory: Path) -> dict[str, list[Neighbor]]:
         raise InputError(f"{directory}: not a directory; --lldp takes a directory of <device>.json files")
     result: dict[str, list[Neighbor]] = {}
     for path in sorted(directory.iterdir()):
-        if not path.is_file() or path.name.startswith("."):
+        if path.name.startswith("."):
             continue
         device = path.name.split(".")[0]
         try:

@@ -1,0 +1,80 @@
+"""What a design implies (GPUs, switches, cables), worked out from the sizer alone before anything
+is built, and refused past documented limits: a few lines of YAML must not make the tool build a
+graph of millions of switches. The limits are about twice the largest design the README documents
+(131,072 GPUs on three tiers: 6,184 switches, 477,689 cables), so that design and its
+split into per-pod stacks keep working."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cluster.findings import Finding, schema
+from cluster.sizing import size_fabric, size_network
+from cluster.spec import ClusterSpec, NetworkSpec
+
+MAX_GPUS = 262_144
+MAX_SWITCHES = 16_384
+MAX_CABLES = 1_500_000
+
+
+@dataclass(frozen=True)
+class Part:
+    """Switches and cables of one network, and the config path that sizes it."""
+
+    path: str
+    switches: int
+    cables: int
+
+
+def implied(spec: ClusterSpec) -> list[Part]:
+    """Switches and cables per network, as the builder will make them (arithmetic only)."""
+    parts: list[Part] = []
+    nodes = spec.nodes
+    if spec.fabric is not None:
+        fabric, plan = spec.fabric, size_fabric(spec)
+        planes = fabric.planes
+        host_ports = sum(pool.nodes * pool.fabric_nics.ports for pool in spec.pools)
+        for shared in fabric.shared_with:
+            host_ports += sum(pool.nodes * getattr(pool, f"{shared}_nics").ports for pool in spec.pools)
+        switches = planes * (plan.leaves + plan.spines + plan.cores)
+        cables = host_ports + planes * (plan.leaves * plan.leaf_uplinks + plan.spines * plan.spine_uplinks)
+        parts.append(Part("fabric", switches, cables))
+    for network in (spec.storage, spec.management):
+        if network is None or (spec.fabric is not None and network.name in spec.fabric.shared_with):
+            continue
+        ports = max((getattr(pool, f"{network.name}_nics").ports for pool in spec.pools), default=0)
+        gbps = max((getattr(pool, f"{network.name}_nics").gbps for pool in spec.pools), default=1)
+        attached = sum(pool.nodes for pool in spec.pools if getattr(pool, f"{network.name}_nics").ports)
+        parts.append(_network(network, attached, ports, gbps))
+    if spec.oob is not None:
+        devices = nodes + sum(part.switches for part in parts)
+        parts.append(_network(spec.oob, devices, 1, 1))
+    return parts
+
+
+def _network(network: NetworkSpec, devices: int, ports: int, gbps: int) -> Part:
+    plan = size_network(network, devices, max(ports, 1), gbps)
+    return Part(network.name, plan.leaves + plan.spines, devices * ports + plan.leaves * plan.leaf_uplinks)
+
+
+def limit_findings(spec: ClusterSpec) -> list[Finding]:
+    """SCHEMA findings for a design larger than the tool builds (nothing is built for it)."""
+    findings = []
+    gpus = sum(pool.nodes * pool.gpus_per_node for pool in spec.pools)
+    if gpus > MAX_GPUS:
+        findings.append(schema("node_pools", f"the pools hold {gpus:,} GPUs; gpu-cluster models at most {MAX_GPUS:,}",
+                               "split the cluster into several stack files (one per building or pod)"))
+        return findings  # the networks below would be sized for all of them
+    parts = implied(spec)
+    for part in parts:
+        if part.switches > MAX_SWITCHES:
+            findings.append(schema(part.path, f"the design implies {part.switches:,} {part.path} switches; the limit "
+                                   f"is {MAX_SWITCHES:,}", f"give {part.path} larger switches or fewer leaves and spines "
+                                   "(a typo in a count?)"))
+    cables = sum(part.cables for part in parts)
+    if cables > MAX_CABLES:
+        worst = max(parts, key=lambda part: part.cables)
+        findings.append(schema(worst.path, f"the design implies {cables:,} cables ({worst.cables:,} in {worst.path}); "
+                               f"the limit is {MAX_CABLES:,}",
+                               f"check the uplink counts and switch sizes of {worst.path} (a typo in a count?)"))
+    return findings

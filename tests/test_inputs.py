@@ -1,0 +1,87 @@
+"""Every input is read with a bound and only from a regular file (cluster/inputs.py): FIFOs never
+block, /dev/zero never streams, a sparse file of gigabytes is not read past the limit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster import inputs
+from cluster.inputs import Unreadable, read_bounded
+from cluster.loader import MAX_BYTES
+from tests.conftest import ROOT
+
+
+def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    # The timeout only turns a hang into a failure; nothing here measures time.
+    return subprocess.run([sys.executable, "-m", "cluster", *argv], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False)
+
+
+@pytest.fixture()
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "Pulumi.fifo.yaml"
+    os.mkfifo(path)
+    return path
+
+
+def test_a_sparse_file_of_gigabytes_is_read_no_further_than_the_limit(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    huge = tmp_path / "Pulumi.huge.yaml"
+    with open(huge, "wb") as handle:
+        handle.truncate(3 * 1024**3)  # 3 GiB, sparse: st_size says 3 GiB, reading it would take seconds
+    read: list[int] = []
+    real_read = os.read
+
+    def counting(handle: int, size: int) -> bytes:
+        chunk = real_read(handle, size)
+        read.append(len(chunk))
+        return chunk
+
+    monkeypatch.setattr(inputs.os, "read", counting)
+    assert len(read_bounded(huge, MAX_BYTES, "stack file")) == MAX_BYTES + 1
+    assert sum(read) == MAX_BYTES + 1
+    monkeypatch.undo()
+    done = cli("validate", str(huge))
+    assert done.returncode == 2 and "larger than" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "/dev/urandom", "directory"])
+def test_a_stack_file_that_is_not_a_regular_file_is_refused_by_what_it_is(special: str, fifo: Path,
+                                                                          tmp_path: Path) -> None:
+    path = {"fifo": str(fifo), "directory": str(tmp_path)}.get(special, special)
+    done = cli("validate", path)
+    expected = {"fifo": "a FIFO", "directory": "a directory"}.get(special, "a character device")
+    assert done.returncode == 2, done.stderr
+    assert f"is {expected}, not a regular file" in done.stdout + done.stderr
+    assert "not found" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("option", ["--ib", "--ib-map", "--lldp"])
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_verify_inputs_never_block_or_stream(option: str, special: str, fifo: Path, tmp_path: Path) -> None:
+    source = str(fifo) if special == "fifo" else special
+    argv = ["verify", "superpod"]
+    if option == "--lldp":
+        folder = tmp_path / "lldp"
+        folder.mkdir()
+        (folder / "leaf-001.json").symlink_to(source)
+        argv += ["--lldp", str(folder)]
+    elif option == "--ib-map":
+        ib = tmp_path / "ib.txt"
+        ib.write_text("")
+        argv += ["--ib", str(ib), "--ib-map", source]
+    else:
+        argv += ["--ib", source]
+    done = cli(*argv)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not a regular file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_missing_input_is_named(tmp_path: Path) -> None:
+    with pytest.raises(Unreadable, match="neighbor data not found"):
+        read_bounded(tmp_path / "gone.json", 10, "neighbor data")
