@@ -1,7 +1,9 @@
 """Hostile stack files through the real CLI entry, in-process: a verdict, never a traceback.
 
 Every generated file yields SCHEMA findings and exit 2, or a clean verdict (0 / 1) with no
-SCHEMA finding when it happens to be valid; within a second; with a report whose every line is
+SCHEMA finding when it happens to be valid; within a bounded amount of work (CPU seconds of the
+process, with a margin of about a hundred times what a verdict takes, so a loaded machine cannot
+fail it; wall-clock time is never asserted: timings live in benchmarks/); with a report whose every line is
 one printable line of bounded length (no input can forge a report line, a CI annotation or a
 terminal escape). Hypothesis runs derandomized and without a database, so CI sees the same
 examples on every run.
@@ -30,10 +32,10 @@ from cluster.loader import MAX_BYTES, MAX_DEPTH, MAX_NODES
 from cluster.pipeline import validate, validate_mapping
 from tests.hostile_bases import BASES, paths, replaced
 
-SECONDS = 1.0
+CPU_SECONDS = 5.0  # a verdict takes 0.01-0.05 s of CPU; runaway work (a size blow-up) takes far more
 BOUNDED = settings(
     max_examples=150,
-    deadline=None,  # timed explicitly below, with the file write excluded
+    deadline=None,  # bounded explicitly below in CPU time, with the file write excluded
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
@@ -54,12 +56,12 @@ def workdir() -> Iterator[Path]:
 
 def run_cli(path: Path, fmt: str) -> tuple[int, str, float]:
     out, err = io.StringIO(), io.StringIO()
-    start = time.perf_counter()
+    start = time.process_time()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["validate", str(path), "--format", fmt])
-    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - start
     assert err.getvalue() == "", err.getvalue()
-    return code, out.getvalue(), elapsed
+    return code, out.getvalue(), cpu
 
 
 def clean(text: str, limit: int) -> None:
@@ -84,12 +86,12 @@ def check_verdict(code: int, findings: list[dict[str, Any]]) -> None:
 
 def check_file(path: Path, fmt: str) -> tuple[int, list[dict[str, Any]]]:
     """The JSON verdict, then the same file in `fmt`: same exit code, every output line clean."""
-    code, out, elapsed = run_cli(path, "json")
-    assert elapsed < SECONDS, f"{elapsed:.2f}s"
+    code, out, cpu = run_cli(path, "json")
+    assert cpu < CPU_SECONDS, f"{cpu:.2f} s of CPU"
     findings: list[dict[str, Any]] = json.loads(out)["findings"]
     check_verdict(code, findings)
-    again, text, elapsed = run_cli(path, fmt)
-    assert again == code and elapsed < SECONDS
+    again, text, cpu = run_cli(path, fmt)
+    assert again == code and cpu < CPU_SECONDS, f"{cpu:.2f} s of CPU"
     for line in text.splitlines():
         clean(line, 5000)
     if fmt == "sarif":
@@ -354,7 +356,7 @@ def test_worst_case_inputs_are_bounded_in_time_and_memory(workdir: Path, name: s
     path = write(workdir, WORST[name].encode())
     tracemalloc.start()
     try:
-        code, out, _elapsed = run_cli(path, "json")
+        code, out, _cpu = run_cli(path, "json")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -362,4 +364,4 @@ def test_worst_case_inputs_are_bounded_in_time_and_memory(workdir: Path, name: s
     check_verdict(code, json.loads(out)["findings"])
     assert peak < 96 * 1024 * 1024, f"{name}: peak {peak / 2**20:.0f} MiB"
     _, _, untraced = run_cli(path, "json")
-    assert untraced < SECONDS, f"{name}: {untraced:.2f}s"
+    assert untraced < CPU_SECONDS, f"{name}: {untraced:.2f} s of CPU"

@@ -250,8 +250,8 @@ def test_live_lldpd_fabric_recabled(fabric: tuple[Fabric, list[tuple[str, str, s
     assert matched == 4  # the four leaf-spine cables
     assert stale_ports(raw) > 0  # old neighbors were still listed when the findings came out exact
     print(f"exact findings {elapsed:.1f} s after re-cabling, {stale_ports(raw)} ports still listing a stale neighbor")
-    # Found inside the 5 s hold time: the stale neighbors were still there and caused nothing.
-    assert elapsed < 5.0
+    # Found inside the 5 s hold time: the stale neighbors were still listed (asserted above by
+    # stale_ports, not by a clock) and caused nothing.
 
     # Fix all three the way a technician does (each moved cable drops its link): as designed again.
     built.unplug(*SPARE)
