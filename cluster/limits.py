@@ -1,8 +1,8 @@
-"""What a design implies (GPUs, switches, cables), worked out from the sizer alone before anything
-is built, and refused past documented limits: a few lines of YAML must not make the tool build a
-graph of millions of switches. The limits are about twice the largest design the README documents
-(131,072 GPUs on three tiers: 6,184 switches, 477,689 cables), so that design and its
-split into per-pod stacks keep working."""
+"""What a design implies (GPUs, switches, cables, pods), worked out from the sizer alone before
+anything is built, and refused past documented limits or where the sizing cannot hold: a few
+lines of YAML must not make the tool build a graph of millions of switches. The limits are about
+twice the largest design the README documents (131,072 GPUs on three tiers: 6,184 switches,
+477,689 cables), so that design and its split into per-pod stacks keep working."""
 
 from __future__ import annotations
 
@@ -52,6 +52,11 @@ def implied(spec: ClusterSpec) -> list[Part]:
     return parts
 
 
+def _filled(groups: int, pods: int) -> int:
+    """Pods that get leaf groups when `groups` are dealt out `ceil(groups / pods)` to a pod."""
+    return -(-groups // -(-groups // pods))
+
+
 def _network(network: NetworkSpec, devices: int, ports: int, gbps: int) -> Part:
     plan = size_network(network, devices, max(ports, 1), gbps)
     return Part(network.name, plan.leaves + plan.spines, devices * ports + plan.leaves * plan.leaf_uplinks)
@@ -65,6 +70,16 @@ def limit_findings(spec: ClusterSpec) -> list[Finding]:
         findings.append(schema("node_pools", f"the pools hold {gpus:,} GPUs; gpu-cluster models at most {MAX_GPUS:,}",
                                "split the cluster into several stack files (one per building or pod)"))
         return findings  # the networks below would be sized for all of them
+    if spec.fabric is not None and spec.fabric.pods:
+        groups, pods = size_fabric(spec).groups, spec.fabric.pods
+        if _filled(groups, pods) < pods:
+            counts = [count for count in range(1, groups + 1) if _filled(groups, count) == count]
+            shown = ", ".join(map(str, counts[:12])) + (", ..." if len(counts) > 12 else "")
+            findings.append(schema("fabric.pods", f"{pods} pods for {groups} leaf group(s): a pod holds whole leaf "
+                                   f"groups ({-(-groups // pods)} each), so {pods - _filled(groups, pods)} pod(s) "
+                                   "would have no leaves",
+                                   f"give fabric.pods one of {shown} (or 0 to size the tiers for 1:1)"))
+            return findings
     parts = implied(spec)
     for part in parts:
         if part.switches > MAX_SWITCHES:

@@ -156,7 +156,7 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
         auto.append("leaf_uplinks")
 
     three_tier = bool(fabric.cores) or bool(fabric.pods)
-    if fabric.spines is None and fabric.cores is None and needs_spine:
+    if fabric.spines is None and fabric.cores is None and not fabric.pods and needs_spine:
         three_tier = leaves > fabric.spine.ports or leaf_uplinks > fabric.spine.ports
     pods = 1
     spine_uplinks = cores = 0

@@ -1,7 +1,8 @@
 """The hostile-input corpus: one file per case under tests/hostile/, run through the real CLI.
 
 Each case starts with comment lines that say what must happen:
-  # argv: VERB ARGS...     (default `validate {stack}`; {stack} is the case file)
+  # argv: VERB ARGS...     (default `validate {stack}`; {stack} is the case file, {lldp} a folder
+                           holding the `# data:` file of tests/hostile/data/ as leaf-001-r0.json)
   # expect: N              the exit code
   # message: TEXT          a fragment the output (stdout + stderr) must hold
   # absent: TEXT           a fragment it must never hold (a credential, say), in any format
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,14 +35,18 @@ class Case:
     absent: str | None
 
 
-def read_case(path: Path) -> Case:
+def read_case(path: Path, scratch: Path) -> Case:
     header: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("# "):
             break
         key, _, value = line[2:].partition(": ")
         header[key] = value
-    argv = [part.replace("{stack}", str(path)) for part in shlex.split(header.get("argv", "validate {stack}"))]
+    if "data" in header:
+        (scratch / "lldp").mkdir()
+        shutil.copy(CORPUS / "data" / header["data"], scratch / "lldp" / "leaf-001-r0.json")
+    argv = [part.replace("{stack}", str(path)).replace("{lldp}", str(scratch / "lldp"))
+            for part in shlex.split(header.get("argv", "validate {stack}"))]
     return Case(path, argv, int(header["expect"]), header["message"], header.get("absent"))
 
 
@@ -62,8 +68,8 @@ def test_the_corpus_is_there() -> None:
 
 
 @pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
-def test_hostile_case(path: Path) -> None:
-    case = read_case(path)
+def test_hostile_case(path: Path, tmp_path: Path) -> None:
+    case = read_case(path, tmp_path)
     code, output = run(case.argv)
     assert code == case.expect, output
     assert case.message in output, output

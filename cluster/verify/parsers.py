@@ -67,11 +67,20 @@ def mau_gbps(text: object) -> float | None:
     return value if match.group(2).upper() == "G" else value / 1000
 
 
+def _bounded_int(digits: str) -> int:
+    # No device reports a number of hundreds of digits; Python refuses to convert one over 4,300.
+    if len(digits.lstrip("-")) > 40:
+        raise NeighborFormatError(f"a number of {len(digits):,} digits, which no device reports")
+    return int(digits)
+
+
 def _load_json(text: str, what: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as error:
         raise NeighborFormatError(f"not JSON ({error.msg} at line {error.lineno}); expected {what}") from None
+    except RecursionError:
+        raise NeighborFormatError(f"JSON nested deeper than any device output; expected {what}") from None
 
 
 def _ports(*candidates: object) -> tuple[str, ...]:
