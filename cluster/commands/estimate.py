@@ -12,7 +12,7 @@ from typing import Any
 
 from cluster.estimate.design import collective_on, pick_pool
 from cluster.estimate.model import ALGORITHMS, COLLECTIVES
-from cluster.estimate.placement import PLACEMENTS, Kind
+from cluster.estimate.placement import PLACEMENTS, Kind, NoFabricPath
 from cluster.estimate.step import StepEstimate, Workload, step_estimate
 from cluster.estimate.units import format_size, parse_size
 from cluster.pipeline import Result, validate
@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as problem:
         print(f"estimate: {problem}", file=sys.stderr)
         return 2
+    except NoFabricPath as problem:  # the design's fault, as FAB-CONNECTED reports it: exit 1 like validate
+        print(f"estimate: {problem}", file=sys.stderr)
+        return 1
 
 
 def _design(ref: str) -> Result:
@@ -124,6 +127,8 @@ def _run_collective(args: argparse.Namespace, designs: list[Result]) -> int:
             try:
                 by_placement = {kind: collective_on(result.spec, result.topology, args.collective, nodes, size, pool,
                                                     kind, args.algorithm).to_dict() for kind in PLACEMENTS}
+            except NoFabricPath:
+                raise
             except ValueError as problem:
                 raise UsageError(f"--algorithm: {problem}") from None
             rows.append({**by_placement[args.placement], "placements": by_placement})

@@ -41,6 +41,11 @@ class Placement:
         return len(set(self.groups))
 
 
+class NoFabricPath(ValueError):
+    """The placed nodes have no fabric path between them (FAB-CONNECTED): a collective across
+    them cannot run, so there is no time to estimate."""
+
+
 @dataclass(frozen=True)
 class FabricShare:
     """The fraction of its NIC bandwidth a crossing flow keeps, and what limits it."""
@@ -148,10 +153,13 @@ def fabric_share(topology: Topology, placement: Placement, flows: Sequence[tuple
         offered = down if placement.kind == "worst" else needed
         factor = min(1.0, up / offered) if offered else 1.0
         if factor < best.factor:
-            ratio = down / up if up else float("inf")
-            best = FabricShare(factor, f"leaf uplinks at {min(group)} ({ratio:.3g}:1)", "leaf")
+            ratio = f"{down / up:.3g}:1" if up else "none"
+            best = FabricShare(factor, f"leaf uplinks at {min(group)} ({ratio})", "leaf")
     if len(set(pods)) > 1 and any(value > 0 for value in leaving_pod.values()):
         best = _spine_share(topology, placement, pods, leaving_pod, best)
+    if best.factor <= 0:
+        raise NoFabricPath(f"{count} nodes placed {placement.kind} have no fabric path between their leaf groups "
+                           f"({best.bottleneck}): a collective across them cannot run (see FAB-CONNECTED)")
     return best
 
 
@@ -172,8 +180,8 @@ def _spine_share(topology: Topology, placement: Placement, pods: list[int], leav
         offered = down if placement.kind == "worst" else needed
         factor = min(1.0, up / offered) if offered and up else (0.0 if offered else 1.0)
         if factor < best.factor:
-            ratio = down / up if up else float("inf")
-            best = FabricShare(factor, f"spine uplinks at {spines[0]} ({ratio:.3g}:1)", "spine")
+            ratio = f"{down / up:.3g}:1" if up else "none"
+            best = FabricShare(factor, f"spine uplinks at {spines[0]} ({ratio})", "spine")
     return best
 
 

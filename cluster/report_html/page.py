@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from cluster.estimate.design import estimate_table
+from cluster.estimate.placement import NoFabricPath
 from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
 from cluster.load import switch_loads
@@ -199,7 +200,11 @@ ESTIMATE_SIZES = (2**24, 2**30, 2**33)  # 16 MiB, 1 GiB, 8 GiB
 def _estimate_section(spec: ClusterSpec, topology: Topology) -> str:
     """Predicted collectives over the whole first pool (cluster.estimate), packed and worst placement."""
     rows = []
-    for row in estimate_table(spec, topology, sizes=ESTIMATE_SIZES):
+    try:
+        table = estimate_table(spec, topology, sizes=ESTIMATE_SIZES)
+    except NoFabricPath as problem:
+        return f'<p class="note">No estimate: {escape(str(problem))}.</p>'
+    for row in table:
         rows.append([row["collective"], row["placement"], _size(row["size_bytes"]), row["algorithm"],
                      f"{row['time_s'] * 1000:,.2f} ms", f"{row['busbw_GBps']:,.1f}", row["bottleneck"]])
     pool = spec.pools[0]
