@@ -153,3 +153,27 @@ def test_refresh_sees_a_hand_edit_and_the_next_diff_rewrites_it(tmp_path: Path) 
     assert provider.diff("id", refreshed, props).changes is True
     provider.update("id", refreshed, props)
     assert (tmp_path / "switches/leaf-001/frr.conf").read_text() == "router bgp 65001\n"
+
+
+def test_create_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> None:
+    provider = FilesProvider()
+    (tmp_path / "switches").mkdir()
+    (tmp_path / "switches" / "leaf-001.json").write_text("a user's own file\n")
+    (tmp_path / "elsewhere.txt").write_text("target\n")
+    (tmp_path / "switches" / "leaf-002.json").symlink_to(tmp_path / "elsewhere.txt")
+    for name in ("leaf-001.json", "leaf-002.json"):
+        with pytest.raises(RuntimeError, match="was not written by gpu-cluster"):
+            provider.create(bundle_inputs(str(tmp_path), "b", {f"switches/{name}": "{}\n", "switches/new.json": "x\n"}))
+    assert (tmp_path / "switches" / "leaf-001.json").read_text() == "a user's own file\n"
+    assert (tmp_path / "switches" / "leaf-002.json").is_symlink() and not (tmp_path / "switches" / "new.json").exists()
+    same = bundle_inputs(str(tmp_path), "c", {"switches/leaf-001.json": "a user's own file\n"})
+    provider.create(same)  # the same content: nothing is lost
+
+
+def test_delete_leaves_a_file_changed_since_it_was_written(tmp_path: Path) -> None:
+    provider = FilesProvider()
+    outs = provider.create(bundle_inputs(str(tmp_path), "h", {"hosts/a.sh": "a\n", "hosts/b.sh": "b\n"})).outs
+    (tmp_path / "hosts" / "b.sh").write_text("my own changes\n")
+    provider.delete("id", outs)
+    assert not (tmp_path / "hosts" / "a.sh").exists()
+    assert (tmp_path / "hosts" / "b.sh").read_text() == "my own changes\n"

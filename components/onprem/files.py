@@ -61,8 +61,25 @@ def _write(directory: Path, relative: str, content: str) -> None:
         raise
 
 
-def _remove(directory: Path, relative: str) -> None:
+def _refuse_foreign(directory: Path, relative: str, content: str) -> None:
+    """A first write never replaces a file gpu-cluster did not write (one with other content, or
+    anything that is not a regular file): `pulumi up` stops with the path instead."""
     target = directory / safe_relative(relative)
+    if not os.path.lexists(target):
+        return
+    if target.is_symlink() or not target.is_file() or sha256(target.read_text(encoding="utf-8", errors="replace")) \
+            != sha256(unpack(content)):
+        raise RuntimeError(f"{target} exists and was not written by gpu-cluster: move it away or choose another "
+                           "gpu-cluster:artifacts_dir; nothing was replaced")
+
+
+def _remove(directory: Path, relative: str, written: str | None = None) -> None:
+    """Remove a file of the bundle, only while it holds what was written (`written`: its hash):
+    a file someone changed since is left in place."""
+    target = directory / safe_relative(relative)
+    if written and target.is_file() and not target.is_symlink() \
+            and sha256(target.read_text(encoding="utf-8", errors="replace")) != written:
+        return
     target.unlink(missing_ok=True)
     # Drop directories the bundle emptied, never the artifacts directory itself.
     parent = target.parent
@@ -79,6 +96,8 @@ class FilesProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         directory = Path(props["directory"])
         files: dict[str, str] = props["files"]
+        for relative in sorted(files):
+            _refuse_foreign(directory, relative, files[relative])
         for relative in sorted(files):
             _write(directory, relative, files[relative])
         return CreateResult(id_=f"{props['directory']}:{props['bundle']}", outs=_outs(props))
@@ -101,17 +120,20 @@ class FilesProvider(ResourceProvider):
         directory = Path(news["directory"])
         old_hashes: dict[str, str] = olds.get("hashes") or {}
         files: dict[str, str] = news["files"]
+        for relative in sorted(set(files) - set(old_hashes)):  # new to the bundle: a first write
+            _refuse_foreign(directory, relative, files[relative])
         for relative in sorted(files):
             if old_hashes.get(relative) != news["hashes"][relative] or not (directory / relative).is_file():
                 _write(directory, relative, files[relative])
         for relative in sorted(set(old_hashes) - set(files)):
-            _remove(directory, relative)
+            _remove(directory, relative, old_hashes[relative])
         return UpdateResult(outs=_outs(news))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         directory = Path(props["directory"])
-        for relative in sorted(props.get("hashes") or {}):
-            _remove(directory, relative)
+        hashes: dict[str, str] = props.get("hashes") or {}
+        for relative in sorted(hashes):
+            _remove(directory, relative, hashes[relative])
 
 
 def _outs(props: Mapping[str, Any]) -> dict[str, Any]:
