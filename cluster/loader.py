@@ -7,6 +7,7 @@ reported (YAML would silently keep the last), and every problem becomes a SCHEMA
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -324,7 +325,16 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
         if CLUSTER_KEY not in config and isinstance(config.get(DESIGN_KEY), str):
             return None  # load_stack follows the design
     if not isinstance(config, dict) or CLUSTER_KEY not in config:
-        loaded.findings.append(schema("config", f"no `config.{CLUSTER_KEY}` key found", hint))
+        known = {f"{PROJECT}:{key}" for key in (*parts.SETTINGS, *CREDENTIALS, "artifacts_dir")}
+        keys = [str(key) for key in config if str(key) not in known] if isinstance(config, dict) else []
+        close = difflib.get_close_matches(CLUSTER_KEY, keys, n=1, cutoff=0.75)
+        if close:
+            loaded.lines["config"] = top_lines.get(f"config.{close[0]}", 1)
+            loaded.findings.append(schema("config", f"no `config.{CLUSTER_KEY}` key found; did you mean "
+                                          f"`{shown(close[0])}` (line {loaded.lines['config']})?",
+                                          f"rename `{shown(close[0])}` to `{CLUSTER_KEY}`"))
+        else:
+            loaded.findings.append(schema("config", f"no `config.{CLUSTER_KEY}` key found", hint))
         return None
     cluster = config[CLUSTER_KEY]
     loaded.key_line = top_lines.get(f"config.{CLUSTER_KEY}", 1)

@@ -3,6 +3,7 @@ and a hint per kind of error."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -57,15 +58,33 @@ def _first_model(annotation: Any) -> type[BaseModel] | None:
 
 def pydantic_findings(error: ValidationError) -> list[Finding]:
     findings = []
-    for item in error.errors():
+    errors = error.errors()
+    # A misspelt key is one mistake, not two: `gpbs` is unknown and `gbps` is missing.
+    renamed: dict[tuple[int | str, ...], str] = {}
+    missing = {tuple(item["loc"]) for item in errors if item["type"] == "missing"}
+    for item in errors:
         loc = tuple(item["loc"])
+        owner = _model_at(loc) if item["type"] == "extra_forbidden" else None
+        if owner is not None and isinstance(loc[-1], str):
+            candidates = [key for key in owner.model_fields if (*loc[:-1], key) in missing] or list(owner.model_fields)
+            close = difflib.get_close_matches(loc[-1], candidates, n=1, cutoff=0.6)
+            if close:
+                renamed[loc] = close[0]
+    suggested = {(*loc[:-1], key) for loc, key in renamed.items()}
+    for item in errors:
+        loc = tuple(item["loc"])
+        if item["type"] == "missing" and loc in suggested:
+            continue
         path = dotted(loc) or "(top)"
         found = item.get("input")
         found_text = safe_repr(found) if not isinstance(found, (dict, list)) else type(found).__name__
         if len(found_text) > 60:
             found_text = found_text[:57] + "..."
         kind = item["type"]
-        if kind == "extra_forbidden":
+        if kind == "extra_forbidden" and loc in renamed:
+            findings.append(schema(path, f"unknown key `{shown(loc[-1])}`: did you mean `{renamed[loc]}`?",
+                                   f"rename `{shown(loc[-1])}` to `{renamed[loc]}`"))
+        elif kind == "extra_forbidden":
             owner = _model_at(loc)
             known = ", ".join(sorted(owner.model_fields)) if owner else ""
             findings.append(

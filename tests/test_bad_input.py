@@ -143,9 +143,18 @@ def test_every_problem_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_unknown_key_hint_lists_known_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, findings = verdict(write(tmp_path, pool(node=4)), capsys)
-    hint = next(f["hint"] for f in findings if f["path"] == "node_pools[0].node")
+    _, findings = verdict(write(tmp_path, pool(colour=4)), capsys)
+    hint = next(f["hint"] for f in findings if f["path"] == "node_pools[0].colour")
     assert "nodes" in hint and "fabric_nics" in hint
+
+
+def test_a_misspelt_key_is_one_finding_with_the_name_it_meant(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    data = pool(node=4)
+    del data["node_pools"][0]["nodes"]
+    _, findings = verdict(write(tmp_path, data), capsys)
+    assert [(f["path"], f["message"], f["hint"]) for f in findings] == [
+        ("node_pools[0].node", "unknown key `node`: did you mean `nodes`?", "rename `node` to `nodes`")]
 
 
 def test_duplicate_key_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

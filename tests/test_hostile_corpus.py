@@ -6,6 +6,7 @@ Each case starts with comment lines that say what must happen:
   # expect: N              the exit code
   # message: TEXT          a fragment the output (stdout + stderr) must hold
   # absent: TEXT           a fragment it must never hold (a credential, say), in any format
+  # findings: N            `validate --format json` reports exactly N findings (one cause, one finding)
 Every case also holds to the general promise: no traceback, every output line printable.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ class Case:
     expect: int
     message: str
     absent: str | None
+    findings: int | None
 
 
 def read_case(path: Path, scratch: Path) -> Case:
@@ -47,7 +50,8 @@ def read_case(path: Path, scratch: Path) -> Case:
         shutil.copy(CORPUS / "data" / header["data"], scratch / "lldp" / "leaf-001-r0.json")
     argv = [part.replace("{stack}", str(path)).replace("{lldp}", str(scratch / "lldp"))
             for part in shlex.split(header.get("argv", "validate {stack}"))]
-    return Case(path, argv, int(header["expect"]), header["message"], header.get("absent"))
+    findings = int(header["findings"]) if "findings" in header else None
+    return Case(path, argv, int(header["expect"]), header["message"], header.get("absent"), findings)
 
 
 CASES = sorted(CORPUS.glob("*.yaml"))
@@ -76,6 +80,8 @@ def test_hostile_case(path: Path, tmp_path: Path) -> None:
     assert "Traceback" not in output
     for line in output.splitlines():
         assert line.isprintable(), repr(line)
+    if case.findings is not None:
+        assert len(json.loads(run([*case.argv, "--format", "json"])[1])["findings"]) == case.findings
     if case.absent is not None and case.argv[0] == "validate":
         for fmt in ("text", "json", "sarif", "github"):
             assert case.absent not in run([*case.argv, "--format", fmt])[1], fmt
