@@ -102,10 +102,24 @@ def test_cli_fail_spine_json(stack_file: Path, capsys: pytest.CaptureFixture[str
     assert data["bisection"]["after"]["ratio"] == 0.75
 
 
-def test_cli_fail_leaf_names_the_lost_rail(stack_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["whatif", str(stack_file), "--fail", "leaf-001-r3"]) == 0
+def test_cli_fail_leaf_names_the_lost_rail_and_exits_1(stack_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GPUs left without any fabric port of their own: a failure, whatever the ratios say."""
+    assert main(["whatif", str(stack_file), "--fail", "leaf-001-r3"]) == 1
     out = capsys.readouterr().out
     assert "leaf-001-r3 takes rail 3 away from 8 nodes (h200-node-001 .. h200-node-008)" in out
+
+
+def test_cli_a_leaf_of_one_plane_only_degrades_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Dual-plane: a GPU keeps its NIC's port on the other plane, so it loses bandwidth, not its rail."""
+    design = rail_design()
+    design["node_pools"][0]["fabric_nics"] = {"count": 8, "gbps": 400, "ports_per_nic": 2}
+    design["fabric"] = {"leaf": {"ports": 64, "port_gbps": 400}, "spine": {"ports": 64, "port_gbps": 400}, "planes": 2}
+    path = tmp_path / "Pulumi.planes.yaml"
+    path.write_text(yaml.safe_dump({"config": {"gpu-cluster:cluster": design}}))
+    assert main(["whatif", str(path), "--fail", "p1-leaf-001-r3", "--format", "json"]) == 0, capsys.readouterr()
+    data = json.loads(capsys.readouterr().out)
+    lost = data["lost_rails"]
+    assert lost and all(rail["gpus_without_rail"] == 0 and rail["gpus_degraded"] > 0 for rail in lost)
 
 
 def test_cli_fail_any_spine_beyond_the_limit_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

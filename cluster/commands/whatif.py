@@ -65,8 +65,17 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_dict(result, outcome, limits), indent=2))
     else:
         print(to_lines(result, outcome, limits))
+    return exit_code(outcome, limits)
+
+
+def exit_code(outcome: Outcome, limits: dict[str, float]) -> int:
+    """1 when the failure leaves the fabric short of what the design promises: a tier beyond its
+    degraded limit, a switch cut off from the tier above, or a GPU left without any fabric port of
+    its own (its rail's traffic would have to cross NVLink to another GPU's NIC); 0 when GPUs only
+    lose bandwidth within those limits."""
     beyond = any(ratio.after > limits[ratio.tier] + 1e-9 for ratio in outcome.ratios)
-    return 1 if beyond or outcome.cut_off else 0
+    without_rail = any(lost.gpus_without_rail for lost in outcome.lost_rails)
+    return 1 if beyond or outcome.cut_off or without_rail else 0
 
 
 def _limits(result: Result, outcome: Outcome) -> dict[str, float]:
