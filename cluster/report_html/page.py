@@ -15,7 +15,7 @@ from cluster.estimate.design import estimate_table
 from cluster.estimate.placement import NoFabricPath
 from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
-from cluster.load import switch_loads
+from cluster.load import switch_loads, worst_per_tier
 from cluster.pipeline import Result
 from cluster.publish import FILE_MARK
 from cluster.report import summary
@@ -75,9 +75,11 @@ def tier_loads(spec: ClusterSpec, topology: Topology) -> list[TierLoad]:
             limits[(other.name, "leaf")] = other.max_oversubscription
     rows = []
     for (network, tier), members in sorted(groups.items(), key=lambda item: (NETWORKS.index(item[0][0]), item[0][1])):
-        ratios = sorted((load.oversubscription, name) for name, load in members)
+        ratios = sorted(load.oversubscription for _, load in members)
+        # The worst switch as FAB-OVERSUB and `validate` name it (the first of equals, in graph order).
+        worst_name, _ = worst_per_tier(topology.graph, ((name, topology.graph.nodes[name]) for name, _ in members))[tier]
         rows.append(TierLoad(network, tier, len(members), sum(load.down_gbps for _, load in members),
-                             sum(load.up_gbps for _, load in members), ratios[0][0], ratios[-1][0], ratios[-1][1],
+                             sum(load.up_gbps for _, load in members), ratios[0], ratios[-1], worst_name,
                              limits.get((network, tier))))
     return rows
 
@@ -143,9 +145,12 @@ def _findings_section(result: Result) -> str:
     for finding in result.findings:
         severity = str(finding.severity)
         tag = " (suppressed)" if finding.suppressed else ""
+        line = result.loaded.line_of(finding.path) if result.loaded.source else 0
+        where = f"{result.loaded.source}:{line}" if line else ""  # as `validate` prints it
         rows.append([f'<span class="sev-{severity}">{severity}{tag}</span>', f"<code>{escape(finding.rule)}</code>",
-                     f"<code>{escape(finding.path)}</code>", escape(finding.message), escape(finding.hint)])
-    return _table(["severity", "rule", "path", "message", "hint"], rows, set())
+                     f"<code>{escape(finding.path)}</code>", f"<code>{escape(where)}</code>" if where else "",
+                     escape(finding.message), escape(finding.hint)])
+    return _table(["severity", "rule", "path", "file:line", "message", "hint"], rows, set())
 
 
 def _oversubscription_section(spec: ClusterSpec, topology: Topology) -> str:
@@ -199,14 +204,21 @@ ESTIMATE_SIZES = (2**24, 2**30, 2**33)  # 16 MiB, 1 GiB, 8 GiB
 
 def _estimate_section(spec: ClusterSpec, topology: Topology) -> str:
     """Predicted collectives over the whole first pool (cluster.estimate), packed and worst placement."""
-    rows = []
+    rows: list[list[str]] = []
     try:
         table = estimate_table(spec, topology, sizes=ESTIMATE_SIZES)
     except NoFabricPath as problem:
         return f'<p class="note">No estimate: {escape(str(problem))}.</p>'
+    shown: dict[tuple[str, int, str, str, str, str], int] = {}  # identical placements: one row
     for row in table:
-        rows.append([row["collective"], row["placement"], _size(row["size_bytes"]), row["algorithm"],
-                     f"{row['time_s'] * 1000:,.2f} ms", f"{row['busbw_GBps']:,.1f}", row["bottleneck"]])
+        cells = [row["collective"], row["placement"], _size(row["size_bytes"]), row["algorithm"],
+                 f"{row['time_s'] * 1000:,.2f} ms", f"{row['busbw_GBps']:,.1f}", row["bottleneck"]]
+        same = (row["collective"], row["size_bytes"], row["algorithm"], cells[4], cells[5], str(row["bottleneck"]))
+        if same in shown:
+            rows[shown[same]][1] += f" = {row['placement']}"
+            continue
+        shown[same] = len(rows)
+        rows.append(cells)
     pool = spec.pools[0]
     intro = (f'<p class="note">{pool.nodes} nodes of pool <code>{escape(pool.name)}</code>; busbw in GB/s, '
              "nccl-tests convention; model and calibration in <code>python -m cluster estimate</code>.</p>")
