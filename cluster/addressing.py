@@ -158,6 +158,37 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: How far a default pool may grow for a large design, from its documented prefix (the three
+#: stay clear of one another: 10.0.0.0/10, 10.64.0.0/10, 10.128.0.0/9).
+WIDEST_DEFAULT = {"loopbacks": 10, "fabric_links": 10, "hosts": 9}
+
+
+def fit_default_pools(spec: ClusterSpec, topology: Topology) -> ClusterSpec:
+    """`spec` with each default address pool that cannot hold the design widened (same base, the
+    longest prefix that fits, at most WIDEST_DEFAULT): the defaults address every design the sizer
+    makes up to the documented scale. A pool the stack file gives is never changed (ADDR-POOL
+    reports it when too small). The summary names each widened pool."""
+    if spec.fabric is None or not spec.default_pools:
+        return spec
+    short = {problem.path.removeprefix("addressing.") for problem in allocate(spec, topology, links=False).problems}
+    derived = list(spec.derived_pools)
+    for key in spec.default_pools:
+        if key not in short:
+            continue
+        default = ipaddress.IPv4Network(getattr(spec.addressing, key))
+        others = [ipaddress.IPv4Network(getattr(spec.addressing, other)) for other in WIDEST_DEFAULT if other != key]
+        for prefix in range(default.prefixlen - 1, WIDEST_DEFAULT[key] - 1, -1):
+            wider = default.supernet(new_prefix=prefix)
+            if wider.network_address != default.network_address or any(wider.overlaps(o) for o in others):
+                break
+            candidate = spec.model_copy(update={"addressing": spec.addressing.model_copy(update={key: str(wider)})})
+            if not any(p.path == f"addressing.{key}" for p in allocate(candidate, topology, links=False).problems):
+                spec = candidate.model_copy(update={"derived_pools": (*derived, (key, str(default)))})
+                derived = list(spec.derived_pools)
+                break
+    return spec
+
+
 def allocate(spec: ClusterSpec, topology: Topology, links: bool = True) -> Addresses:
     """Loopbacks, ASNs and /31s for every routed switch and cable of the design. With
     `links=False` the blocks of switch uplinks and host ports are only checked to fit, not

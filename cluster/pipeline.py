@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cluster.addressing import fit_default_pools
 from cluster.findings import Finding, Severity
 from cluster.limits import limit_findings
 from cluster.loader import Loaded, from_mapping, load_stack
@@ -64,8 +65,8 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
         result.findings.extend(too_large)
         result.findings.sort(key=Finding.sort_key)
         return result
-    result.spec = spec
     result.topology = build(spec)
+    result.spec = spec = fit_default_pools(spec, result.topology)
     result.findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, result.topology))
     result.findings = apply_policy(result.findings, spec.policy.suppress)
     return result

@@ -61,6 +61,8 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         "oversubscription": worst,
         "fabric": fabric,
         "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
+        # default pools widened for this design: {pool: (used, the default it replaces)}
+        "widened_pools": {key: [getattr(spec.addressing, key), default] for key, default in spec.derived_pools},
     }
 
 
@@ -131,4 +133,7 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  {network} switches: {counts}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
+    for key, (used, default) in data["widened_pools"].items():
+        lines.append(f"  addressing.{key}: {used} (the default {default} cannot hold this design; "
+                     f"set addressing.{key} to pin a pool)")
     return lines

@@ -514,6 +514,7 @@ class _Resolver:
             management=management,
             oob=oob,
             addressing=raw.addressing,
+            default_pools=tuple(key for key in DEFAULT_POOLS if key not in raw.addressing.model_fields_set),
             asn=raw.asn,
             qos=self.qos(fabric),
             policy=policy,

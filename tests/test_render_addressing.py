@@ -57,3 +57,31 @@ def test_slots_come_from_names(name: str, data: dict[str, Any], expected: tuple[
 
 def test_pow2() -> None:
     assert [pow2(n) for n in (0, 1, 2, 3, 8, 9)] == [1, 1, 2, 4, 8, 16]
+
+
+def test_default_pools_address_the_largest_auto_sized_design() -> None:
+    """131,072 GPUs on 128-port switches, no addressing given: the defaults widen where they must
+    (fabric_links to a /11), the summary says so, and ADDR-POOL passes."""
+    from benchmarks.designs import stack as benchmark_stack
+    from cluster.report import summary
+
+    data = benchmark_stack(131_072)
+    del data["addressing"]
+    result = validate_mapping("big", data)
+    assert result.ok, [f.message for f in result.findings if str(f.severity) == "error"]
+    assert result.spec is not None and result.topology is not None
+    assert result.spec.addressing.fabric_links == "10.64.0.0/11"
+    assert result.spec.addressing.loopbacks == "10.0.0.0/16" and result.spec.addressing.hosts == "10.128.0.0/10"
+    assert summary(result.spec, result.topology)["widened_pools"] == {"fabric_links": ["10.64.0.0/11", "10.64.0.0/12"]}
+
+
+def test_a_pool_the_user_gives_is_never_widened() -> None:
+    from benchmarks.designs import stack as benchmark_stack
+
+    data = benchmark_stack(131_072)
+    data["addressing"] = {"fabric_links": "10.64.0.0/12"}
+    result = validate_mapping("big", data)
+    problems = [f for f in result.findings if f.rule == "ADDR-POOL"]
+    assert problems and all(f.path == "addressing.fabric_links" and "use a /11 or larger fabric_links pool" in f.hint
+                            for f in problems)
+    assert result.spec is not None and result.spec.derived_pools == ()
