@@ -194,3 +194,21 @@ def test_cached_edge_list_and_loads_follow_structural_changes() -> None:
     assert len(edge_list(graph)) == edges + 1
     after = switch_loads(graph)["leaf-001"]
     assert (after.up_links, after.up_gbps) == (before.up_links + 2, before.up_gbps + 800)
+
+
+def test_a_cut_the_suppressed_tier_ratio_explains_is_info_naming_it() -> None:
+    """The architect accepted a 2:1 leaf tier (FAB-OVERSUB suppressed): the bisection of 0.50 is the
+    same cause, reported once as an error (none here) and once as info that names it."""
+    result = run(rack_tor(leaf_uplinks=8, spines=2, suppress=["FAB-OVERSUB"]))
+    assert result.ok
+    [finding] = findings(result, "FAB-BISECTION")
+    assert str(finding.severity) == "info" and not finding.suppressed
+    assert "as the leaf tier's 2:1 explains (FAB-OVERSUB, suppressed)" in finding.message
+
+
+def test_a_cut_thinner_than_the_suppressed_ratio_explains_stays_an_error() -> None:
+    """Every leaf is 1:1, so a suppressed FAB-OVERSUB explains nothing: uneven spines still fail."""
+    result = run(rack_tor(leaf_uplinks=16, spines=3, suppress=["FAB-OVERSUB"]))
+    [finding] = findings(result, "FAB-BISECTION")
+    assert str(finding.severity) == "error"
+    assert "found 0.97" in finding.message and "thinner than the leaf tier's accepted 1:1 explains" in finding.message

@@ -5,10 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cluster.bisection import Cut, bisections
-from cluster.findings import Finding
+from cluster.findings import Finding, Severity
+from cluster.load import worst_per_tier
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
-from cluster.topology import Topology
+from cluster.topology import FABRIC, Topology
+
+
+def _accepted_ratio(spec: ClusterSpec, topology: Topology, crossed: tuple[str, ...]) -> tuple[float, str] | None:
+    """(ratio, tier): the most oversubscribed crossed tier as built, when FAB-OVERSUB is suppressed
+    (the architect accepted the tiers' ratios); None otherwise."""
+    if "FAB-OVERSUB" not in spec.policy.suppress:
+        return None
+    worst = worst_per_tier(topology.graph, topology.switches(FABRIC))
+    ratios = [(worst[tier][1].oversubscription, tier) for tier in crossed if tier in worst]
+    return max(ratios) if ratios else None
 
 
 def bisection_limit(spec: ClusterSpec, crossed: tuple[str, ...]) -> tuple[float, str]:
@@ -45,16 +56,31 @@ class Bisection(Rule):
         between: tuple[str, ...] = ("leaf", "spine") if cuts.pod is not None or plan.tiers >= 3 else ("leaf",)
         for cut, crossed, scope in ((cuts.fabric, between, "the fabric"), (cuts.pod, ("leaf",), "one pod")):
             if cut is not None:
-                yield from self._check(spec, cut, crossed, scope)
+                yield from self._check(spec, topology, cut, crossed, scope)
 
-    def _check(self, spec: ClusterSpec, cut: Cut, crossed: tuple[str, ...], scope: str) -> Iterator[Finding]:
+    def _check(self, spec: ClusterSpec, topology: Topology, cut: Cut, crossed: tuple[str, ...],
+               scope: str) -> Iterator[Finding]:
         limit, tier = bisection_limit(spec, crossed)
-        if cut.ratio < limit - 1e-9:
+        if cut.ratio >= limit - 1e-9:
+            return
+        accepted = _accepted_ratio(spec, topology, crossed)
+        if accepted is not None and cut.ratio >= 1 / accepted[0] - 1e-9:
+            # One cause, one finding: the tier ratio the architect accepted explains the cut.
             yield self.finding(
                 "fabric.max_oversubscription",
-                f"bisection bandwidth of {scope} expected >= {limit:.2f} of half the GPU injection (1 / the {tier} "
-                f"tier's {1 / limit:g}:1), found {cut.ratio:.2f}: {cut.flow_gbps:,} Gbps one way across the "
-                f"{cut.describe()}, over {cut.injection_gbps:,} Gbps",
-                "add uplinks, spines or cores where the cut is thin (balance uneven fabric.leaf_uplinks, spines or "
-                f"spine_uplinks), or raise fabric.max_oversubscription; suppress with {self.id}",
+                f"bisection bandwidth of {scope} is {cut.ratio:.2f} of half the GPU injection, as the {accepted[1]} "
+                f"tier's {accepted[0]:g}:1 explains (FAB-OVERSUB, suppressed); no thinner than that",
+                f"the suppressed FAB-OVERSUB finding is the one to revisit; suppress with {self.id}",
+                Severity.INFO,
             )
+            return
+        thinner = (f"; thinner than the {accepted[1]} tier's accepted {accepted[0]:g}:1 explains"
+                   if accepted is not None else "")
+        yield self.finding(
+            "fabric.max_oversubscription",
+            f"bisection bandwidth of {scope} expected >= {limit:.2f} of half the GPU injection (1 / the {tier} "
+            f"tier's {1 / limit:g}:1), found {cut.ratio:.2f}: {cut.flow_gbps:,} Gbps one way across the "
+            f"{cut.describe()}, over {cut.injection_gbps:,} Gbps{thinner}",
+            "add uplinks, spines or cores where the cut is thin (balance uneven fabric.leaf_uplinks, spines or "
+            f"spine_uplinks), or raise fabric.max_oversubscription; suppress with {self.id}",
+        )
