@@ -82,6 +82,7 @@ class Problem:
     path: str
     message: str
     hint: str
+    fits: int | None = None  # the prefix length of a pool that holds this allocation
 
 
 @dataclass
@@ -224,7 +225,8 @@ def _allocate(spec: ClusterSpec, topology: Topology, links: bool) -> Addresses:
             result.problems.append(Problem(
                 "addressing.loopbacks",
                 f"{loopbacks} gives {slot[0]} switches {size - 1:,} loopbacks; {name} needs slot {slot[1] + 1:,}",
-                f"use a /{_prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1])} or larger loopback pool",
+                f"use a /{_prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1])} or larger loopbacks pool",
+                _prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1]),
             ))
             continue
         result.loopbacks[name] = base + 1 + slot[1]
@@ -294,7 +296,8 @@ def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tu
             result.problems.append(Problem(
                 "addressing.fabric_links",
                 f"{pool} gives {region} uplinks {size:,} addresses; {lower} needs {start + stride:,}",
-                f"use a /{_prefix_for(start + stride, 8, LINK_REGIONS[region][1])} or larger fabric_links pool"))
+                f"use a /{_prefix_for(start + stride, 8, LINK_REGIONS[region][1])} or larger fabric_links pool",
+                _prefix_for(start + stride, 8, LINK_REGIONS[region][1])))
             continue
         for ordinal, (upper, network, index) in enumerate(sorted(uplinks[lower])):
             result.links[(lower, upper, network, index)] = base + start + 2 * ordinal
@@ -323,7 +326,8 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
                     "addressing.hosts",
                     f"{pool} gives pool {pool_spec.name} {block:,} {network} addresses; "
                     f"{pool_spec.nodes} nodes x {nics.ports} ports need {needed:,}",
-                    f"use a /{_prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])} or larger hosts pool"))
+                    f"use a /{_prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])} or larger hosts pool",
+                    _prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])))
             else:
                 fitting[pool_spec.name] = pool_spec
         if not enumerate_links:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
@@ -158,6 +159,16 @@ def ports_used(graph: nx.MultiGraph, name: str, load: SwitchLoad) -> tuple[int, 
     data = graph.nodes[name]
     spill = max(0, load.up_links - data["uplink_ports"])
     return load.down_links + spill, data["ports"]
+
+
+def uplinks_for(graph: nx.MultiGraph, name: str, load: SwitchLoad, ratio: float) -> tuple[int, float, int]:
+    """(uplinks, Gbps per uplink, uplinks the switch has room for) that bring `name` within
+    `ratio`: the number a hint gives (uplinks of the speed it has now)."""
+    per_link = load.up_gbps / load.up_links if load.up_links else float(graph.nodes[name]["port_gbps"])
+    needed = max(1, math.ceil(load.down_gbps / (ratio * per_link) - 1e-9))
+    data = graph.nodes[name]
+    room = data["ports"] + data["uplink_ports"] - load.down_links
+    return needed, per_link, room
 
 
 def worst_per_tier(graph: nx.MultiGraph, switches: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, SwitchLoad]]:

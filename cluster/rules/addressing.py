@@ -24,9 +24,19 @@ class AddressPools(Rule):
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         seen: set[tuple[str, str]] = set()
-        for problem in allocate(spec, topology, links=False).problems:
+        problems = allocate(spec, topology, links=False).problems
+        # Every hint for a pool names the prefix that holds all of its allocations.
+        fits: dict[str, int] = {}
+        for problem in problems:
+            if problem.fits is not None:
+                fits[problem.path] = min(fits.get(problem.path, 32), problem.fits)
+        for problem in problems:
             # one finding per pool and region: the first device that does not fit names the gap
             key = (problem.path, problem.message.split(";")[0])
             if key not in seen:
                 seen.add(key)
-                yield self.finding(problem.path, problem.message, problem.hint)
+                hint = problem.hint
+                if problem.path in fits:
+                    pool = problem.path.removeprefix("addressing.")
+                    hint = f"use a /{fits[problem.path]} or larger {pool} pool"
+                yield self.finding(problem.path, problem.message, hint)

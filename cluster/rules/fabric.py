@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import TypeVar
@@ -9,8 +10,8 @@ from typing import TypeVar
 import numpy as np
 
 from cluster.findings import Finding, Severity
-from cluster.load import NETWORK_CODES, edge_list, link_arrays, ports_used, switch_load, worst_per_tier
-from cluster.rules.base import Rule, plural
+from cluster.load import NETWORK_CODES, edge_list, link_arrays, ports_used, switch_load, uplinks_for, worst_per_tier
+from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
@@ -47,13 +48,18 @@ class Oversubscription(Rule):
                 uplinks_key = "leaf_uplinks" if tier == "leaf" else "spine_uplinks"
                 explicit = getattr(spec.fabric, uplinks_key) is not None
                 path = f"fabric.{uplinks_key}" if explicit else "fabric.max_oversubscription"
+                needed, per_link, room = uplinks_for(topology.graph, name, load, limit)
+                if needed <= room:
+                    fix = (f"give fabric.{uplinks_key}: {needed} ({needed} x {per_link:g}G up for {down:,.0f} Gbps "
+                           f"down gives {down / (needed * per_link):.2f}:1)")
+                else:
+                    fix = (f"{name} needs {needed} x {per_link:g}G uplinks and has room for {room}: put fewer "
+                           f"nodes per leaf or use a switch with more ports")
                 yield self.finding(
                     path,
                     f"{tier} oversubscription expected <= {limit:g}:1, found {ratio:.2f}:1 at {name} "
                     f"({down:,.0f} Gbps down / {up:,.0f} Gbps up)",
-                    f"add uplinks or {'spines' if tier == 'leaf' else 'cores'} (or remove fabric.{uplinks_key} "
-                    f"to size them), put fewer nodes per leaf, or raise fabric.max_oversubscription.{tier}; "
-                    f"suppress with {self.id}",
+                    f"{fix}, or raise fabric.max_oversubscription.{tier} to {ratio:.2f}; suppress with {self.id}",
                 )
 
 
@@ -76,15 +82,31 @@ class Radix(Rule):
             key = (data["network"], data["tier"])
             if over > 0 and (key not in worst or over > worst[key][0]):
                 worst[key] = (over, name, used, available)
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        for _, data in topology.switches():
+            counts[(data["network"], data["tier"])] += 1
         for (network, tier), (_, name, used, available) in sorted(worst.items()):
             data = topology.graph.nodes[name]
             yield self.finding(
                 data["path"],
                 f"{network} {tier} {name} needs {used} ports at {data['port_gbps']}G, the {data['model']} has "
                 f"{available}",
-                f"use a switch with more ports, more {plural(tier, 2)} (or fewer links per {tier}), or a breakout speed; "
-                f"suppress with {self.id}",
+                f"{_radix_fix(spec, network, tier, counts[(network, tier)], used, available)}, a switch with at least "
+                f"{used} ports, or a breakout speed; suppress with {self.id}",
             )
+
+
+def _radix_fix(spec: ClusterSpec, network: str, tier: str, count: int, used: int, available: int) -> str:
+    """How many switches of the tier spread the load within the model's ports."""
+    wanted = math.ceil(count * used / available)
+    key = f"{'leaves' if tier == 'leaf' else tier + 's'}"
+    if network == FABRIC and tier == "leaf" and spec.fabric is not None:
+        step = spec.fabric.rails * spec.fabric.planes if spec.fabric.design == "rail-optimized" else spec.fabric.planes
+        wanted = math.ceil(wanted / step) * step  # leaves come in whole leaf groups
+    if network == FABRIC and tier != "leaf" and spec.fabric is not None:
+        wanted = math.ceil(wanted / spec.fabric.planes) * spec.fabric.planes
+    prefix = "fabric" if network == FABRIC else network
+    return f"give {prefix}.{key}: {wanted} ({count} now), so each carries its share"
 
 
 class LinkSpeed(Rule):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -44,14 +45,15 @@ class GpuNicBandwidth(Rule):
                     path,
                     f"expected >= {policy.min_gbps_per_gpu:g} Gbps of fabric per GPU, found {per_gpu:g} "
                     f"({layout} for {pool.gpus_per_node} GPUs){slower}",
-                    self._hint(pool, "fix") + f"; or lower policy.min_gbps_per_gpu; suppress with {self.id}",
+                    self._hint(pool, "fix", policy.min_gbps_per_gpu, effective)
+                    + f"; or lower policy.min_gbps_per_gpu; suppress with {self.id}",
                 )
             elif per_gpu < policy.recommended_gbps_per_gpu:
                 yield self.finding(
                     path,
                     f"{per_gpu:g} Gbps of fabric per GPU is below the recommended "
                     f"{policy.recommended_gbps_per_gpu:g} ({layout}){slower}",
-                    self._hint(pool, "improve") + f"; suppress with {self.id}",
+                    self._hint(pool, "improve", policy.recommended_gbps_per_gpu, effective) + f"; suppress with {self.id}",
                     Severity.WARNING,
                 )
             if pool.fabric_nics.count < pool.gpus_per_node:
@@ -71,10 +73,17 @@ class GpuNicBandwidth(Rule):
         return f"{nics.count}{ports} x {nics.gbps}G {kind}".rstrip()
 
     @staticmethod
-    def _hint(pool: PoolSpec, verb: str) -> str:
+    def _hint(pool: PoolSpec, verb: str, target: float, effective: float) -> str:
+        """The NIC count (at today's port speed) that reaches `target` Gbps per GPU."""
         if pool.instance_type:
             return f"{verb} with an instance type with more fabric bandwidth (for example p5e.48xlarge, a3-ultragpu-8g)"
-        return f"{verb} with more or faster fabric NICs (node_pools[{pool.index}].fabric_nics)"
+        nics = pool.fabric_nics
+        ports = max(nics.count * nics.ports_per_nic, 1)
+        per_port = effective / ports if effective else float(nics.gbps)
+        count = math.ceil(target * pool.gpus_per_node / (per_port * nics.ports_per_nic) - 1e-9)
+        reached = count * nics.ports_per_nic * per_port / pool.gpus_per_node
+        return (f"{verb} with node_pools[{pool.index}].fabric_nics.count: {count} ({count} x {per_port:g}G gives "
+                f"{reached:g} Gbps per GPU), or faster NICs and switch ports")
 
 
 class RailAlignment(Rule):

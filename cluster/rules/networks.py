@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cluster.findings import Finding
-from cluster.load import worst_per_tier
+from cluster.load import uplinks_for, worst_per_tier
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -33,10 +33,15 @@ class NetworkOversubscription(Rule):
             if load.oversubscription > limit + 1e-9:
                 key = "leaf_uplinks" if network.leaf_uplinks is not None else "max_oversubscription"
                 path = f"{network.name}.{key}"
+                needed, per_link, room = uplinks_for(topology.graph, name, load, limit)
+                fix = (f"give {network.name}.leaf_uplinks: {needed} ({needed} x {per_link:g}G up gives "
+                       f"{load.down_gbps / (needed * per_link):.2f}:1)" if needed <= room else
+                       f"{name} needs {needed} x {per_link:g}G uplinks and has room for {room}: give "
+                       f"{network.name}.leaves more leaves or a switch with more ports")
                 yield self.finding(
                     path,
                     f"{network.name} leaf oversubscription expected <= {limit:g}:1, found {load.oversubscription:.2f}:1 at "
                     f"{name} ({load.down_gbps:,.0f} Gbps down / {load.up_gbps:,.0f} Gbps up)",
-                    f"add uplinks (or remove {network.name}.leaf_uplinks to size them), or raise "
-                    f"{network.name}.max_oversubscription; suppress with {self.id}",
+                    f"{fix}, or raise {network.name}.max_oversubscription to {load.oversubscription:.2f}; "
+                    f"suppress with {self.id}",
                 )
