@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HERE = Path(__file__).parent
 
@@ -33,6 +33,13 @@ class NicLayout(Entry):
     count: int
     gbps: int
     ports_per_nic: int = 1
+    devices: tuple[str, ...] = ()  # RDMA device per port in rail order, as the vendor documents it
+
+    @model_validator(mode="after")
+    def _one_device_per_port(self) -> NicLayout:
+        if self.devices and len(self.devices) != self.count * self.ports_per_nic:
+            raise ValueError(f"devices lists {len(self.devices)} names for {self.count * self.ports_per_nic} ports")
+        return self
 
 
 class Server(Entry):

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from cluster.addressing import HOST_REGIONS, Addresses
 from cluster.qos import host_plan
 from cluster.render.engine import render
-from cluster.render.naming import fabric_devices, fabric_interfaces, management_interfaces, storage_interfaces
+from cluster.render.naming import (
+    fabric_device_source,
+    fabric_devices,
+    fabric_interfaces,
+    management_interfaces,
+    storage_interfaces,
+)
 from cluster.render.views import QosView, qos_view
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
@@ -69,6 +75,7 @@ class HostPool:
     roce_tos: int
     nccl_tc: int
     kernel_classes: tuple[KernelClass, ...]
+    device_source: str
 
     @property
     def pfc_list(self) -> str:
@@ -158,6 +165,7 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         roce_tos=qos.roce.dscp << 2 | ECT0,
         nccl_tc=qos.roce.dscp << 2,
         kernel_classes=_kernel_classes(qos, pool.fabric_nics.gbps),
+        device_source=fabric_device_source(pool),
     )
 
 
@@ -180,5 +188,5 @@ def render_ib_pool(spec: ClusterSpec, pool: PoolSpec) -> dict[str, str]:
     """InfiniBand pools: only the NCCL env file (the subnet manager owns QoS)."""
     view = {"stack": spec.name, "pool": pool.name,
             "nccl_ib_hca": "=" + ",".join(f"{device}:1" for device in fabric_devices(pool)),
-            "management": tuple(management_interfaces(pool))}
+            "management": tuple(management_interfaces(pool)), "device_source": fabric_device_source(pool)}
     return {"nccl.env": render("host/nccl.env.j2", pool=view, ib=True)}
