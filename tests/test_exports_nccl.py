@@ -264,23 +264,30 @@ def test_catalog_rejects_a_device_list_that_does_not_fit_the_ports() -> None:
 
 
 @pytest.mark.parametrize("dscp", [26, 34, 46])
-def test_traffic_class_follows_the_qos_plan_and_matches_qos_sh(dscp: int) -> None:
+def test_one_roce_tos_in_every_rendered_file_derived_from_the_plan(dscp: int) -> None:
+    """NCCL_IB_TC, cma_roce_tos and traffic_class are one byte: DSCP << 2 | ECT(0) (RFC 3168 ECN bits)."""
     data = cluster_of("prod")
     data["qos"]["roce"]["dscp"] = dscp
     result = built(data)
     assert result.spec is not None and result.topology is not None and result.spec.qos is not None
     assert result.spec.qos.roce.dscp == dscp
+    expected = dscp << 2 | ECT0  # 106 for NVIDIA's DSCP 26
     files = render_tree(result.spec, result.topology)
     for pool in result.spec.pools:
         env = parse(files[f"nccl/{pool.name}.env"])
-        assert int(env["NCCL_IB_TC"]) == dscp << 2
         script = files[f"hosts/{pool.name}/qos.sh"]
-        # qos.sh writes the RoCE ToS byte: DSCP << 2 with ECT(0) in the two ECN bits
-        tos_values = set(re.findall(r"cma_roce_tos -d \S+ -t (\d+)", script))
-        tos_values |= set(re.findall(r"/tc/1/traffic_class (\d+)", script))
-        assert tos_values == {str(int(env["NCCL_IB_TC"]) | ECT0)}
+        values = {("NCCL_IB_TC", int(env["NCCL_IB_TC"]))}
+        values |= {("cma_roce_tos", int(tos)) for tos in re.findall(r"cma_roce_tos -d \S+ -t (\d+)", script)}
+        values |= {("traffic_class", int(tos)) for tos in re.findall(r"/tc/1/traffic_class\"? (\d+)", script)}
+        assert {name for name, _ in values} == {"NCCL_IB_TC", "cma_roce_tos", "traffic_class"}
+        assert {value for _, value in values} == {expected}, values
+        assert int(env["NCCL_IB_TC"]) >> 2 == dscp and int(env["NCCL_IB_TC"]) & 0b11 == ECT0
         for device in rail_devices(env):
-            assert f"cma_roce_tos -d {device} -t " in script
+            assert f"cma_roce_tos -d {device} -t {expected}" in script
+    without_ecn = re.compile(rf"(?i)(tos|_tc\b|traffic.class)\W{{1,3}}(?:\S+\W+){{0,3}}{dscp << 2}\b")
+    stale = [(path, line) for path, text in files.items() if path.startswith(("hosts/", "nccl/"))
+             for line in text.splitlines() if without_ecn.search(line)]
+    assert stale == [], "a ToS / traffic class without the ECN bits"
 
 
 def test_cloud_env_ignores_the_stack_qos_and_is_deterministic() -> None:

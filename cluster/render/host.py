@@ -1,7 +1,8 @@
 """Host side, per node pool: one QoS + rail-routing script and an NCCL env file.
 
 Both come from `cluster.qos.host_plan`, the same plan the switches get from `switch_plan`.
-RoCE ToS = DSCP << 2 | 2 (ECT(0)); NCCL_IB_TC = DSCP << 2 (the NIC sets ECN bits itself).
+One RoCE ToS byte everywhere (`cluster.qos.roce_tos`: DSCP << 2 | ECT(0)): NCCL_IB_TC,
+cma_roce_tos and the traffic_class knob of qos.sh.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses
-from cluster.qos import host_plan
+from cluster.qos import host_plan, roce_tos
 from cluster.render.engine import render
 from cluster.render.naming import (
     fabric_device_source,
@@ -23,7 +24,6 @@ from cluster.render.views import QosView, qos_view
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
-ECT0 = 2
 RAIL_TABLE_BASE = 100  # rail r routes from table 100 + r, chosen by `ip rule from <rail address>`
 RULE_PRIORITY_BASE = 100
 
@@ -72,8 +72,7 @@ class HostPool:
     storage: tuple[str, ...]
     management: tuple[str, ...]
     fabric_route: str  # the fabric's host address region, reached over every rail
-    roce_tos: int
-    nccl_tc: int
+    roce_tos: int  # NCCL_IB_TC, cma_roce_tos and traffic_class: one value
     kernel_classes: tuple[KernelClass, ...]
     device_source: str
 
@@ -162,8 +161,7 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         storage=tuple(storage_interfaces(pool)),
         management=tuple(management_interfaces(pool)),
         fabric_route=str(region),
-        roce_tos=qos.roce.dscp << 2 | ECT0,
-        nccl_tc=qos.roce.dscp << 2,
+        roce_tos=roce_tos(spec.qos),
         kernel_classes=_kernel_classes(qos, pool.fabric_nics.gbps),
         device_source=fabric_device_source(pool),
     )
