@@ -134,7 +134,7 @@ def test_stack_file_device_names_override_the_convention() -> None:
     files = rendered(data)
     assert "NCCL_IB_HCA==" + ",".join(f"{d}:1" for d in devices) in files["hosts/h200/nccl.env"]
     assert "NCCL_SOCKET_IFNAME==eno1" in files["hosts/h200/nccl.env"]
-    assert "RAILS=(ens0np0 ens1np0" in files["hosts/h200/qos.sh"]
+    assert "GIVEN=(ens0np0 ens1np0" in files["hosts/h200/qos.sh"]
 
 
 def test_wrong_number_of_device_names_is_a_schema_error() -> None:

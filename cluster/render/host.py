@@ -17,6 +17,7 @@ from cluster.render.naming import (
     fabric_device_source,
     fabric_devices,
     fabric_interfaces,
+    fabric_interfaces_given,
     management_interfaces,
     storage_interfaces,
 )
@@ -31,7 +32,7 @@ RULE_PRIORITY_BASE = 100
 @dataclass(frozen=True)
 class Rail:
     index: int
-    netdev: str
+    netdev: str  # as the stack file names it; used only when `HostPool.given_netdevs`
     rdma: str
     table: int
     rule_priority: int
@@ -66,6 +67,7 @@ class HostPool:
 
     stack: str
     pool: str
+    path: str  # the pool's config path, for the script's messages
     qos: QosView
     rails: tuple[Rail, ...]
     hosts: tuple[HostAddresses, ...]
@@ -75,6 +77,7 @@ class HostPool:
     roce_tos: int  # NCCL_IB_TC, cma_roce_tos and traffic_class: one value
     kernel_classes: tuple[KernelClass, ...]
     device_source: str
+    given_netdevs: bool  # the stack file names the netdevs; otherwise qos.sh finds them from the RDMA devices
 
     @property
     def pfc_list(self) -> str:
@@ -154,6 +157,7 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
     return HostPool(
         stack=spec.name,
         pool=pool.name,
+        path=pool.path,
         qos=qos,
         rails=tuple(Rail(r, netdevs[r], devices[r], RAIL_TABLE_BASE + r, RULE_PRIORITY_BASE + r, pool.fabric_nics.gbps)
                     for r in range(pool.fabric_nics.ports)),
@@ -164,6 +168,7 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         roce_tos=roce_tos(spec.qos),
         kernel_classes=_kernel_classes(qos, pool.fabric_nics.gbps),
         device_source=fabric_device_source(pool),
+        given_netdevs=bool(fabric_interfaces_given(pool)),
     )
 
 
