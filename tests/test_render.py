@@ -78,7 +78,7 @@ def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() 
     script = files["hosts/h200/qos.sh"]
     assert "mlnx_qos -i \"$dev\" --dscp2prio set,46,3" in script
     assert "dscp-prio 0:0 10:1 46:3 48:6" in script
-    assert "match ip dsfield 0xb8 0xfc flowid 1:13" in script
+    assert "match ip dsfield 0xb8 0xfc action skbedit priority 3" in script
     assert "match ip dscp" not in script
     assert "cma_roce_tos -d mlx5_0 -t 186" in script  # 46 << 2 | ECT(0)
     assert "NCCL_IB_TC=186" in files["hosts/h200/nccl.env"]  # the same byte

@@ -98,6 +98,8 @@ class Applied:
     ok: list[str] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (tc arguments, tc's message)
     failed: list[tuple[str, int, str]] = field(default_factory=list)
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)  # `hw 1` refused, `hw 0` tried next
+    calls: list[str] = field(default_factory=list)  # every tc call, in order
 
     def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["ip", "netns", "exec", self.namespace, *argv], capture_output=True, text=True,
@@ -233,11 +235,14 @@ def tc_applied(host: Applied, dscp46_files: dict[str, str]) -> Applied:
     result = host.script(program + 'cat "$TC_LOG"\n', strict=False)
     calls = [line.split("\t") for line in result.stdout.splitlines() if line.count("\t") == 2]
     assert len(calls) > 50, (result.stdout, result.stderr)
-    for code, argv, message in calls:
+    for index, (code, argv, message) in enumerate(calls):
+        host.calls.append(argv)
         if code == "0":
             host.ok.append(argv)
         elif argv.startswith("qdisc del"):
             continue  # an idempotency guard (delete what a previous run left); it fails on a fresh device
+        elif "mqprio" in argv and argv.endswith(" hw 1") and calls[index + 1][1].endswith(" hw 0"):
+            host.fallbacks.append((argv, message))  # no mqprio offload here: the script lays out the queues
         elif code == "2" and MISSING_MODULE.search(message):
             host.missing.append((argv, message))
         else:
@@ -252,25 +257,58 @@ def test_real_tc_accepts_every_rendered_line(tc_applied: Applied) -> None:
         print(f"kernel module missing here (not a syntax error): {line}: {message}")
 
 
-def test_dscp_46_filter_reads_back_as_the_correct_dsfield_match(tc_applied: Applied) -> None:
-    rail0 = HOST_NETDEVS["mlx5_0"]
-    shown = tc_applied.run("tc", "filter", "show", "dev", rail0, "parent", "1:").stdout
-    blocks = shown.split("filter parent 1: protocol ip pref ")
-    roce = [block for block in blocks if "*flowid 1:13" in block]
-    assert roce and "match 00b80000/00fc0000 at 0" in roce[0], shown
-    assert "match 00280000/00fc0000 at 0" in shown  # storage DSCP 10
-    assert "match 00c00000/00fc0000 at 0" in shown  # CNP DSCP 48
-    classes = tc_applied.run("tc", "class", "show", "dev", HOST_NETDEVS["mlx5_7"]).stdout
-    assert "class htb 1:13 parent 1:1" in classes and "class htb 1:16 parent 1:1 prio 0" in classes
+def test_the_root_qdisc_is_mqprio_with_eight_classes_not_htb(dscp46_files: dict[str, str]) -> None:
+    script = dscp46_files["hosts/h200/qos.sh"]
+    tc = section(script, "# --- tc for kernel traffic")
+    assert "htb" not in tc  # a single-queue root with burst-less classes replaced the multi-queue root
+    assert "root handle 1: mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 hw 1" in tc
+    assert 'mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 queues "${MQPRIO_QUEUES[@]}" hw 0' in tc
 
 
-def test_hardware_priority_lines_apply_where_the_kernel_has_skbedit(tc_applied: Applied) -> None:
+def test_every_rail_gets_mqprio_hardware_first_then_its_own_queue_layout(tc_applied: Applied) -> None:
+    layout = " ".join(f"2@{2 * tc}" for tc in range(8))  # 16 tx queues in the fake sysfs: two per class
+    for dev in (HOST_NETDEVS[f"mlx5_{rail}"] for rail in range(8)):
+        mine = [argv for argv in tc_applied.calls if f"dev {dev} root" in argv]
+        assert mine and mine[0].endswith(" hw 1"), mine
+        if mine[0] not in tc_applied.ok:  # no offload (veth) or no mqprio here: the software layout follows
+            assert mine[1:] == [f"qdisc replace dev {dev} root handle 1: mqprio num_tc 8 map "
+                                f"0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 queues {layout} hw 0"], mine
+
+
+@pytest.mark.parametrize(("queues", "layout"), [(16, "2@0 2@2 2@4 2@6 2@8 2@10 2@12 2@14"),
+                                                (12, "1@0 1@1 1@2 1@3 1@4 1@5 1@6 1@7"), (4, ""), (0, "")])
+def test_the_queue_layout_follows_the_devices_tx_queues(host: Applied, dscp46_files: dict[str, str], tmp_path: Path,
+                                                        queues: int, layout: str) -> None:
+    for queue in range(queues):
+        (tmp_path / "class" / "net" / "eth9" / "queues" / f"tx-{queue}").mkdir(parents=True)
+    tc = section(dscp46_files["hosts/h200/qos.sh"], "# --- tc for kernel traffic")
+    functions = tc[:tc.index('for dev in "${RAILS[@]}"')]
+    result = host.script('count() { echo "$#"; }\n' + functions + 'mqprio_queues eth9\necho "${MQPRIO_QUEUES[*]}"\n',
+                         tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == layout, result.stderr
+
+
+def test_mqprio_reads_back_where_the_kernel_has_it(tc_applied: Applied) -> None:
+    missing = [message for line, message in tc_applied.missing if "mqprio" in line]
+    if missing:
+        pytest.skip(f"this kernel lacks mqprio ({missing[0]}); the lines parsed (exit 2, not 1)")
+    shown = tc_applied.run("tc", "qdisc", "show", "dev", HOST_NETDEVS["mlx5_0"]).stdout
+    assert "qdisc mqprio 1: root tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0" in shown, shown
+    assert "queues:(0:1) (2:3) (4:5) (6:7) (8:9) (10:11) (12:13) (14:15)" in shown, shown
+
+
+def test_dscp_46_filter_reads_back_where_the_kernel_has_skbedit(tc_applied: Applied) -> None:
     skbedit = [line for line in tc_lines_of(tc_applied) if "skbedit" in line]
+    assert any("match ip dsfield 0xb8 0xfc action skbedit priority 3" in line for line in skbedit)
     missing = [message for line, message in tc_applied.missing if "skbedit" in line]
     if missing:
         pytest.skip(f"this kernel lacks the skbedit action ({missing[0]}); the lines parsed (exit 2, not 1)")
     shown = tc_applied.run("tc", "filter", "show", "dev", HOST_NETDEVS["mlx5_0"], "egress").stdout
-    assert skbedit and "skbedit" in shown and "priority 3" in shown
+    blocks = shown.split("filter protocol ip pref ")
+    roce = [block for block in blocks if "priority 3" in block]
+    assert roce and "match 00b80000/00fc0000 at 0" in roce[0], shown
+    assert "match 00280000/00fc0000 at 0" in shown  # storage DSCP 10
+    assert "match 00c00000/00fc0000 at 0" in shown  # CNP DSCP 48
 
 
 def tc_lines_of(applied: Applied) -> list[str]:
@@ -278,10 +316,14 @@ def tc_lines_of(applied: Applied) -> list[str]:
 
 
 def test_a_broken_tc_line_is_caught(host: Applied) -> None:
-    """The check cannot pass vacuously: the widely shared `match ip dscp` is rejected with exit 1."""
+    """The check cannot pass vacuously: the widely shared `match ip dscp` is rejected with exit 1, and a
+    misspelt mqprio option fails in tc's own parser, not as a missing module."""
     result = host.run(*shlex.split(
-        "tc filter add dev peer0 parent ffff: protocol ip prio 1 u32 match ip dscp 46 0xfc flowid 1:1"))
+        "tc filter add dev peer0 egress protocol ip prio 1 u32 match ip dscp 46 0xfc action skbedit priority 3"))
     assert result.returncode == 1 and "Illegal" in result.stderr
+    result = host.run(*shlex.split(
+        "tc qdisc replace dev peer0 root handle 1: mqprio num_tc 8 mapp 0 1 2 3 4 5 6 7 queues 2@0 2@2 hw 0"))
+    assert result.returncode != 0 and not (result.returncode == 2 and MISSING_MODULE.search(result.stderr))
 
 
 def test_rail_routing_section_applies_with_real_ip(host: Applied, dscp46_files: dict[str, str]) -> None:

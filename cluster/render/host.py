@@ -25,6 +25,8 @@ from cluster.render.views import QosView, qos_view
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
+FILTER_PREF_BASE = 10
+MQPRIO_CLASSES = 8  # one traffic class per priority, as mlnx_qos --prio_tc / dcb ets prio-tc map them
 RAIL_TABLE_BASE = 100  # rail r routes from table 100 + r, chosen by `ip rule from <rail address>`
 RULE_PRIORITY_BASE = 100
 
@@ -47,13 +49,15 @@ class HostAddresses:
 
 @dataclass(frozen=True)
 class KernelClass:
-    """An htb class for kernel traffic of one priority: DSCP match -> class 1:<minor>."""
+    """Kernel traffic of one priority: its DSCPs, matched on egress to set the skb priority."""
 
     priority: int
-    minor: int
-    rate_gbit: int
-    htb_prio: int  # 0 = served first (strict classes), 1 = the rest
     dscps: tuple[int, ...]
+
+    @property
+    def pref(self) -> int:
+        """The tc filter preference of the class's matches (one per priority, stable)."""
+        return FILTER_PREF_BASE + self.priority
 
     @property
     def dsfields(self) -> tuple[str, ...]:
@@ -110,27 +114,21 @@ class HostPool:
         return " ".join(["all:off"] + [f"{priority}:on" for priority in self.qos.lossless])
 
     @property
+    def mqprio_map(self) -> str:
+        """mqprio `map`: skb priority p (0..15) -> traffic class p for the 8 priorities, the rest to 0."""
+        return " ".join(str(priority if priority < MQPRIO_CLASSES else 0) for priority in range(16))
+
+    @property
     def nccl_ib_hca(self) -> str:
         return "=" + ",".join(f"{rail.rdma}:1" for rail in self.rails)
 
 
-def _kernel_classes(qos: QosView, link_gbps: int) -> tuple[KernelClass, ...]:
-    weights = dict(qos.dwrr)
+def _kernel_classes(qos: QosView) -> tuple[KernelClass, ...]:
     by_priority: dict[int, list[int]] = {}
     for dscp, priority in qos.dscp_to_priority:
         by_priority.setdefault(priority, []).append(dscp)
-    by_priority.setdefault(0, [])
-    result = []
-    for priority in sorted(by_priority):
-        strict = priority in qos.strict
-        result.append(KernelClass(
-            priority=priority,
-            minor=10 + priority,
-            rate_gbit=max(1, link_gbps * (1 if strict else weights.get(priority, 1)) // 100),
-            htb_prio=0 if strict else 1,
-            dscps=tuple(dscp for dscp in sorted(by_priority[priority]) if dscp != 0),
-        ))
-    return tuple(result)
+    return tuple(KernelClass(priority, tuple(dscp for dscp in sorted(dscps) if dscp != 0))
+                 for priority, dscps in sorted(by_priority.items()))
 
 
 def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None, pool: PoolSpec) -> HostPool:
@@ -166,7 +164,7 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         management=tuple(management_interfaces(pool)),
         fabric_route=str(region),
         roce_tos=roce_tos(spec.qos),
-        kernel_classes=_kernel_classes(qos, pool.fabric_nics.gbps),
+        kernel_classes=_kernel_classes(qos),
         device_source=fabric_device_source(pool),
         given_netdevs=bool(fabric_interfaces_given(pool)),
     )

@@ -91,20 +91,29 @@ set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_rp/enable/3" 1
 set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_np/cnp_dscp" 48
 set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_np/cnp_802p_prio" 6
 
-# --- tc for kernel traffic (TCP/UDP sockets; RoCE QPs bypass the qdisc). htb gives each planned
-# --- class its share; u32 matches the ToS byte, so DSCP d is `dsfield <d<<2> 0xfc`.
-# --- clsact + skbedit sets skb priority so the NIC queues kernel traffic on the planned priority.
+# --- tc for kernel traffic (TCP/UDP sockets; RoCE QPs bypass the qdisc). clsact egress sets the skb
+# --- priority from the DSCP (u32 matches the ToS byte, so DSCP d is `dsfield <d<<2> 0xfc`); mqprio
+# --- maps skb priority p to traffic class p, each class on its own tx queues, so the root stays
+# --- multi-queue. Bandwidth shares and strict priority are the NIC's ETS, set above. `hw 1` lets the
+# --- driver lay out its queues (mlx5: a send queue per channel and class); a device without mqprio
+# --- offload gets an even split of its tx queues (`hw 0`), and one with fewer than 8 keeps its root.
+mqprio_queues() {
+  local queues=("$SYSFS/class/net/$1/queues/"tx-*) per class
+  MQPRIO_QUEUES=()
+  [ -e "${queues[0]}" ] || return 0
+  per=$(( $(count "${queues[@]}") / 8 ))
+  [ "$per" -ge 1 ] || return 0
+  for class in 0 1 2 3 4 5 6 7; do MQPRIO_QUEUES+=("${per}@$(( class * per ))"); done
+}
 for dev in "${RAILS[@]}"; do
-  tc qdisc del dev "$dev" root 2>/dev/null || true
-  tc qdisc add dev "$dev" root handle 1: htb default 10
-  tc class add dev "$dev" parent 1: classid 1:1 htb rate 400gbit ceil 400gbit quantum 60000
-  tc class add dev "$dev" parent 1:1 classid 1:10 htb rate 100gbit ceil 400gbit prio 1 quantum 60000
-  tc class add dev "$dev" parent 1:1 classid 1:11 htb rate 100gbit ceil 400gbit prio 1 quantum 60000
-  tc class add dev "$dev" parent 1:1 classid 1:13 htb rate 200gbit ceil 400gbit prio 1 quantum 60000
-  tc class add dev "$dev" parent 1:1 classid 1:16 htb rate 4gbit ceil 400gbit prio 0 quantum 60000
-  tc filter add dev "$dev" parent 1: protocol ip prio 11 u32 match ip dsfield 0x28 0xfc flowid 1:11
-  tc filter add dev "$dev" parent 1: protocol ip prio 13 u32 match ip dsfield 0x68 0xfc flowid 1:13
-  tc filter add dev "$dev" parent 1: protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc flowid 1:16
+  if ! tc qdisc replace dev "$dev" root handle 1: mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 hw 1 2>/dev/null; then
+    mqprio_queues "$dev"
+    if [ "$(count "${MQPRIO_QUEUES[@]}")" -eq 8 ]; then
+      tc qdisc replace dev "$dev" root handle 1: mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 queues "${MQPRIO_QUEUES[@]}" hw 0
+    else
+      echo "qos.sh: $dev has fewer than 8 tx queues; its root qdisc is left as it is" >&2
+    fi
+  fi
   tc qdisc del dev "$dev" clsact 2>/dev/null || true
   tc qdisc add dev "$dev" clsact
   tc filter add dev "$dev" egress protocol ip prio 11 u32 match ip dsfield 0x28 0xfc action skbedit priority 1
