@@ -446,11 +446,19 @@ def test_shellcheck_finds_nothing_in_the_rendered_scripts(tmp_path: Path, dscp46
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         missing_tool("shellcheck is not installed (Debian `shellcheck`, listed in .ci/apt-packages.txt)")
+    scripts = {path: text for path, text in dscp46_files.items() if path.endswith(".sh")}
+    # both ways qos.sh finds its netdevs: from the RDMA devices (above), and as the stack file names them
+    given = render_mapping(dgx_roce(interfaces=[HOST_NETDEVS[dev] for dev in DGX_COMPUTE]))["hosts/dgx/qos.sh"]
+    assert "GIVEN=(" in given and "GIVEN=(" not in scripts["hosts/h200/qos.sh"]
+    scripts["given/qos.sh"] = given
     paths = []
-    for index, path in enumerate(sorted(p for p in dscp46_files if p.endswith(".sh"))):
+    for index, path in enumerate(sorted(scripts)):
         target = tmp_path / f"{index}.sh"
-        target.write_text(dscp46_files[path])
+        target.write_text(scripts[path])
         paths.append(str(target))
     result = subprocess.run([shellcheck, "--severity=warning", *paths], capture_output=True, text=True, timeout=120,
                             check=False)
     assert result.returncode == 0, result.stdout[:3000]
+    result = subprocess.run(["bash", "-n", paths[sorted(scripts).index("given/qos.sh")]], capture_output=True,
+                            text=True, timeout=30, check=False)
+    assert result.returncode == 0, result.stderr

@@ -94,9 +94,9 @@ set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_np/cnp_802p_prio" 6
 # --- tc for kernel traffic (TCP/UDP sockets; RoCE QPs bypass the qdisc). clsact egress sets the skb
 # --- priority from the DSCP (u32 matches the ToS byte, so DSCP d is `dsfield <d<<2> 0xfc`); mqprio
 # --- maps skb priority p to traffic class p, each class on its own tx queues, so the root stays
-# --- multi-queue. Bandwidth shares and strict priority are the NIC's ETS, set above. `hw 1` lets the
-# --- driver lay out its queues (mlx5: a send queue per channel and class); a device without mqprio
-# --- offload gets an even split of its tx queues (`hw 0`), and one with fewer than 8 keeps its root.
+# --- multi-queue. Bandwidth shares and strict priority are the NIC's ETS, set above. `hw 1` without
+# --- `queues` lets the driver lay out its queues (tc-mqprio(8)); a device without mqprio offload gets
+# --- an even split of its tx queues (`hw 0`), and one with fewer than 8 keeps its root.
 mqprio_queues() {
   local queues=("$SYSFS/class/net/$1/queues/"tx-*) per class
   MQPRIO_QUEUES=()
