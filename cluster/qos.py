@@ -22,6 +22,22 @@ class QosSide:
     mtu: int
 
 
+ECT0 = 0b10  # ECN-Capable Transport(0) in the two low bits of the ToS byte (RFC 3168, section 5)
+
+
+def roce_tos(qos: Qos) -> int:
+    """The one ToS byte of RoCE traffic: the RoCE DSCP in the top six bits, ECT(0) in the ECN bits.
+
+    The plan runs ECN on the RoCE priority (ecn_priorities), so its packets are sent ECN-capable
+    and the switches mark CE instead of dropping. The same value goes to every place that sets it:
+    NCCL_IB_TC (NCCL writes it into each QP's GRH traffic class, which RoCEv2 carries as the IPv4
+    ToS byte: `ah_attr.grh.traffic_class = ncclParamIbTc()` in NVIDIA/nccl
+    src/transport/net_ib.cc), `cma_roce_tos -t` (the RDMA-CM default ToS of the device) and
+    MLNX_OFED's `/sys/class/infiniband/<dev>/tc/1/traffic_class` (the ToS of all its QPs).
+    """
+    return qos.roce.dscp << 2 | ECT0
+
+
 def default_host_priority(dscp: int) -> int:
     """ConnectX default when trusting DSCP: the top three bits (mlnx_qos prints DSCP>>3)."""
     return dscp >> 3

@@ -42,9 +42,10 @@ def test_superpod_matches_the_published_counts() -> None:
     links = Counter((row["network"], row["link"]) for row in rows)
     assert links["fabric", "host-leaf"] == 1016
     assert links["fabric", "leaf-spine"] == 1024
-    # Transceivers apart from cables: every host NIC port has one; a QM9700 twin-port cage
-    # carries two 400G ports, so a leaf with 31 or 32 downlinks fills 16 cages.
-    assert bom.count("fabric", "host-leaf", "transceiver") == 1016 + 32 * 16
+    # Transceivers apart from cables, one per cage in use: a DGX H100 carries its 8 compute ports in
+    # 4 twin-port OSFP cages (DGX H100 User Guide, Network Modules: OSFP1..4, P1/P2), so 127 x 4 = 508;
+    # a QM9700 twin-port cage carries two 400G ports, so a leaf with 31 or 32 downlinks fills 16 cages.
+    assert bom.count("fabric", "host-leaf", "transceiver") == 127 * 4 + 32 * 16
     assert bom.count("fabric", "leaf-spine", "transceiver") == 32 * 16 + 16 * 32
 
 
@@ -145,6 +146,54 @@ def test_switch_side_transceivers_follow_cages_in_use() -> None:
     switch_side = sum(line.quantity for line in bom.lines
                       if line.tier == "host-leaf" and line.category == "transceiver" and "switch cage" in line.description)
     assert switch_side == expected == 512
+
+
+def test_dgx_h100_twin_port_cages_take_one_optic_each_not_one_per_port() -> None:
+    result = _ok(validate("superpod"))
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    host_side = [line for line in bom.lines if line.network == "fabric" and line.tier == "host-leaf"
+                 and line.category == "transceiver" and "switch cage" not in line.description]
+    assert [(line.item, line.quantity) for line in host_side] == [("transceiver-800g-mmf", 508)]
+    assert "twin-port (2 x 400G)" in host_side[0].description and "host cage" in host_side[0].description
+
+
+def test_a_pool_that_overrides_the_servers_ports_gets_one_optic_per_port() -> None:
+    """The catalog's cages describe its own 8-port server; 4 ports given in the stack are not those cages."""
+    result = _ok(run(stack(node_pools=[{"name": "dgx", "nodes": 8, "gpu": "H100", "server": "dgx-h100",
+                                        "fabric_nics": {"count": 4, "gbps": 400}}])))
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    host_side = [line for line in bom.lines if line.network == "fabric" and line.tier == "host-leaf"
+                 and line.category == "transceiver" and "switch cage" not in line.description]
+    assert [(line.description, line.quantity) for line in host_side] == [
+        ("400G transceiver, MMF (host NIC port)", 8 * 4)]
+
+
+@pytest.mark.parametrize("name", ["superpod", "prod"])
+def test_200g_storage_ports_into_800g_cages_take_one_1_to_4_breakout_per_cage(name: str) -> None:
+    """SN5600: 64 OSFP cages, 256 ports at 200G (NVIDIA SN5000 data interfaces page), so 4 per cage;
+    a 200G AOC has no plug for an 800G cage. Counted from the graph: host links per storage leaf / 4."""
+    result = _ok(validate(name))
+    graph = result.topology.graph  # type: ignore[union-attr]
+    leaves = [leaf for leaf, _ in result.topology.switches("storage", "leaf")]  # type: ignore[union-attr]
+    assert {graph.nodes[leaf]["model"] for leaf in leaves} == {"SN5600"}
+    host_links = {leaf: sum(data["links"] for _, _, key, data in graph.edges(leaf, keys=True, data=True)
+                            if key == "storage" and graph.nodes[data["lower"]]["kind"] == "host") for leaf in leaves}
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    lines = [line for line in bom.lines if line.network == "storage" and line.tier == "host-leaf"]
+    assert [(line.category, line.item) for line in lines] == [("cable", "aoc-800g-4x200g")]
+    assert lines[0].quantity == sum(math.ceil(links / 4) for links in host_links.values())
+    assert "1:4 breakout" in lines[0].description
+    storage_rows = [row for row in _rows(result) if row["network"] == "storage" and row["link"] == "host-leaf"]
+    assert len(storage_rows) == sum(host_links.values())  # the cabling plan still lists every leg
+
+
+def test_rack_tor_twin_port_hosts_into_twin_port_cages_take_one_cable_per_cage() -> None:
+    """legacy: 32 DGX-class H100 nodes, all 8 fabric ports to their rack's SN5600 at 400G (2 per cage)."""
+    result = _ok(validate("legacy"))
+    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    cables = [line for line in bom.lines if line.network == "fabric" and line.tier == "host-leaf"]
+    assert [(line.item, line.quantity) for line in cables] == [("dac-800g", 32 * 4)]
+    assert "twin-port (2 x 400G)" in cables[0].description
 
 
 def test_stack_costs_override_the_catalog() -> None:

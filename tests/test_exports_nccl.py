@@ -199,24 +199,95 @@ def test_onprem_hca_list_is_exact_and_in_rail_order(stack: str) -> None:
     assert ("NCCL_IB_TC" in env) is not infiniband  # the subnet manager owns InfiniBand QoS
 
 
+# NVIDIA DGX H100/H200 User Guide, "Network Connections, Cables, and Adaptors", table Network
+# Modules: the default RDMA device of the compute port of GPU 0..7. mlx5_1, 2, 7, 8 are the
+# BlueField-3 storage / in-band ports, which NCCL must not pick.
+DGX_H100_COMPUTE = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+
+
+def test_superpod_hca_list_names_the_dgx_h100_compute_nics() -> None:
+    result = validate("superpod")
+    assert result.spec is not None and result.topology is not None
+    env = parse(nccl_env(result.spec, result.topology)["dgx"])
+    assert rail_devices(env) == DGX_H100_COMPUTE
+    assert not {"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"} & set(rail_devices(env))
+    assert "server catalog's dgx-h100" in nccl_env(result.spec, result.topology)["dgx"]
+
+
+def test_dgx_h100_on_roce_gets_the_same_devices_in_nccl_env_and_qos_sh() -> None:
+    data = cluster_of("prod")
+    data["node_pools"][0] = {"name": "dgx", "nodes": 16, "gpu": "H100", "server": "dgx-h100"}
+    result = built(data)
+    assert result.spec is not None and result.topology is not None
+    files = render_tree(result.spec, result.topology)
+    assert rail_devices(parse(files["nccl/dgx.env"])) == DGX_H100_COMPUTE
+    script = files["hosts/dgx/qos.sh"]
+    assert re.findall(r"cma_roce_tos -d (\S+)", script) == DGX_H100_COMPUTE
+
+
+@pytest.mark.parametrize("server", ["hgx-h200", "dgx-b200", None])
+def test_servers_without_documented_devices_keep_the_generic_names_and_say_so(server: str | None) -> None:
+    data = cluster_of("prod")
+    data["node_pools"][0].pop("fabric_nics")
+    if server is not None:
+        data["node_pools"][0]["server"] = server
+        data["node_pools"][0]["gpu"] = load_catalog().servers[server].gpu
+    result = built(data)
+    assert result.spec is not None and result.topology is not None
+    text = nccl_env(result.spec, result.topology)["h200"]
+    assert rail_devices(parse(text)) == [f"mlx5_{rail}" for rail in range(8)]
+    assert "generic default" in text and "node_pools[0].fabric_nics.devices" in text
+
+
+def test_catalog_devices_give_way_to_the_stack_file_and_to_another_port_count() -> None:
+    data = cluster_of("superpod")
+    own = [f"mlx5_{rail}" for rail in (11, 10, 9, 6, 5, 4, 3, 0)]
+    data["node_pools"][0]["fabric_nics"] = {"count": 8, "gbps": 400, "devices": own}
+    result = built(data)
+    assert result.spec is not None and result.topology is not None
+    text = nccl_env(result.spec, result.topology)["dgx"]
+    assert rail_devices(parse(text)) == own and "node_pools[0].fabric_nics.devices" in text
+    data["node_pools"][0]["fabric_nics"] = {"count": 4, "gbps": 400}  # not the catalog's eight ports
+    data["fabric"].update(leaves=16, spines=8, leaf_uplinks=32)
+    result = built(data)
+    assert result.spec is not None and result.topology is not None
+    assert rail_devices(parse(nccl_env(result.spec, result.topology)["dgx"])) == [f"mlx5_{rail}" for rail in range(4)]
+
+
+def test_catalog_rejects_a_device_list_that_does_not_fit_the_ports() -> None:
+    from pydantic import ValidationError
+
+    from cluster.catalog import NicLayout
+
+    with pytest.raises(ValidationError, match="devices lists 2 names for 8 ports"):
+        NicLayout(count=8, gbps=400, devices=("mlx5_0", "mlx5_1"))
+
+
 @pytest.mark.parametrize("dscp", [26, 34, 46])
-def test_traffic_class_follows_the_qos_plan_and_matches_qos_sh(dscp: int) -> None:
+def test_one_roce_tos_in_every_rendered_file_derived_from_the_plan(dscp: int) -> None:
+    """NCCL_IB_TC, cma_roce_tos and traffic_class are one byte: DSCP << 2 | ECT(0) (RFC 3168 ECN bits)."""
     data = cluster_of("prod")
     data["qos"]["roce"]["dscp"] = dscp
     result = built(data)
     assert result.spec is not None and result.topology is not None and result.spec.qos is not None
     assert result.spec.qos.roce.dscp == dscp
+    expected = dscp << 2 | ECT0  # 106 for NVIDIA's DSCP 26
     files = render_tree(result.spec, result.topology)
     for pool in result.spec.pools:
         env = parse(files[f"nccl/{pool.name}.env"])
-        assert int(env["NCCL_IB_TC"]) == dscp << 2
         script = files[f"hosts/{pool.name}/qos.sh"]
-        # qos.sh writes the RoCE ToS byte: DSCP << 2 with ECT(0) in the two ECN bits
-        tos_values = set(re.findall(r"cma_roce_tos -d \S+ -t (\d+)", script))
-        tos_values |= set(re.findall(r"/tc/1/traffic_class (\d+)", script))
-        assert tos_values == {str(int(env["NCCL_IB_TC"]) | ECT0)}
+        values = {("NCCL_IB_TC", int(env["NCCL_IB_TC"]))}
+        values |= {("cma_roce_tos", int(tos)) for tos in re.findall(r"cma_roce_tos -d \S+ -t (\d+)", script)}
+        values |= {("traffic_class", int(tos)) for tos in re.findall(r"/tc/1/traffic_class\"? (\d+)", script)}
+        assert {name for name, _ in values} == {"NCCL_IB_TC", "cma_roce_tos", "traffic_class"}
+        assert {value for _, value in values} == {expected}, values
+        assert int(env["NCCL_IB_TC"]) >> 2 == dscp and int(env["NCCL_IB_TC"]) & 0b11 == ECT0
         for device in rail_devices(env):
-            assert f"cma_roce_tos -d {device} -t " in script
+            assert f"cma_roce_tos -d {device} -t {expected}" in script
+    without_ecn = re.compile(rf"(?i)(tos|_tc\b|traffic.class)\W{{1,3}}(?:\S+\W+){{0,3}}{dscp << 2}\b")
+    stale = [(path, line) for path, text in files.items() if path.startswith(("hosts/", "nccl/"))
+             for line in text.splitlines() if without_ecn.search(line)]
+    assert stale == [], "a ToS / traffic class without the ECN bits"
 
 
 def test_cloud_env_ignores_the_stack_qos_and_is_deterministic() -> None:

@@ -78,10 +78,10 @@ def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() 
     script = files["hosts/h200/qos.sh"]
     assert "mlnx_qos -i \"$dev\" --dscp2prio set,46,3" in script
     assert "dscp-prio 0:0 10:1 46:3 48:6" in script
-    assert "match ip dsfield 0xb8 0xfc flowid 1:13" in script
+    assert "match ip dsfield 0xb8 0xfc action skbedit priority 3" in script
     assert "match ip dscp" not in script
     assert "cma_roce_tos -d mlx5_0 -t 186" in script  # 46 << 2 | ECT(0)
-    assert "NCCL_IB_TC=184" in files["hosts/h200/nccl.env"]
+    assert "NCCL_IB_TC=186" in files["hosts/h200/nccl.env"]  # the same byte
     db = json.loads(files["switches/leaf-001-r0/config_db.json"])
     assert db["DSCP_TO_TC_MAP"]["ROCE"]["46"] == "3" and db["DSCP_TO_TC_MAP"]["ROCE"]["26"] == "0"
     assert "qos map dscp 46 to traffic-class 3" in files["switches/spine-001/eos.cfg"]
@@ -99,12 +99,12 @@ def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(pr
     for path in differing:
         old_lines = set(prod_files[path].splitlines()) - set(changed[path].splitlines())
         new_lines = set(changed[path].splitlines()) - set(prod_files[path].splitlines())
-        # every changed line is about the RoCE DSCP (26 -> 34): ToS 104/106 -> 136/138, dsfield 0x68 -> 0x88,
+        # every changed line is about the RoCE DSCP (26 -> 34): ToS 106 -> 138, dsfield 0x68 -> 0x88,
         # and NVUE's note that the plan no longer equals NVIDIA's profile
         for line in old_lines:
-            assert re.search(r"\b26\b|0x68|\b104\b|\b106\b|plan equals NVIDIA", line), (path, line)
+            assert re.search(r"\b26\b|0x68|\b106\b|plan equals NVIDIA", line), (path, line)
         for line in new_lines:
-            assert re.search(r"\b34\b|0x88|\b136\b|\b138\b|plan differs from NVIDIA", line), (path, line)
+            assert re.search(r"\b34\b|0x88|\b138\b|plan differs from NVIDIA", line), (path, line)
 
 
 def test_lossy_mode_writes_no_pfc_anywhere() -> None:
@@ -120,7 +120,7 @@ def test_lossy_mode_writes_no_pfc_anywhere() -> None:
 def test_nccl_env_uses_exact_match_devices_in_rail_order_and_the_plan_tc(prod_files: dict[str, str]) -> None:
     env = dict(line.split("=", 1) for line in prod_files["hosts/h200/nccl.env"].splitlines() if not line.startswith("#"))
     assert env["NCCL_IB_HCA"] == "=" + ",".join(f"mlx5_{rail}:1" for rail in range(8))
-    assert env["NCCL_IB_TC"] == str(26 << 2)
+    assert env["NCCL_IB_TC"] == str(26 << 2 | 2)  # ECT(0) in the ECN bits, as cma_roce_tos
     assert env["NCCL_SOCKET_IFNAME"] == "=mgmt0"
     assert "NCCL_IB_GID_INDEX" not in env
 
@@ -134,7 +134,7 @@ def test_stack_file_device_names_override_the_convention() -> None:
     files = rendered(data)
     assert "NCCL_IB_HCA==" + ",".join(f"{d}:1" for d in devices) in files["hosts/h200/nccl.env"]
     assert "NCCL_SOCKET_IFNAME==eno1" in files["hosts/h200/nccl.env"]
-    assert "RAILS=(ens0np0 ens1np0" in files["hosts/h200/qos.sh"]
+    assert "GIVEN=(ens0np0 ens1np0" in files["hosts/h200/qos.sh"]
 
 
 def test_wrong_number_of_device_names_is_a_schema_error() -> None:

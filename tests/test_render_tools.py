@@ -47,19 +47,69 @@ def dscp46_prod() -> dict[str, Any]:
     return data
 
 
-# --------------------------------------------------------------------------- tc / ip in a namespace
+# --------------------------------------------------------------------------- qos.sh in a namespace
+#
+# The script's sections run with bash against this machine's ip and tc, inside a network namespace
+# the test creates, with $QOS_SYSFS pointing at a fake sysfs tree: /sys/class/infiniband/<dev>/
+# device/net/<netdev> as the mlx5 driver lays it out, and /sys/class/net/<netdev>/queues/tx-N.
+
+# A DGX H100 as its RoCE netdevs might be named: all twelve mlx5 functions, the compute ones
+# (mlx5_0,3,4,5,6,9,10,11 per the DGX H100 User Guide) and the BlueField-3 storage ports (1,2,7,8).
+HOST_NETDEVS = {f"mlx5_{index}": f"enp{bus}s0np0" for index, bus in
+                enumerate((24, 41, 42, 64, 79, 94, 154, 170, 171, 192, 206, 220))}
+DGX_COMPUTE = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+TX_QUEUES = 16
+SECTIONS = ("# --- Rails:", "# --- NIC QoS:", "# --- RoCE:", "# --- tc for kernel traffic", "# --- Per-rail source routing",
+            'echo "qos.sh: ${HOST}')
+
+
+def section(script: str, marker: str) -> str:
+    """One section of qos.sh, from its heading to the next section's."""
+    start = script.index(marker)
+    ends = [script.index(other, start + 1) for other in SECTIONS if other != marker and other in script[start + 1:]]
+    return script[start:min(ends)]
+
+
+def fake_sysfs(root: Path, netdevs: dict[str, str | list[str]], gid_netdev: dict[str, str] | None = None) -> Path:
+    """class/infiniband/<dev>/device/net/<netdev>, class/net/<netdev>/queues/tx-N, and the MLNX_OFED knobs."""
+    for dev, names in netdevs.items():
+        base = root / "class" / "infiniband" / dev
+        (base / "tc" / "1").mkdir(parents=True)
+        (base / "tc" / "1" / "traffic_class").write_text("0\n")
+        for name in [names] if isinstance(names, str) else names:
+            (base / "device" / "net" / name).mkdir(parents=True)
+            for queue in range(TX_QUEUES):
+                (root / "class" / "net" / name / "queues" / f"tx-{queue}").mkdir(parents=True, exist_ok=True)
+            for side in ("roce_np", "roce_rp"):
+                enable = root / "class" / "net" / name / "ecn" / side / "enable"
+                enable.mkdir(parents=True, exist_ok=True)
+                for priority in range(8):
+                    (enable / str(priority)).write_text("0\n")
+        if gid_netdev and dev in gid_netdev:
+            (base / "ports" / "1" / "gid_attrs" / "ndevs").mkdir(parents=True)
+            (base / "ports" / "1" / "gid_attrs" / "ndevs" / "0").write_text(gid_netdev[dev] + "\n")
+    return root
 
 
 @dataclass
 class Applied:
     namespace: str
+    sysfs: Path = Path("/sys")
     ok: list[str] = field(default_factory=list)
-    missing: list[tuple[str, str]] = field(default_factory=list)  # (line, tc's message)
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (tc arguments, tc's message)
     failed: list[tuple[str, int, str]] = field(default_factory=list)
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)  # `hw 1` refused, `hw 0` tried next
+    calls: list[str] = field(default_factory=list)  # every tc call, in order
 
     def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["ip", "netns", "exec", self.namespace, *argv], capture_output=True, text=True,
-                              timeout=30, check=False)
+                              timeout=60, check=False)
+
+    def script(self, program: str, sysfs: Path | None = None, strict: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a bash program in the namespace with $QOS_SYSFS at the fake tree."""
+        head = "set -euo pipefail\n" if strict else "set -uo pipefail\n"
+        head += f"SYSFS={shlex.quote(str(sysfs or self.sysfs))}\n"
+        return self.run("bash", "-c", head + program)
 
 
 def _need_root_and_iproute() -> None:
@@ -69,22 +119,19 @@ def _need_root_and_iproute() -> None:
         missing_tool("iproute2 is not installed (listed in .ci/apt-packages.txt)")
 
 
-def tc_lines(script: str) -> list[str]:
-    return [line.strip() for line in script.splitlines() if line.strip().startswith("tc ")]
-
-
 @pytest.fixture(scope="module")
-def namespace_with_rails() -> Iterator[Applied]:
-    """A namespace of its own with one veth pair per rail (rail0..rail7 <-> peer0..peer7)."""
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
+    """A namespace of its own with one veth per host netdev (16 tx queues each) and a fake sysfs of them."""
     _need_root_and_iproute()
     name = f"gc-render-{uuid.uuid4().hex[:8]}"
     subprocess.run(["ip", "netns", "add", name], check=True, timeout=30)
-    applied = Applied(name)
+    applied = Applied(name, fake_sysfs(tmp_path_factory.mktemp("sysfs"), dict(HOST_NETDEVS)))
     try:
-        for rail in range(8):
-            result = applied.run("ip", "link", "add", f"rail{rail}", "type", "veth", "peer", "name", f"peer{rail}")
+        for index, netdev in enumerate(HOST_NETDEVS.values()):
+            result = applied.run("ip", "link", "add", netdev, "numtxqueues", str(TX_QUEUES), "type", "veth",
+                                 "peer", "name", f"peer{index}")
             assert result.returncode == 0, result.stderr
-            for device in (f"rail{rail}", f"peer{rail}"):
+            for device in (netdev, f"peer{index}"):
                 applied.run("ip", "link", "set", device, "up")
         yield applied
     finally:
@@ -96,25 +143,111 @@ def dscp46_files() -> dict[str, str]:
     return render_mapping(dscp46_prod())
 
 
+def dgx_roce(**fabric_nics: Any) -> dict[str, Any]:
+    data = copy.deepcopy(PROD)
+    data["node_pools"][0] = {"name": "dgx", "nodes": 64, "gpu": "H100", "server": "dgx-h100"}
+    if fabric_nics:
+        data["node_pools"][0]["fabric_nics"] = {"count": 8, "gbps": 400, **fabric_nics}
+    return data
+
+
 @pytest.fixture(scope="module")
-def tc_applied(namespace_with_rails: Applied, dscp46_files: dict[str, str]) -> Applied:
-    """Every tc line of the rendered host script, in order, with the machine's own tc."""
-    applied = namespace_with_rails
-    lines = tc_lines(dscp46_files["hosts/h200/qos.sh"])
-    assert len(lines) > 50
-    for line in lines:
-        if line.endswith("2>/dev/null || true"):
-            # an idempotency guard (delete what a previous run left); its failure is expected on a fresh device
-            applied.run("bash", "-c", line)
-            continue
-        result = applied.run(*shlex.split(line))
-        if result.returncode == 0:
-            applied.ok.append(line)
-        elif result.returncode == 2 and MISSING_MODULE.search(result.stderr):
-            applied.missing.append((line, result.stderr.strip().splitlines()[0]))
+def dgx_script() -> str:
+    return render_mapping(dgx_roce())["hosts/dgx/qos.sh"]
+
+
+RAILS_OUT = 'printf "%s\\n" "${RAILS[@]}"\n'
+
+
+def test_rails_are_found_from_their_rdma_devices_on_a_dgx_h100(host: Applied, dgx_script: str) -> None:
+    result = host.script(section(dgx_script, "# --- Rails:") + RAILS_OUT)
+    assert result.returncode == 0, result.stderr
+    rails = result.stdout.splitlines()[1:]
+    assert rails == [HOST_NETDEVS[dev] for dev in DGX_COMPUTE]
+    assert not {HOST_NETDEVS[dev] for dev in ("mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8")} & set(rails)  # BlueField-3
+
+
+def test_a_missing_rdma_device_stops_the_script_naming_it(host: Applied, dgx_script: str, tmp_path: Path) -> None:
+    without = {dev: netdev for dev, netdev in HOST_NETDEVS.items() if dev != "mlx5_9"}
+    result = host.script(section(dgx_script, "# --- Rails:") + RAILS_OUT, fake_sysfs(tmp_path, without))
+    assert result.returncode == 3, (result.stdout, result.stderr)
+    assert "rail 5: RDMA device mlx5_9 not found" in result.stderr
+    assert "node_pools[0].fabric_nics.devices" in result.stderr and "mlx5_10" in result.stderr  # what the host has
+    assert result.stdout == ""  # stopped before anything ran
+
+
+def test_an_rdma_device_with_two_netdevs_takes_its_gid_netdev_or_stops(host: Applied, dgx_script: str,
+                                                                         tmp_path: Path) -> None:
+    rails = section(dgx_script, "# --- Rails:") + RAILS_OUT
+    doubled: dict[str, str | list[str]] = {**HOST_NETDEVS, "mlx5_4": [HOST_NETDEVS["mlx5_4"], "enp79s0v0"]}
+    result = host.script(rails, fake_sysfs(tmp_path / "no-gid", doubled))
+    assert result.returncode == 3 and "rail 2: RDMA device mlx5_4 has 2 netdevs" in result.stderr, result.stderr
+    result = host.script(rails, fake_sysfs(tmp_path / "gid", doubled, {"mlx5_4": "enp79s0v0"}))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[3] == "enp79s0v0"
+
+
+def test_netdevs_named_in_the_stack_file_win_and_must_exist(host: Applied) -> None:
+    given = [HOST_NETDEVS[dev] for dev in DGX_COMPUTE]
+    given[2] = "ens9f0np0"  # not on this host
+    script = render_mapping(dgx_roce(interfaces=given))["hosts/dgx/qos.sh"]
+    result = host.script(section(script, "# --- Rails:") + RAILS_OUT)
+    assert result.returncode == 3
+    assert "rail 2: netdev ens9f0np0 (node_pools[0].fabric_nics.interfaces[2]) not found" in result.stderr
+    given[2] = HOST_NETDEVS["mlx5_1"]  # the stack file may name any netdev, even against the catalog
+    script = render_mapping(dgx_roce(interfaces=given))["hosts/dgx/qos.sh"]
+    result = host.script(section(script, "# --- Rails:") + RAILS_OUT)
+    assert result.returncode == 0 and result.stdout.splitlines()[1:] == given, result.stderr
+
+
+def test_roce_knobs_reach_the_discovered_netdevs_with_the_one_tos(host: Applied, tmp_path: Path) -> None:
+    files = render_mapping(dgx_roce())
+    script, env = files["hosts/dgx/qos.sh"], files["hosts/dgx/nccl.env"]
+    sysfs = fake_sysfs(tmp_path, dict(HOST_NETDEVS))
+    result = host.script(section(script, "# --- Rails:") + section(script, "# --- RoCE:"), sysfs)
+    assert result.returncode == 0, result.stderr
+    tos = re.search(r"^NCCL_IB_TC=(\d+)$", env, re.M)
+    assert tos and tos[1] == str(26 << 2 | 2)
+    for dev in HOST_NETDEVS:
+        written = (sysfs / "class" / "infiniband" / dev / "tc" / "1" / "traffic_class").read_text().strip()
+        assert written == (tos[1] if dev in DGX_COMPUTE else "0"), dev
+        for side in ("roce_np", "roce_rp"):
+            enable = sysfs / "class" / "net" / HOST_NETDEVS[dev] / "ecn" / side / "enable"
+            assert [(enable / str(p)).read_text().strip() for p in range(8)] == (
+                ["0", "0", "0", "1", "0", "0", "0", "0"] if dev in DGX_COMPUTE else ["0"] * 8), (dev, side)
+
+
+TC_WRAPPER = """TC_LOG=$(mktemp)
+tc() {
+  local err rc=0
+  err=$(command tc "$@" 2>&1 >/dev/null) || rc=$?
+  printf '%s\\t%s\\t%s\\n' "$rc" "$*" "${err//$'\\n'/ }" >> "$TC_LOG"
+  return "$rc"
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tc_applied(host: Applied, dscp46_files: dict[str, str]) -> Applied:
+    """The script's tc section, run by bash with this machine's tc; every call logged with its exit code."""
+    script = dscp46_files["hosts/h200/qos.sh"]
+    program = TC_WRAPPER + section(script, "# --- Rails:") + section(script, "# --- tc for kernel traffic")
+    result = host.script(program + 'cat "$TC_LOG"\n', strict=False)
+    calls = [line.split("\t") for line in result.stdout.splitlines() if line.count("\t") == 2]
+    assert len(calls) > 50, (result.stdout, result.stderr)
+    for index, (code, argv, message) in enumerate(calls):
+        host.calls.append(argv)
+        if code == "0":
+            host.ok.append(argv)
+        elif argv.startswith("qdisc del"):
+            continue  # an idempotency guard (delete what a previous run left); it fails on a fresh device
+        elif "mqprio" in argv and argv.endswith(" hw 1") and calls[index + 1][1].endswith(" hw 0"):
+            host.fallbacks.append((argv, message))  # no mqprio offload here: the script lays out the queues
+        elif code == "2" and MISSING_MODULE.search(message):
+            host.missing.append((argv, message))
         else:
-            applied.failed.append((line, result.returncode, result.stderr.strip()))
-    return applied
+            host.failed.append((argv, int(code), message))
+    return host
 
 
 def test_real_tc_accepts_every_rendered_line(tc_applied: Applied) -> None:
@@ -124,51 +257,89 @@ def test_real_tc_accepts_every_rendered_line(tc_applied: Applied) -> None:
         print(f"kernel module missing here (not a syntax error): {line}: {message}")
 
 
-def test_dscp_46_filter_reads_back_as_the_correct_dsfield_match(tc_applied: Applied) -> None:
-    shown = tc_applied.run("tc", "filter", "show", "dev", "rail0", "parent", "1:").stdout
-    blocks = shown.split("filter parent 1: protocol ip pref ")
-    roce = [block for block in blocks if "*flowid 1:13" in block]
-    assert roce and "match 00b80000/00fc0000 at 0" in roce[0], shown
-    assert "match 00280000/00fc0000 at 0" in shown  # storage DSCP 10
-    assert "match 00c00000/00fc0000 at 0" in shown  # CNP DSCP 48
-    classes = tc_applied.run("tc", "class", "show", "dev", "rail7").stdout
-    assert "class htb 1:13 parent 1:1" in classes and "class htb 1:16 parent 1:1 prio 0" in classes
+def test_the_root_qdisc_is_mqprio_with_eight_classes_not_htb(dscp46_files: dict[str, str]) -> None:
+    script = dscp46_files["hosts/h200/qos.sh"]
+    tc = section(script, "# --- tc for kernel traffic")
+    assert "htb" not in tc  # a single-queue root with burst-less classes replaced the multi-queue root
+    assert "root handle 1: mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 hw 1" in tc
+    assert 'mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 queues "${MQPRIO_QUEUES[@]}" hw 0' in tc
 
 
-def test_hardware_priority_lines_apply_where_the_kernel_has_skbedit(tc_applied: Applied) -> None:
+def test_every_rail_gets_mqprio_hardware_first_then_its_own_queue_layout(tc_applied: Applied) -> None:
+    layout = " ".join(f"2@{2 * tc}" for tc in range(8))  # 16 tx queues in the fake sysfs: two per class
+    for dev in (HOST_NETDEVS[f"mlx5_{rail}"] for rail in range(8)):
+        mine = [argv for argv in tc_applied.calls if f"dev {dev} root" in argv]
+        assert mine and mine[0].endswith(" hw 1"), mine
+        if mine[0] not in tc_applied.ok:  # no offload (veth) or no mqprio here: the software layout follows
+            assert mine[1:] == [f"qdisc replace dev {dev} root handle 1: mqprio num_tc 8 map "
+                                f"0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 queues {layout} hw 0"], mine
+
+
+@pytest.mark.parametrize(("queues", "layout"), [(16, "2@0 2@2 2@4 2@6 2@8 2@10 2@12 2@14"),
+                                                (12, "1@0 1@1 1@2 1@3 1@4 1@5 1@6 1@7"), (4, ""), (0, "")])
+def test_the_queue_layout_follows_the_devices_tx_queues(host: Applied, dscp46_files: dict[str, str], tmp_path: Path,
+                                                        queues: int, layout: str) -> None:
+    for queue in range(queues):
+        (tmp_path / "class" / "net" / "eth9" / "queues" / f"tx-{queue}").mkdir(parents=True)
+    tc = section(dscp46_files["hosts/h200/qos.sh"], "# --- tc for kernel traffic")
+    functions = tc[:tc.index('for dev in "${RAILS[@]}"')]
+    result = host.script('count() { echo "$#"; }\n' + functions + 'mqprio_queues eth9\necho "${MQPRIO_QUEUES[*]}"\n',
+                         tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == layout, result.stderr
+
+
+def test_mqprio_reads_back_where_the_kernel_has_it(tc_applied: Applied) -> None:
+    missing = [message for line, message in tc_applied.missing if "mqprio" in line]
+    if missing:
+        pytest.skip(f"this kernel lacks mqprio ({missing[0]}); the lines parsed (exit 2, not 1)")
+    shown = tc_applied.run("tc", "qdisc", "show", "dev", HOST_NETDEVS["mlx5_0"]).stdout
+    assert "qdisc mqprio 1: root tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0" in shown, shown
+    assert "queues:(0:1) (2:3) (4:5) (6:7) (8:9) (10:11) (12:13) (14:15)" in shown, shown
+
+
+def test_dscp_46_filter_reads_back_where_the_kernel_has_skbedit(tc_applied: Applied) -> None:
     skbedit = [line for line in tc_lines_of(tc_applied) if "skbedit" in line]
+    assert any("match ip dsfield 0xb8 0xfc action skbedit priority 3" in line for line in skbedit)
     missing = [message for line, message in tc_applied.missing if "skbedit" in line]
     if missing:
         pytest.skip(f"this kernel lacks the skbedit action ({missing[0]}); the lines parsed (exit 2, not 1)")
-    shown = tc_applied.run("tc", "filter", "show", "dev", "rail0", "egress").stdout
-    assert skbedit and "skbedit" in shown and "priority 3" in shown
+    shown = tc_applied.run("tc", "filter", "show", "dev", HOST_NETDEVS["mlx5_0"], "egress").stdout
+    blocks = shown.split("filter protocol ip pref ")
+    roce = [block for block in blocks if "priority 3" in block]
+    assert roce and "match 00b80000/00fc0000 at 0" in roce[0], shown
+    assert "match 00280000/00fc0000 at 0" in shown  # storage DSCP 10
+    assert "match 00c00000/00fc0000 at 0" in shown  # CNP DSCP 48
 
 
 def tc_lines_of(applied: Applied) -> list[str]:
     return applied.ok + [line for line, _ in applied.missing]
 
 
-def test_a_broken_tc_line_is_caught(namespace_with_rails: Applied) -> None:
-    """The check cannot pass vacuously: the widely shared `match ip dscp` is rejected with exit 1."""
-    result = namespace_with_rails.run(*shlex.split(
-        "tc filter add dev peer0 parent ffff: protocol ip prio 1 u32 match ip dscp 46 0xfc flowid 1:1"))
+def test_a_broken_tc_line_is_caught(host: Applied) -> None:
+    """The check cannot pass vacuously: the widely shared `match ip dscp` is rejected with exit 1, and a
+    misspelt mqprio option fails in tc's own parser, not as a missing module."""
+    result = host.run(*shlex.split(
+        "tc filter add dev peer0 egress protocol ip prio 1 u32 match ip dscp 46 0xfc action skbedit priority 3"))
     assert result.returncode == 1 and "Illegal" in result.stderr
+    result = host.run(*shlex.split(
+        "tc qdisc replace dev peer0 root handle 1: mqprio num_tc 8 mapp 0 1 2 3 4 5 6 7 queues 2@0 2@2 hw 0"))
+    assert result.returncode != 0 and not (result.returncode == 2 and MISSING_MODULE.search(result.stderr))
 
 
-def test_rail_routing_section_applies_with_real_ip(namespace_with_rails: Applied, dscp46_files: dict[str, str]) -> None:
+def test_rail_routing_section_applies_with_real_ip(host: Applied, dscp46_files: dict[str, str]) -> None:
     script = dscp46_files["hosts/h200/qos.sh"]
-    section = script[script.index('case "$HOST" in'):script.rindex('echo "qos.sh:')]
-    program = "set -euo pipefail\nHOST=h200-node-002\n" + section
-    result = namespace_with_rails.run("bash", "-c", program)
+    program = "HOST=h200-node-002\n" + section(script, "# --- Rails:") + section(script, "# --- Per-rail source routing")
+    result = host.script(program)
     assert result.returncode == 0, result.stderr
-    rules = namespace_with_rails.run("ip", "rule", "show").stdout
+    rules = host.run("ip", "rule", "show").stdout
     assert "from 10.128.0.16 lookup 100" in rules and "from 10.128.0.30 lookup 107" in rules
-    table = namespace_with_rails.run("ip", "route", "show", "table", "103").stdout
-    assert "default via 10.128.0.23 dev rail3" in table
-    main = namespace_with_rails.run("ip", "route", "show", "10.128.0.0/11").stdout
+    table = host.run("ip", "route", "show", "table", "103").stdout
+    assert f"default via 10.128.0.23 dev {HOST_NETDEVS['mlx5_3']}" in table
+    main = host.run("ip", "route", "show", "10.128.0.0/11").stdout
     assert main.count("nexthop via") == 8
-    sysctl = namespace_with_rails.run("sysctl", "-n", "net.ipv4.conf.rail5.arp_ignore", "net.ipv4.conf.rail5.arp_announce",
-                                      "net.ipv4.conf.rail5.rp_filter").stdout.split()
+    rail5 = HOST_NETDEVS["mlx5_5"]
+    sysctl = host.run("sysctl", "-n", f"net/ipv4/conf/{rail5}/arp_ignore", f"net/ipv4/conf/{rail5}/arp_announce",
+                      f"net/ipv4/conf/{rail5}/rp_filter").stdout.split()
     assert sysctl == ["1", "2", "2"]
 
 
@@ -275,11 +446,19 @@ def test_shellcheck_finds_nothing_in_the_rendered_scripts(tmp_path: Path, dscp46
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         missing_tool("shellcheck is not installed (Debian `shellcheck`, listed in .ci/apt-packages.txt)")
+    scripts = {path: text for path, text in dscp46_files.items() if path.endswith(".sh")}
+    # both ways qos.sh finds its netdevs: from the RDMA devices (above), and as the stack file names them
+    given = render_mapping(dgx_roce(interfaces=[HOST_NETDEVS[dev] for dev in DGX_COMPUTE]))["hosts/dgx/qos.sh"]
+    assert "GIVEN=(" in given and "GIVEN=(" not in scripts["hosts/h200/qos.sh"]
+    scripts["given/qos.sh"] = given
     paths = []
-    for index, path in enumerate(sorted(p for p in dscp46_files if p.endswith(".sh"))):
+    for index, path in enumerate(sorted(scripts)):
         target = tmp_path / f"{index}.sh"
-        target.write_text(dscp46_files[path])
+        target.write_text(scripts[path])
         paths.append(str(target))
     result = subprocess.run([shellcheck, "--severity=warning", *paths], capture_output=True, text=True, timeout=120,
                             check=False)
     assert result.returncode == 0, result.stdout[:3000]
+    result = subprocess.run(["bash", "-n", paths[sorted(scripts).index("given/qos.sh")]], capture_output=True,
+                            text=True, timeout=30, check=False)
+    assert result.returncode == 0, result.stderr

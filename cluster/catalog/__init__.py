@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HERE = Path(__file__).parent
 
@@ -33,6 +33,16 @@ class NicLayout(Entry):
     count: int
     gbps: int
     ports_per_nic: int = 1
+    devices: tuple[str, ...] = ()  # RDMA device per port in rail order, as the vendor documents it
+    ports_per_cage: int = 1  # ports that share one front-panel cage (DGX H100: 2 per twin-port OSFP)
+
+    @model_validator(mode="after")
+    def _one_device_per_port(self) -> NicLayout:
+        if self.devices and len(self.devices) != self.count * self.ports_per_nic:
+            raise ValueError(f"devices lists {len(self.devices)} names for {self.count * self.ports_per_nic} ports")
+        if self.ports_per_cage < 1 or (self.count * self.ports_per_nic) % self.ports_per_cage:
+            raise ValueError(f"ports_per_cage {self.ports_per_cage} does not divide {self.count * self.ports_per_nic} ports")
+        return self
 
 
 class Server(Entry):

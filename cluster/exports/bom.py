@@ -1,8 +1,12 @@
 """Bill of materials with cost and power ranges, counted from the cabling plan.
 
-Switches are counted per network, tier and model. Transceivers are counted apart from cables:
-on a switch one module per front-panel cage in use (a twin-port OSFP cage carries two 400G
-ports), on a host one per NIC port; DAC, AOC and Cat6 links need none. Cables are one per link.
+Switches are counted per network, tier and model. Transceivers are counted apart from cables,
+one module per front-panel cage in use on either end: a switch's twin-port OSFP cage carries two
+400G ports, and so does a DGX H100's (its 8 compute ports sit in 4 OSFP cages, `ports_per_cage` in
+the server catalog), so 127 DGX need 508 host-side modules, not 1,016. DAC, AOC and Cat6 links need
+none. Cables are one per link, except where a cable's two ends sit in cages of different widths:
+200G host ports into 800G switch cages (4 x 200G each) take one 1:4 breakout cable per switch
+cage, twin-port host cages into single-port switch cages one 1:2 breakout per host cage.
 Prices and watts are [low, high] ranges from cluster/catalog/prices.yaml, overridden by the
 stack's `costs` section.
 """
@@ -13,17 +17,20 @@ import csv
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.catalog import load_catalog
 from cluster.catalog.prices import Price, Prices, Range, as_range, generic_port_id, load_prices, with_overrides
 from cluster.exports.cabling import media_of, ordered_links
 from cluster.ports import switch_ports
-from cluster.spec import ClusterSpec
-from cluster.topology import NETWORKS, Topology, gc_paused
+from cluster.spec import ClusterSpec, PoolSpec
+from cluster.topology import FABRIC, NETWORKS, Topology, gc_paused
 
 HOURS_PER_YEAR = 8760
 CATEGORIES = ("switch", "transceiver", "cable")
 TIERS = ("leaf", "spine", "core", "host-leaf", "switch-mgmt", "leaf-spine", "spine-core")
+NIC_SETS = {"fabric": "fabric_nics", "storage": "storage_nics", "management": "management_nics"}
+CAGED_CABLES = ("dac", "aoc")  # cables with their own plugs, one per cage at each end
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,27 @@ def _ports_per_cage(prices: Prices, model: str, port_gbps: int) -> int:
     return max(1, switch.port_modes.get(port_gbps, entry.cages) // entry.cages)
 
 
+def _host_ports_per_cage(pool: PoolSpec | None, network: str) -> int:
+    """Ports per front-panel cage of the pool's NICs on `network`, from the server catalog; 1 if unknown
+    or if the stack file gives the pool another port count than the catalog's server."""
+    server = load_catalog().servers.get(pool.server or "") if pool is not None else None
+    if pool is None or server is None or network not in NIC_SETS:
+        return 1
+    layout = getattr(server, NIC_SETS[network])
+    nics = getattr(pool, NIC_SETS[network])
+    return layout.ports_per_cage if layout.count * layout.ports_per_nic == nics.ports else 1
+
+
+def _new_cages(device: str, first: int, count: int, per_cage: int, seen: set[tuple[str, int]]) -> int:
+    """How many of the cages holding ports first..first+count-1 of `device` were not counted yet."""
+    new = 0
+    for cage in range((first - 1) // per_cage, (first + count - 2) // per_cage + 1):
+        if (device, cage) not in seen:
+            seen.add((device, cage))
+            new += 1
+    return new
+
+
 def bill_of_materials(spec: ClusterSpec, topology: Topology) -> Bom:
     """Count switches, transceivers and cables; price them from the catalog and the stack.
 
@@ -179,49 +207,82 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
     prices = prices_for(spec)
     counter = _Counter(prices)
     nodes = dict(topology.graph.nodes(data=True))
+    pools = {pool.name: pool for pool in spec.pools}
     for _name, data in topology.switches():
         item, description, unit = _switch_price(prices, data["model"], data)
         counter.add(data["network"], data["tier"], "switch", item, description, unit=unit)
     ports = switch_ports(topology)
     per_cage_of: dict[tuple[str, int], int] = {}
+    host_cage_of: dict[tuple[str, str], int] = {}
     cages_seen: set[tuple[str, int]] = set()
     media_cache: dict[tuple[str, str], str] = {}
     # Hot loop over every edge: plain integer counts by key; descriptions are built once below.
     cable_counts: dict[tuple[str, str, str, int], int] = {}
-    host_optics: dict[tuple[str, str, str, int], int] = {}
+    host_ports: dict[tuple[str, str, str, int, str], int] = {}  # optics or cable ports per host
     switch_optics: dict[tuple[str, str, str, int, int, bool], int] = {}
+    switch_breakouts: dict[tuple[str, str, str, int, int], int] = {}  # 1:N cables, one per switch cage
+    def host_width(host: str, network: str) -> int:
+        pool = nodes[host].get("pool") or ""
+        width = host_cage_of.get((pool, network))
+        if width is None:
+            width = host_cage_of[(pool, network)] = _host_ports_per_cage(pools.get(pool), network)
+        return width
+
+    def switch_width(node: dict[str, Any]) -> int:
+        model_speed = (node["model"], node["port_gbps"])
+        per_cage = per_cage_of.get(model_speed)
+        if per_cage is None:
+            per_cage = per_cage_of[model_speed] = _ports_per_cage(prices, *model_speed)
+        return per_cage
+
+    rack_tor = spec.fabric is not None and spec.fabric.design == "rack-tor"
     for link, data in ordered_links(topology):
         network, links = data["network"], data["links"]
         media = media_cache.get((network, link))
         if media is None:
             media = media_cache[(network, link)] = media_of(spec, network, link)[0]
         key = (network, link, media, data["gbps"])
+        if link == "host-leaf" and media in CAGED_CABLES:
+            # A cable has a plug per cage at each end: where the cages differ in width it must break out.
+            host, switch = data["lower"], data["upper"]
+            width, per_cage = host_width(host, network), switch_width(nodes[switch])
+            span = ports[(switch, host, network)]
+            if per_cage > 1 and width == 1 and span.main_count:  # 200G ports into 800G cages: 1:4 per cage
+                new = _new_cages(switch, span.main_first, span.main_count, per_cage, cages_seen)
+                breakout_key = (network, link, media, nodes[switch]["port_gbps"], per_cage)
+                switch_breakouts[breakout_key] = switch_breakouts.get(breakout_key, 0) + new
+            elif width > 1 and (per_cage == 1 or (per_cage == width and (rack_tor or network != FABRIC))):
+                host_key = (network, link, media, data["gbps"], host)  # per host cage, below
+                host_ports[host_key] = host_ports.get(host_key, 0) + links
+            else:
+                cable_counts[key] = cable_counts.get(key, 0) + links
+            continue
         cable_counts[key] = cable_counts.get(key, 0) + links
         if not media.startswith("optics-"):
             continue
         for device, peer in ((data["lower"], data["upper"]), (data["upper"], data["lower"])):
             node = nodes[device]
             if node["kind"] == "host":
-                host_optics[key] = host_optics.get(key, 0) + links
+                host_key = (network, link, media, data["gbps"], device)
+                host_ports[host_key] = host_ports.get(host_key, 0) + links
                 continue
-            model_speed = (node["model"], node["port_gbps"])
-            per_cage = per_cage_of.get(model_speed)
-            if per_cage is None:
-                per_cage = per_cage_of[model_speed] = _ports_per_cage(prices, *model_speed)
+            per_cage = switch_width(node)
             span = ports[(device, peer, network)]
             if span.fixed_count:  # each fixed uplink port is its own cage, used by this edge only
                 fixed_key = (network, link, media, node["uplink_gbps"], 1, True)
                 switch_optics[fixed_key] = switch_optics.get(fixed_key, 0) + span.fixed_count
             if not span.main_count:
                 continue
-            new = 0
-            for cage in range((span.main_first - 1) // per_cage, (span.main_first + span.main_count - 2) // per_cage + 1):
-                if (device, cage) not in cages_seen:
-                    cages_seen.add((device, cage))
-                    new += 1
+            new = _new_cages(device, span.main_first, span.main_count, per_cage, cages_seen)
             if new:
                 main_key = (network, link, media, node["port_gbps"], per_cage, False)
                 switch_optics[main_key] = switch_optics.get(main_key, 0) + new
+    host_modules: dict[tuple[str, str, str, int, int, bool], int] = {}
+    for (network, link, media, gbps, host), count in host_ports.items():
+        width = host_width(host, network)
+        straight = not media.startswith("optics-") and switch_width(nodes[_peer(topology, host, network)]) == width
+        module_key = (network, link, media, gbps, width, straight)
+        host_modules[module_key] = host_modules.get(module_key, 0) + -(-count // width)
     for (network, link, media, gbps), count in cable_counts.items():
         if media == "cat6":
             counter.add(network, link, "cable", "cat6", "Cat6 RJ45 patch cord", count)
@@ -230,18 +291,46 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
             counter.add(network, link, "cable", f"fiber-{fibre}", f"{fibre.upper()} fibre patch cord", count)
         else:
             counter.add(network, link, "cable", f"{media}-{gbps}g", f"{gbps}G {media.upper()}", count)
-    for (network, link, media, gbps), count in host_optics.items():
-        fibre = media.removeprefix("optics-")
-        counter.add(network, link, "transceiver", f"transceiver-{gbps}g-{fibre}",
-                    f"{gbps}G transceiver, {fibre.upper()} (host NIC port)", count)
+    for (network, link, media, gbps, per_cage), count in switch_breakouts.items():
+        counter.add(network, link, "cable", f"{media}-{gbps * per_cage}g-{per_cage}x{gbps}g",
+                    f"1:{per_cage} breakout {media.upper()}: {gbps * per_cage}G switch cage to {per_cage} x {gbps}G host "
+                    "ports", count)
+    for (network, link, media, gbps, width, straight), count in host_modules.items():
+        if straight:  # twin-port cages at both ends, both ports to the same switch (rack-tor)
+            counter.add(network, link, "cable", f"{media}-{gbps * width}g",
+                        f"{gbps * width}G {_form(width, gbps)} {media.upper()}, host cage to switch cage", count)
+        elif not media.startswith("optics-"):
+            counter.add(network, link, "cable", f"{media}-{gbps * width}g-{width}x{gbps}g",
+                        f"1:{width} breakout {media.upper()}: {gbps * width}G host cage to {width} x {gbps}G switch "
+                        "ports", count)
+        elif width == 1:
+            fibre = media.removeprefix("optics-")
+            counter.add(network, link, "transceiver", f"transceiver-{gbps}g-{fibre}",
+                        f"{gbps}G transceiver, {fibre.upper()} (host NIC port)", count)
+        else:
+            fibre = media.removeprefix("optics-")
+            counter.add(network, link, "transceiver", f"transceiver-{gbps * width}g-{fibre}",
+                        f"{gbps * width}G {_form(width, gbps)} transceiver, {fibre.upper()} (host cage)", count)
     for (network, link, media, gbps, per_cage, _fixed), count in switch_optics.items():
         fibre = media.removeprefix("optics-")
         module = gbps * per_cage
-        form = f"{'twin' if per_cage == 2 else per_cage}-port ({per_cage} x {gbps}G)" if per_cage > 1 else "single-port"
+        form = _form(per_cage, gbps) if per_cage > 1 else "single-port"
         counter.add(network, link, "transceiver", f"transceiver-{module}g-{fibre}",
                     f"{module}G {form} transceiver, {fibre.upper()} (switch cage)", count)
     return Bom(lines=counter.lines(), nodes=spec.nodes, gpus=spec.gpus, usd_per_kwh=prices.usd_per_kwh,
                energy_source=prices.energy_source, missing=tuple(sorted(counter.missing)))
+
+
+def _peer(topology: Topology, host: str, network: str) -> str:
+    """The switch a host's `network` ports go to (its first, in rack-tor the only one)."""
+    for _, upper, key in topology.graph.edges(host, keys=True):
+        if key == network:
+            return str(upper)
+    raise KeyError(f"{host} has no {network} link")
+
+
+def _form(per_cage: int, gbps: int) -> str:
+    return f"{'twin' if per_cage == 2 else per_cage}-port ({per_cage} x {gbps}G)"
 
 
 BOM_COLUMNS = ("network", "tier", "category", "item", "description", "quantity", "unit_usd_low", "unit_usd_high",

@@ -1,9 +1,10 @@
 """NCCL / EFA environment per node pool, as KEY=VALUE env files (`nccl/<pool>.env`).
 
 On premises the file is the host renderer's `hosts/<pool>/nccl.env`, byte for byte: NCCL_IB_HCA
-with the `=` exact-match prefix in rail order, and on RoCE NCCL_IB_TC = DSCP << 2 from the same
-QoS plan as qos.sh. On a cloud target it is what the provider's own scripts set for the instance
-type, read from the instance catalog (`nccl` of each entry, with its source file); never
+with the `=` exact-match prefix in rail order, and on RoCE NCCL_IB_TC = the plan's RoCE ToS byte
+(DSCP << 2 | ECT(0)), the value qos.sh gives cma_roce_tos and traffic_class. On a cloud target it
+is what the provider's own scripts set for the instance type, read from the instance catalog
+(`nccl` of each entry, with its source file); never
 NCCL_IB_TC, which means nothing on EFA or a provider-managed fabric.
 """
 

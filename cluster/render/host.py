@@ -1,7 +1,8 @@
 """Host side, per node pool: one QoS + rail-routing script and an NCCL env file.
 
 Both come from `cluster.qos.host_plan`, the same plan the switches get from `switch_plan`.
-RoCE ToS = DSCP << 2 | 2 (ECT(0)); NCCL_IB_TC = DSCP << 2 (the NIC sets ECN bits itself).
+One RoCE ToS byte everywhere (`cluster.qos.roce_tos`: DSCP << 2 | ECT(0)): NCCL_IB_TC,
+cma_roce_tos and the traffic_class knob of qos.sh.
 """
 
 from __future__ import annotations
@@ -10,14 +11,22 @@ import ipaddress
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses
-from cluster.qos import host_plan
+from cluster.qos import host_plan, roce_tos
 from cluster.render.engine import render
-from cluster.render.naming import fabric_devices, fabric_interfaces, management_interfaces, storage_interfaces
+from cluster.render.naming import (
+    fabric_device_source,
+    fabric_devices,
+    fabric_interfaces,
+    fabric_interfaces_given,
+    management_interfaces,
+    storage_interfaces,
+)
 from cluster.render.views import QosView, qos_view
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
-ECT0 = 2
+FILTER_PREF_BASE = 10
+MQPRIO_CLASSES = 8  # one traffic class per priority, as mlnx_qos --prio_tc / dcb ets prio-tc map them
 RAIL_TABLE_BASE = 100  # rail r routes from table 100 + r, chosen by `ip rule from <rail address>`
 RULE_PRIORITY_BASE = 100
 
@@ -25,7 +34,7 @@ RULE_PRIORITY_BASE = 100
 @dataclass(frozen=True)
 class Rail:
     index: int
-    netdev: str
+    netdev: str  # as the stack file names it; used only when `HostPool.given_netdevs`
     rdma: str
     table: int
     rule_priority: int
@@ -40,13 +49,15 @@ class HostAddresses:
 
 @dataclass(frozen=True)
 class KernelClass:
-    """An htb class for kernel traffic of one priority: DSCP match -> class 1:<minor>."""
+    """Kernel traffic of one priority: its DSCPs, matched on egress to set the skb priority."""
 
     priority: int
-    minor: int
-    rate_gbit: int
-    htb_prio: int  # 0 = served first (strict classes), 1 = the rest
     dscps: tuple[int, ...]
+
+    @property
+    def pref(self) -> int:
+        """The tc filter preference of the class's matches (one per priority, stable)."""
+        return FILTER_PREF_BASE + self.priority
 
     @property
     def dsfields(self) -> tuple[str, ...]:
@@ -60,15 +71,17 @@ class HostPool:
 
     stack: str
     pool: str
+    path: str  # the pool's config path, for the script's messages
     qos: QosView
     rails: tuple[Rail, ...]
     hosts: tuple[HostAddresses, ...]
     storage: tuple[str, ...]
     management: tuple[str, ...]
     fabric_route: str  # the fabric's host address region, reached over every rail
-    roce_tos: int
-    nccl_tc: int
+    roce_tos: int  # NCCL_IB_TC, cma_roce_tos and traffic_class: one value
     kernel_classes: tuple[KernelClass, ...]
+    device_source: str
+    given_netdevs: bool  # the stack file names the netdevs; otherwise qos.sh finds them from the RDMA devices
 
     @property
     def pfc_list(self) -> str:
@@ -101,27 +114,21 @@ class HostPool:
         return " ".join(["all:off"] + [f"{priority}:on" for priority in self.qos.lossless])
 
     @property
+    def mqprio_map(self) -> str:
+        """mqprio `map`: skb priority p (0..15) -> traffic class p for the 8 priorities, the rest to 0."""
+        return " ".join(str(priority if priority < MQPRIO_CLASSES else 0) for priority in range(16))
+
+    @property
     def nccl_ib_hca(self) -> str:
         return "=" + ",".join(f"{rail.rdma}:1" for rail in self.rails)
 
 
-def _kernel_classes(qos: QosView, link_gbps: int) -> tuple[KernelClass, ...]:
-    weights = dict(qos.dwrr)
+def _kernel_classes(qos: QosView) -> tuple[KernelClass, ...]:
     by_priority: dict[int, list[int]] = {}
     for dscp, priority in qos.dscp_to_priority:
         by_priority.setdefault(priority, []).append(dscp)
-    by_priority.setdefault(0, [])
-    result = []
-    for priority in sorted(by_priority):
-        strict = priority in qos.strict
-        result.append(KernelClass(
-            priority=priority,
-            minor=10 + priority,
-            rate_gbit=max(1, link_gbps * (1 if strict else weights.get(priority, 1)) // 100),
-            htb_prio=0 if strict else 1,
-            dscps=tuple(dscp for dscp in sorted(by_priority[priority]) if dscp != 0),
-        ))
-    return tuple(result)
+    return tuple(KernelClass(priority, tuple(dscp for dscp in sorted(dscps) if dscp != 0))
+                 for priority, dscps in sorted(by_priority.items()))
 
 
 def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None, pool: PoolSpec) -> HostPool:
@@ -148,6 +155,7 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
     return HostPool(
         stack=spec.name,
         pool=pool.name,
+        path=pool.path,
         qos=qos,
         rails=tuple(Rail(r, netdevs[r], devices[r], RAIL_TABLE_BASE + r, RULE_PRIORITY_BASE + r, pool.fabric_nics.gbps)
                     for r in range(pool.fabric_nics.ports)),
@@ -155,9 +163,10 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         storage=tuple(storage_interfaces(pool)),
         management=tuple(management_interfaces(pool)),
         fabric_route=str(region),
-        roce_tos=qos.roce.dscp << 2 | ECT0,
-        nccl_tc=qos.roce.dscp << 2,
-        kernel_classes=_kernel_classes(qos, pool.fabric_nics.gbps),
+        roce_tos=roce_tos(spec.qos),
+        kernel_classes=_kernel_classes(qos),
+        device_source=fabric_device_source(pool),
+        given_netdevs=bool(fabric_interfaces_given(pool)),
     )
 
 
@@ -180,5 +189,5 @@ def render_ib_pool(spec: ClusterSpec, pool: PoolSpec) -> dict[str, str]:
     """InfiniBand pools: only the NCCL env file (the subnet manager owns QoS)."""
     view = {"stack": spec.name, "pool": pool.name,
             "nccl_ib_hca": "=" + ",".join(f"{device}:1" for device in fabric_devices(pool)),
-            "management": tuple(management_interfaces(pool))}
+            "management": tuple(management_interfaces(pool)), "device_source": fabric_device_source(pool)}
     return {"nccl.env": render("host/nccl.env.j2", pool=view, ib=True)}

@@ -6,9 +6,41 @@
 #   roce       DSCP 46 -> priority 3 (PFC, lossless) (ECN)
 #   cnp        DSCP 48 -> priority 6 (strict)
 # Usage: qos.sh [HOSTNAME]   (default: hostname -s). Safe to run again; settings do not survive a reboot.
+# Exit 3: a rail's RDMA device or netdev is not on this host (the message names it and the stack key).
 set -euo pipefail
 HOST="${1:-$(hostname -s)}"
-RAILS=(rail0 rail1)
+SYSFS="${QOS_SYSFS:-/sys}"  # the sysfs root; tests point it at a fake tree
+
+# --- Rails: the RDMA device of each rail, in rail order, from the generic default mlx5_<rail>, not documented for hgx-h200: check `rdma link show` on a host and set node_pools[0].fabric_nics.devices.
+# --- Each rail's netdev is read from its RDMA device ($SYSFS/class/infiniband/<dev>/device/net/),
+# --- so no netdev renaming (udev rule, systemd .link) is needed on the host.
+# --- A missing device stops the script here (exit 3), before anything is changed.
+RDMA=(mlx5_0 mlx5_1)
+RAILS=()
+count() { echo "$#"; }
+fail_rail() {
+  echo "qos.sh: rail $1: $2" >&2
+  exit 3
+}
+rdma_present() {
+  local present=("$SYSFS"/class/infiniband/*)
+  [ -e "${present[0]}" ] || { echo none; return; }
+  echo "${present[@]##*/}"
+}
+for rail in "${!RDMA[@]}"; do
+  dev="${RDMA[$rail]}"
+  [ -d "$SYSFS/class/infiniband/$dev" ] || fail_rail "$rail" "RDMA device $dev not found in $SYSFS/class/infiniband (this host has: $(rdma_present)); set node_pools[0].fabric_nics.devices to this host's devices in rail order"
+  found=()
+  for net in "$SYSFS/class/infiniband/$dev/device/net/"*; do
+    if [ -e "$net" ]; then found+=("${net##*/}"); fi
+  done
+  if [ "$(count "${found[@]}")" -ne 1 ] && [ -r "$SYSFS/class/infiniband/$dev/ports/1/gid_attrs/ndevs/0" ]; then
+    found=("$(cat "$SYSFS/class/infiniband/$dev/ports/1/gid_attrs/ndevs/0")")
+  fi
+  [ "$(count "${found[@]}")" -eq 1 ] || fail_rail "$rail" "RDMA device $dev has $(count "${found[@]}") netdevs (${found[*]:-none}); set node_pools[0].fabric_nics.interfaces"
+  RAILS+=("${found[0]}")
+done
+echo "qos.sh: rails ${RAILS[*]} on RDMA devices ${RDMA[*]}"
 
 # --- NIC QoS: trust DSCP, DSCP -> priority, PFC, ETS. mlnx_qos (MLNX_OFED / DOCA) when present,
 # --- else the same settings with iproute2 dcb. mlnx_qos rejects --trust together with --dscp2prio.
@@ -40,58 +72,54 @@ for dev in "${RAILS[@]}"; do
   fi
 done
 
-# --- RoCE: ToS 186 = DSCP 46 << 2 | ECT(0) for RDMA-CM and all QPs; DCQCN on priority 3;
-# --- CNPs sent with DSCP 48 on priority 6. The sysfs knobs are MLNX_OFED's; skipped where absent.
+# --- RoCE: ToS 186 = DSCP 46 << 2 | ECT(0) for RDMA-CM and all QPs, the NCCL_IB_TC of nccl.env;
+# --- DCQCN on priority 3; CNPs sent with DSCP 48 on priority 6. The sysfs knobs are MLNX_OFED's; skipped where absent.
 sysctl -qw net.ipv4.tcp_ecn=1
 cma_roce_tos -d mlx5_0 -t 186 || echo "qos.sh: cma_roce_tos failed on mlx5_0" >&2
 cma_roce_tos -d mlx5_1 -t 186 || echo "qos.sh: cma_roce_tos failed on mlx5_1" >&2
 set_knob() {
   if [ -e "$1" ]; then echo "$2" > "$1"; else echo "qos.sh: no $1 (not MLNX_OFED?), skipped" >&2; fi
 }
-set_knob /sys/class/infiniband/mlx5_0/tc/1/traffic_class 186
-set_knob /sys/class/net/rail0/ecn/roce_np/enable/3 1
-set_knob /sys/class/net/rail0/ecn/roce_rp/enable/3 1
-set_knob /sys/class/net/rail0/ecn/roce_np/cnp_dscp 48
-set_knob /sys/class/net/rail0/ecn/roce_np/cnp_802p_prio 6
-set_knob /sys/class/infiniband/mlx5_1/tc/1/traffic_class 186
-set_knob /sys/class/net/rail1/ecn/roce_np/enable/3 1
-set_knob /sys/class/net/rail1/ecn/roce_rp/enable/3 1
-set_knob /sys/class/net/rail1/ecn/roce_np/cnp_dscp 48
-set_knob /sys/class/net/rail1/ecn/roce_np/cnp_802p_prio 6
+set_knob "$SYSFS/class/infiniband/mlx5_0/tc/1/traffic_class" 186
+set_knob "$SYSFS/class/net/${RAILS[0]}/ecn/roce_np/enable/3" 1
+set_knob "$SYSFS/class/net/${RAILS[0]}/ecn/roce_rp/enable/3" 1
+set_knob "$SYSFS/class/net/${RAILS[0]}/ecn/roce_np/cnp_dscp" 48
+set_knob "$SYSFS/class/net/${RAILS[0]}/ecn/roce_np/cnp_802p_prio" 6
+set_knob "$SYSFS/class/infiniband/mlx5_1/tc/1/traffic_class" 186
+set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_np/enable/3" 1
+set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_rp/enable/3" 1
+set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_np/cnp_dscp" 48
+set_knob "$SYSFS/class/net/${RAILS[1]}/ecn/roce_np/cnp_802p_prio" 6
 
-# --- tc for kernel traffic (TCP/UDP sockets; RoCE QPs bypass the qdisc). htb gives each planned
-# --- class its share; u32 matches the ToS byte, so DSCP d is `dsfield <d<<2> 0xfc`.
-# --- clsact + skbedit sets skb priority so the NIC queues kernel traffic on the planned priority.
-tc qdisc del dev rail0 root 2>/dev/null || true
-tc qdisc add dev rail0 root handle 1: htb default 10
-tc class add dev rail0 parent 1: classid 1:1 htb rate 400gbit ceil 400gbit quantum 60000
-tc class add dev rail0 parent 1:1 classid 1:10 htb rate 100gbit ceil 400gbit prio 1 quantum 60000
-tc class add dev rail0 parent 1:1 classid 1:11 htb rate 100gbit ceil 400gbit prio 1 quantum 60000
-tc class add dev rail0 parent 1:1 classid 1:13 htb rate 200gbit ceil 400gbit prio 1 quantum 60000
-tc class add dev rail0 parent 1:1 classid 1:16 htb rate 4gbit ceil 400gbit prio 0 quantum 60000
-tc filter add dev rail0 parent 1: protocol ip prio 11 u32 match ip dsfield 0x28 0xfc flowid 1:11
-tc filter add dev rail0 parent 1: protocol ip prio 13 u32 match ip dsfield 0xb8 0xfc flowid 1:13
-tc filter add dev rail0 parent 1: protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc flowid 1:16
-tc qdisc del dev rail0 clsact 2>/dev/null || true
-tc qdisc add dev rail0 clsact
-tc filter add dev rail0 egress protocol ip prio 11 u32 match ip dsfield 0x28 0xfc action skbedit priority 1
-tc filter add dev rail0 egress protocol ip prio 13 u32 match ip dsfield 0xb8 0xfc action skbedit priority 3
-tc filter add dev rail0 egress protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc action skbedit priority 6
-tc qdisc del dev rail1 root 2>/dev/null || true
-tc qdisc add dev rail1 root handle 1: htb default 10
-tc class add dev rail1 parent 1: classid 1:1 htb rate 400gbit ceil 400gbit quantum 60000
-tc class add dev rail1 parent 1:1 classid 1:10 htb rate 100gbit ceil 400gbit prio 1 quantum 60000
-tc class add dev rail1 parent 1:1 classid 1:11 htb rate 100gbit ceil 400gbit prio 1 quantum 60000
-tc class add dev rail1 parent 1:1 classid 1:13 htb rate 200gbit ceil 400gbit prio 1 quantum 60000
-tc class add dev rail1 parent 1:1 classid 1:16 htb rate 4gbit ceil 400gbit prio 0 quantum 60000
-tc filter add dev rail1 parent 1: protocol ip prio 11 u32 match ip dsfield 0x28 0xfc flowid 1:11
-tc filter add dev rail1 parent 1: protocol ip prio 13 u32 match ip dsfield 0xb8 0xfc flowid 1:13
-tc filter add dev rail1 parent 1: protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc flowid 1:16
-tc qdisc del dev rail1 clsact 2>/dev/null || true
-tc qdisc add dev rail1 clsact
-tc filter add dev rail1 egress protocol ip prio 11 u32 match ip dsfield 0x28 0xfc action skbedit priority 1
-tc filter add dev rail1 egress protocol ip prio 13 u32 match ip dsfield 0xb8 0xfc action skbedit priority 3
-tc filter add dev rail1 egress protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc action skbedit priority 6
+# --- tc for kernel traffic (TCP/UDP sockets; RoCE QPs bypass the qdisc). clsact egress sets the skb
+# --- priority from the DSCP (u32 matches the ToS byte, so DSCP d is `dsfield <d<<2> 0xfc`); mqprio
+# --- maps skb priority p to traffic class p, each class on its own tx queues, so the root stays
+# --- multi-queue. Bandwidth shares and strict priority are the NIC's ETS, set above. `hw 1` without
+# --- `queues` lets the driver lay out its queues (tc-mqprio(8)); a device without mqprio offload gets
+# --- an even split of its tx queues (`hw 0`), and one with fewer than 8 keeps its root.
+mqprio_queues() {
+  local queues=("$SYSFS/class/net/$1/queues/"tx-*) per class
+  MQPRIO_QUEUES=()
+  [ -e "${queues[0]}" ] || return 0
+  per=$(( $(count "${queues[@]}") / 8 ))
+  [ "$per" -ge 1 ] || return 0
+  for class in 0 1 2 3 4 5 6 7; do MQPRIO_QUEUES+=("${per}@$(( class * per ))"); done
+}
+for dev in "${RAILS[@]}"; do
+  if ! tc qdisc replace dev "$dev" root handle 1: mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 hw 1 2>/dev/null; then
+    mqprio_queues "$dev"
+    if [ "$(count "${MQPRIO_QUEUES[@]}")" -eq 8 ]; then
+      tc qdisc replace dev "$dev" root handle 1: mqprio num_tc 8 map 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0 queues "${MQPRIO_QUEUES[@]}" hw 0
+    else
+      echo "qos.sh: $dev has fewer than 8 tx queues; its root qdisc is left as it is" >&2
+    fi
+  fi
+  tc qdisc del dev "$dev" clsact 2>/dev/null || true
+  tc qdisc add dev "$dev" clsact
+  tc filter add dev "$dev" egress protocol ip prio 11 u32 match ip dsfield 0x28 0xfc action skbedit priority 1
+  tc filter add dev "$dev" egress protocol ip prio 13 u32 match ip dsfield 0xb8 0xfc action skbedit priority 3
+  tc filter add dev "$dev" egress protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc action skbedit priority 6
+done
 
 # --- Per-rail source routing: rail r has its own /31 and table 100+r, chosen by the
 # --- source address, so replies leave on the NIC that owns the address. arp_ignore=1 answers ARP
@@ -103,20 +131,22 @@ case "$HOST" in
   *) echo "qos.sh: $HOST is not a node of pool h200" >&2; exit 2 ;;
 esac
 NEXTHOPS=()
-sysctl -qw net.ipv4.conf.rail0.arp_ignore=1 net.ipv4.conf.rail0.arp_announce=2 net.ipv4.conf.rail0.rp_filter=2
-ip addr replace "${ADDRS[0]}" dev rail0
-ip route replace "${ADDRS[0]%/*}/31" dev rail0 src "${ADDRS[0]%/*}" table 100
-ip route replace default via "${GWS[0]}" dev rail0 table 100
+dev="${RAILS[0]}"
+sysctl -qw "net/ipv4/conf/$dev/arp_ignore=1" "net/ipv4/conf/$dev/arp_announce=2" "net/ipv4/conf/$dev/rp_filter=2"
+ip addr replace "${ADDRS[0]}" dev "$dev"
+ip route replace "${ADDRS[0]%/*}/31" dev "$dev" src "${ADDRS[0]%/*}" table 100
+ip route replace default via "${GWS[0]}" dev "$dev" table 100
 ip rule del priority 100 2>/dev/null || true
 ip rule add from "${ADDRS[0]%/*}" table 100 priority 100
-NEXTHOPS+=(nexthop via "${GWS[0]}" dev rail0)
-sysctl -qw net.ipv4.conf.rail1.arp_ignore=1 net.ipv4.conf.rail1.arp_announce=2 net.ipv4.conf.rail1.rp_filter=2
-ip addr replace "${ADDRS[1]}" dev rail1
-ip route replace "${ADDRS[1]%/*}/31" dev rail1 src "${ADDRS[1]%/*}" table 101
-ip route replace default via "${GWS[1]}" dev rail1 table 101
+NEXTHOPS+=(nexthop via "${GWS[0]}" dev "$dev")
+dev="${RAILS[1]}"
+sysctl -qw "net/ipv4/conf/$dev/arp_ignore=1" "net/ipv4/conf/$dev/arp_announce=2" "net/ipv4/conf/$dev/rp_filter=2"
+ip addr replace "${ADDRS[1]}" dev "$dev"
+ip route replace "${ADDRS[1]%/*}/31" dev "$dev" src "${ADDRS[1]%/*}" table 101
+ip route replace default via "${GWS[1]}" dev "$dev" table 101
 ip rule del priority 101 2>/dev/null || true
 ip rule add from "${ADDRS[1]%/*}" table 101 priority 101
-NEXTHOPS+=(nexthop via "${GWS[1]}" dev rail1)
+NEXTHOPS+=(nexthop via "${GWS[1]}" dev "$dev")
 ip route replace 10.128.0.0/11 "${NEXTHOPS[@]}"
 
 echo "qos.sh: ${HOST}: QoS and rail routing applied on 2 rails"
