@@ -94,8 +94,10 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
             findings.append(schema(path, f"required key `{loc[-1]}` is missing", f"add `{loc[-1]}`"))
         else:
             message = item["msg"].replace("Value error, ", "")
+            owner = _model_at(loc) or sf.StackFile
+            reference = f"docs/stack-file.md#{owner.__name__.lower()}"
             findings.append(
-                schema(path, f"{message}; found {found_text}", _hint_for(kind, path))
+                schema(path, f"{message}; found {found_text}", _hint_for(kind, path, reference))
             )
     # A mapping given for a union field fails the scalar member too; the errors inside the
     # mapping are the ones that help.
@@ -120,9 +122,9 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
     return list(unique.values())
 
 
-def _hint_for(kind: str, path: str) -> str:
+def _hint_for(kind: str, path: str, reference: str) -> str:
     if kind.endswith("_parsing") or kind.endswith("_type"):
-        return f"give {path} a value of the type shown in DESIGN.md's stack-file contract"
+        return f"give {path} a value of the type shown in {reference}"
     if kind.startswith("string_pattern"):
         if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
             return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in cluster/catalog/"
@@ -141,7 +143,7 @@ def _hint_for(kind: str, path: str) -> str:
         return "use one of the values listed"
     if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
         return "use a value within the range shown"
-    return "see DESIGN.md's stack-file contract for this key"
+    return f"see {reference} for this key"
 
 
 # --------------------------------------------------------------------------- resolve

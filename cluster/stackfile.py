@@ -49,8 +49,11 @@ class Model(BaseModel):
 class NicSet(Model):
     """NICs of one kind per node; gbps is per port."""
 
+    # NICs of this kind per node
     count: Annotated[int, Field(ge=0, le=64)]
+    # speed of one port
     gbps: PortGbps
+    # ports per NIC (dual-port NICs on a dual-plane fabric: 2)
     ports_per_nic: Annotated[int, Field(ge=1, le=8)] = 1
     # Optional host naming, one name per port in rail order (default: cluster/render/naming.py)
     devices: list[DeviceName] | None = Field(default=None, max_length=512)  # RDMA devices, e.g. mlx5_0
@@ -71,11 +74,17 @@ class NicSet(Model):
 class SwitchRef(Model):
     """A catalog model (`switch`), or a generic box given by `ports` at `port_gbps`."""
 
+    # a model of cluster/catalog/switches.yaml (ports, speeds, breakouts and OS from there)
     switch: CatalogKey | None = None
+    # a generic switch: its number of ports at port_gbps
     ports: Annotated[int, Field(ge=1, le=4096)] | None = None
+    # the speed the ports run at (a breakout mode of the model, e.g. 400 on an 800G switch)
     port_gbps: PortGbps | None = None
+    # fixed uplink ports beside the main ones (default from the model, else 0)
     uplink_ports: Annotated[int, Field(ge=0, le=4096)] | None = None
+    # speed of those uplink ports
     uplink_gbps: PortGbps | None = None
+    # switch OS to render for: sonic | nvue (Cumulus) | eos (default from the model)
     os: Os | None = None
 
     @model_validator(mode="after")
@@ -86,27 +95,44 @@ class SwitchRef(Model):
 
 
 class TierOversubscription(Model):
+    # leaf tier ratio
     leaf: Ratio = 1.0
+    # spine tier ratio
     spine: Ratio = 1.0
+    # core tier ratio
     core: Ratio = 1.0
 
 
 class Fabric(Model):
     """The GPU fabric (compute / backend network)."""
 
+    # default from the leaf switch model (an InfiniBand switch means infiniband)
     transport: Literal["roce", "infiniband"] | None = None
+    # rail-optimized: port r of every node to a rail-r leaf; rack-tor: all of a node's ports to one leaf
     design: Literal["rail-optimized", "rack-tor"] = "rail-optimized"
+    # 2 = dual-plane: port p of every NIC goes to plane p
     planes: Annotated[int, Field(ge=1, le=8)] = 1
+    # the leaf switch (default: the catalog's default fabric switch for the transport)
     leaf: SwitchRef | None = None
+    # the spine switch (default: the leaf's model)
     spine: SwitchRef | None = None
+    # the core switch, used only when two tiers cannot hold the cluster
     core: SwitchRef | None = None
+    # as-designed sizing, honoured exactly (a multiple of rails x planes); omitted: sized for 1:1
     leaves: Count | None = None
+    # as-designed spines (omitted: sized)
     spines: Count | None = None
+    # as-designed cores (omitted: sized; 0 with no pods: two tiers)
     cores: Count | None = None
+    # three tiers: leaf groups and spines split evenly into this many pods
     pods: Count | None = None
+    # links from each leaf to the spine tier (omitted: sized for max_oversubscription)
     leaf_uplinks: Count | None = None
+    # links from each spine to the core tier
     spine_uplinks: Count | None = None
+    # downlink / uplink bandwidth allowed, for every tier or per tier
     max_oversubscription: Ratio | TierOversubscription = 1.0
+    # a converged network: storage and/or management NICs cabled to the fabric leaves
     shared_with: list[Literal["storage", "management"]] = Field(default_factory=list, max_length=2)
     # How nodes fill the leaf groups: `even` spreads them (DESIGN's default), `packed` fills each
     # group to its capacity in order, so appending nodes never moves a cabled host.
@@ -116,11 +142,17 @@ class Fabric(Model):
 class Network(Model):
     """Storage, management or out-of-band network: leaves, and spines when one leaf is not enough."""
 
+    # the leaf switch (default from the catalog's defaults for this network)
     leaf: SwitchRef | None = None
+    # the spine switch, used when one leaf is not enough
     spine: SwitchRef | None = None
+    # as-designed leaves (omitted: sized)
     leaves: Count | None = None
+    # as-designed spines (omitted: sized)
     spines: Count | None = None
+    # links from each leaf to the spines (omitted: sized)
     leaf_uplinks: Count | None = None
+    # allowed leaf oversubscription (default 3.0)
     max_oversubscription: Ratio | None = None
 
 
@@ -133,10 +165,15 @@ class ExistingSubnets(Model):
 
 
 class Cloud(Model):
+    # the provider's region
     region: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")]
+    # required on aws and gcp (a reservation's zone)
     zone: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
+    # a Capacity Block / ODCR id (aws) or a reservation name (gcp)
     reservation: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")] | None = None
+    # how the instances are bought
     market: Literal["on-demand", "capacity-block", "spot"] = "on-demand"
+    # ranges allowed to reach SSH (never wider than a /8)
     ssh_cidrs: list[Cidr] = Field(default_factory=list, max_length=64)
     # Optional (Pulumi components): node image (AWS AMI id or `resolve:ssm:` parameter, GCP image
     # URL or family, Azure `publisher:offer:sku:version`) and the admin SSH public key.
@@ -159,14 +196,23 @@ class Cloud(Model):
 
 
 class NodePool(Model):
+    # a DNS label; names the pool's hosts (<pool>-node-001)
     name: Name
+    # servers in the pool
     nodes: Annotated[int, Field(ge=1, le=100_000)]
+    # catalog key (A100, H100, H200, B200, MI300X, ...); on cloud derived from instance_type
     gpu: CatalogKey | None = None
+    # default from the catalog
     gpus_per_node: Annotated[int, Field(ge=1, le=72)] | None = None
+    # a server of cluster/catalog/servers.yaml (default: the GPU's default server)
     server: CatalogKey | None = None
+    # cloud targets: the NIC layout comes from the instance catalog
     instance_type: CatalogKey | None = None
+    # on-prem, per node (default from the server)
     fabric_nics: NicSet | None = None
+    # per node (default from the server)
     storage_nics: NicSet | None = None
+    # per node (default from the server)
     management_nics: NicSet | None = None
     # Which block of the host address pools the pool takes (on premises); default its position in
     # the file. Giving every pool one lets pools be inserted or removed without renumbering others.
@@ -186,23 +232,32 @@ class NodePool(Model):
 
 
 class Addressing(Model):
+    # switch loopbacks (IPv4, with its prefix length)
     loopbacks: Cidr = "10.0.0.0/16"
+    # /31s of switch-to-switch cables
     fabric_links: Cidr = "10.64.0.0/12"
+    # /31s of host ports
     hosts: Cidr = "10.128.0.0/10"
 
 
 class Asn(Model):
+    # the spines' ASN (RFC 7938, 4-byte private range)
     spine: Annotated[int, Field(ge=1, le=4_294_967_294)] = 4_200_000_000
+    # the first leaf ASN; each leaf adds its loopback offset
     leaf_base: Annotated[int, Field(ge=1, le=4_294_967_294)] = 4_200_001_000
 
 
 class TrafficClass(Model):
+    # the DSCP the traffic is marked with
     dscp: Dscp
+    # the 802.1p priority (PFC class) it maps to
     priority: Priority
 
 
 class Ecn(Model):
+    # ECN marking starts at this queue depth
     min_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 150_000
+    # every packet is marked from this queue depth
     max_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 1_500_000
 
     @model_validator(mode="after")
@@ -217,21 +272,33 @@ class Ecn(Model):
 class Qos(Model):
     """One QoS plan for host and switch: NVIDIA's RoCE convention by default."""
 
+    # lossless: PFC + ECN; lossy: ECN only
     mode: Literal["lossless", "lossy"] = "lossless"
+    # RoCE data (NVIDIA's convention: DSCP 26 on priority 3)
     roce: TrafficClass = TrafficClass(dscp=26, priority=3)
+    # congestion notification packets (strict priority, no PFC)
     cnp: TrafficClass = TrafficClass(dscp=48, priority=6)
+    # storage traffic where it shares a NIC or switch
     storage: TrafficClass = TrafficClass(dscp=10, priority=1)
+    # everything else
     management: TrafficClass = TrafficClass(dscp=0, priority=0)
+    # priorities with PFC on (lossless mode)
     pfc_priorities: list[Priority] = Field(default_factory=lambda: [3], max_length=8)
     ecn: Ecn = Ecn()
+    # the MTU of fabric ports and host rails
     mtu: Annotated[int, Field(ge=1280, le=9216)] = 9000
 
 
 class Policy(Model):
+    # below: FAB-GPU-NIC error
     min_gbps_per_gpu: Annotated[float, Field(ge=0, le=100_000)] = 200
+    # below: FAB-GPU-NIC warning
     recommended_gbps_per_gpu: Annotated[float, Field(ge=0, le=100_000)] = 400
+    # FAB-CONNECTED bound (default 3 for two tiers, 5 for three)
     max_switch_hops: Annotated[int, Field(ge=1, le=15)] | None = None
+    # the severity that fails validation (exit 1)
     fail_on: Literal["error", "warning"] = "error"
+    # rule ids reported as info instead (ADDR-POOL cannot be suppressed)
     suppress: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list, max_length=64)
     max_degraded_oversubscription: Ratio | None = None  # FAB-N1: worst ratio after losing one switch
 
@@ -273,16 +340,29 @@ class Costs(Model):
 class StackFile(Model):
     """The value of `gpu-cluster:cluster` in a stack file."""
 
+    # the cluster's name (a DNS label)
     name: Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
+    # where it runs
     target: Literal["onprem", "aws", "gcp", "azure"]
+    # cloud targets: region, zone, reservation, access
     cloud: Cloud | None = None
+    # the GPU servers, in file order (cabling and addresses follow it)
     node_pools: list[NodePool] = Field(min_length=1, max_length=64)
+    # the GPU fabric (on premises; the provider's on cloud)
     fabric: Fabric | None = None
+    # the storage network
     storage: Network | None = None
+    # the management (in-band) network
     management: Network | None = None
+    # the out-of-band network: BMCs and switch management ports
     oob: Network | None = None
+    # address pools
     addressing: Addressing = Addressing()
+    # BGP AS numbers
     asn: Asn = Asn()
+    # the lossless QoS plan (RoCE only)
     qos: Qos | None = None
+    # thresholds, failing severity, suppressions
     policy: Policy = Policy()
+    # bill-of-materials price overrides
     costs: Costs | None = None
