@@ -10,17 +10,20 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-# Verb modules, in help order. Each has add_parser(verbs) and run(args) -> exit code.
-VERBS = [
-    "validate",
-    "render",
-    "plan",
-    "verify",
-    "export",
-    "report",
-    "estimate",
-    "whatif",
-]
+# Verb modules, in help order, with the line `--help` shows for each. Each module has
+# add_parser(verbs) and run(args) -> exit code, and is imported only when its verb runs (or its
+# own --help is asked for): `validate` never loads the renderers, the report or the estimator.
+VERBS = {
+    "validate": "check a stack against every rule",
+    "render": "write switch configs and host scripts for an on-prem stack",
+    "plan": "list the resources `pulumi up` would register, offline",
+    "verify": "compare what the devices report (LLDP, ibnetdiscover) with the design",
+    "export": "write Slurm topology.conf, Kubernetes labels and Kueue objects, nccl/<pool>.env, cabling.csv and "
+              "bom.csv",
+    "report": "write one self-contained HTML report with a topology diagram",
+    "estimate": "predict collective times and a training step's communication share",
+    "whatif": "N-1 analysis: the fabric after losing one switch or cable",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,16 +35,28 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: the full arguments of `verb` (all verbs when None), the others by name."""
     root = _Parser(prog="python -m cluster", description="Validate, render and plan GPU cluster designs.")
     verbs = root.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-    for verb in VERBS:
-        importlib.import_module(f"cluster.commands.{verb}").add_parser(verbs)
+    for name, summary in VERBS.items():
+        if verb is None or name == verb:
+            importlib.import_module(f"cluster.commands.{name}").add_parser(verbs)
+        else:
+            verbs.add_parser(name, help=summary)
     return root
 
 
+def _verb_of(argv: Sequence[str]) -> str | None:
+    """The verb asked for (the first argument that is not an option), if it is one."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in VERBS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verb = _verb_of(argv)
+    args = parser(verb or "").parse_args(argv)  # "": no verb module is imported for a usage error
     module = importlib.import_module(f"cluster.commands.{args.verb.replace('-', '_')}")
     try:
         code: int = module.run(args)

@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Any
 
+from cluster.cli import VERBS
 from cluster.estimate.design import collective_on, pick_pool
 from cluster.estimate.model import ALGORITHMS, COLLECTIVES
 from cluster.estimate.placement import PLACEMENTS, Kind, NoFabricPath
@@ -26,7 +27,7 @@ class UsageError(Exception):
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("estimate", help="predict collective times and a training step's communication share")
+    parser = verbs.add_parser("estimate", help=VERBS["estimate"])
     parser.add_argument("stack", help="stack name (prod -> stacks/Pulumi.prod.yaml) or path")
     parser.add_argument("--compare", nargs="+", default=[], metavar="STACK", help="more designs, side by side")
     parser.add_argument("--format", choices=("text", "json"), default="text")

@@ -11,15 +11,14 @@ import argparse
 import time
 from pathlib import Path
 
+from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refusal
 from cluster.exports.files import export_files
 from cluster.pipeline import validate
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser(
-        "export", help="write Slurm topology.conf, Kubernetes labels and Kueue objects, nccl/<pool>.env, "
-        "cabling.csv and bom.csv")
+    parser = verbs.add_parser("export", help=VERBS["export"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--out", default=None, help="output directory (default build/exports/<stack>/)")
 

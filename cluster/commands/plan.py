@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster import parts
+from cluster.cli import VERBS
 from cluster.pipeline import validate
 from cluster.report import to_json, to_text
 
@@ -26,7 +27,7 @@ FILES_TYPE = "pulumi-python:dynamic/gpu-cluster:RenderedFiles"
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("plan", help="list the resources `pulumi up` would register, offline")
+    parser = verbs.add_parser("plan", help=VERBS["plan"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--artifacts-dir", default=None,

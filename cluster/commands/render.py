@@ -11,13 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refusal
 from cluster.pipeline import validate
 from cluster.render import render_tree
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("render", help="write switch configs and host scripts for an on-prem stack")
+    parser = verbs.add_parser("render", help=VERBS["render"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--out", default=None, help="output directory (default build/<stack>/)")
 

@@ -13,13 +13,14 @@ import time
 from pathlib import Path
 
 from cluster import publish
+from cluster.cli import VERBS
 from cluster.pipeline import validate
 from cluster.report import to_text
 from cluster.report_html.page import render_report
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("report", help="write one self-contained HTML report with a topology diagram")
+    parser = verbs.add_parser("report", help=VERBS["report"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--out", default=None, help="output file (default build/<stack>-report.html)")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from cluster.cli import VERBS
 from cluster.formats.github import to_github
 from cluster.formats.sarif import to_sarif
 from cluster.pipeline import validate
@@ -13,7 +14,7 @@ FORMATS = {"text": to_text, "json": to_json, "sarif": to_sarif, "github": to_git
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("validate", help="check a stack against every rule")
+    parser = verbs.add_parser("validate", help=VERBS["validate"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument(
         "--format", choices=sorted(FORMATS), default="text",

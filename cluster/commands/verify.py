@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from cluster.cli import VERBS
 from cluster.findings import Severity, printable
 from cluster.formats.sarif import FINGERPRINT, LEVELS, to_sarif
 from cluster.pipeline import Result, validate
@@ -26,7 +27,7 @@ FORMATS = ("text", "json", "sarif")
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("verify", help="compare what the devices report (LLDP, ibnetdiscover) with the design")
+    parser = verbs.add_parser("verify", help=VERBS["verify"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--lldp", type=Path, metavar="DIR",
                         help="directory of per-device LLDP files named <device>.json (lldpctl, SONiC, NVUE, EOS)")

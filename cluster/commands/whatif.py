@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from cluster.bisection import Cut
+from cluster.cli import VERBS
 from cluster.pipeline import Result, validate
 from cluster.report import to_text
 from cluster.rules.base import plural
@@ -23,7 +24,7 @@ BELOW = {"leaf": "leaf", "spine": "leaf", "core": "spine"}
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = verbs.add_parser("whatif", help="N-1 analysis: the fabric after losing one switch or cable")
+    parser = verbs.add_parser("whatif", help=VERBS["whatif"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--fail", metavar="NAME", help="a fabric switch (spine-003, leaf-001-r3) or a cable LOWER~UPPER")
