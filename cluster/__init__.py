@@ -3,4 +3,4 @@
 Pure Python; never imports pulumi (only components/, __main__.py and policy/ do).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from cluster import __version__
+
 # Verb modules, in help order, with the line `--help` shows for each. Each module has
 # add_parser(verbs) and run(args) -> exit code, and is imported only when its verb runs (or its
 # own --help is asked for): `validate` never loads the renderers, the report or the estimator.
@@ -35,9 +37,10 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def parser(verb: str | None = None) -> argparse.ArgumentParser:
+def parser(verb: str | None = None, prog: str = "python -m cluster") -> argparse.ArgumentParser:
     """The CLI's parser: the full arguments of `verb` (all verbs when None), the others by name."""
-    root = _Parser(prog="python -m cluster", description="Validate, render and plan GPU cluster designs.")
+    root = _Parser(prog=prog, description="Validate, render and plan GPU cluster designs.")
+    root.add_argument("--version", action="version", version=f"gpu-cluster {__version__}")
     verbs = root.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     for name, summary in VERBS.items():
         if verb is None or name == verb:
@@ -53,10 +56,10 @@ def _verb_of(argv: Sequence[str]) -> str | None:
     return first if first in VERBS else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m cluster") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = _verb_of(argv)
-    args = parser(verb or "").parse_args(argv)  # "": no verb module is imported for a usage error
+    args = parser(verb or "", prog).parse_args(argv)  # "": no verb module is imported for a usage error
     module = importlib.import_module(f"cluster.commands.{args.verb.replace('-', '_')}")
     try:
         code: int = module.run(args)
@@ -89,6 +92,11 @@ def _drop_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's last flush cannot fail again at exit."""
     with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def entry() -> None:
+    """The `gpu-cluster` console script (pyproject.toml)."""
+    raise SystemExit(main(prog="gpu-cluster"))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,16 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 PROJECT = "gpu-cluster"
-PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
+PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"  # in a checkout of the project
+
+
+def program() -> Path | None:
+    """The Pulumi program `plan` runs: the checkout's, else the project folder the command runs in
+    (an installed package has no program of its own: `pulumi new` / a clone holds it)."""
+    for candidate in (PROGRAM, Path.cwd() / "__main__.py"):
+        if candidate.is_file() and (candidate.parent / "Pulumi.yaml").is_file():
+            return candidate
+    return None
 STACK_TYPE = "pulumi:pulumi:Stack"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 ORGANIZATION = "organization"  # what a self-managed (DIY) backend calls every stack's organization

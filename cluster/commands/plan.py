@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -45,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
     offline = importlib.import_module("components.offline")
+    if offline.program() is None:
+        print(f"plan: no Pulumi program here: run plan in the project folder (the one with Pulumi.yaml and "
+              f"__main__.py, a clone of gpu-cluster); `validate {args.stack}` and `render` work anywhere", file=sys.stderr)
+        return 2
     settings = {key: str(value) for key, value in result.loaded.settings.items()}
     if args.part or args.parts:
         settings["part"] = args.part or parts.ALL
@@ -61,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     sha = parts.design_sha256(result.loaded.data)
     references = {core: {"part": parts.CORE, "design_sha256": sha}} if core else {}
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
-                          artifacts_dir=args.artifacts_dir, part_settings=settings, references=references)
+                          artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=settings,
+                          references=references)
     plan = as_dict(outcome)
     if core:
         plan["assumes"] = [f"the core stack {core} is up as part core with this design ({sha[:12]})"]
