@@ -68,3 +68,13 @@ def test_applying_the_hint_clears_the_finding(rule: str) -> None:
     # higher recommendation is not met yet is another finding).
     after = [f for f in run(fixed).findings if f.rule == rule and f.severity >= before[0].severity]
     assert after == [], (before[0].hint, [f.message for f in after])
+
+
+def test_every_hint_says_how_to_suppress_it_once_unless_it_cannot_be() -> None:
+    from cluster.rules.base import UNSUPPRESSIBLE
+
+    findings = [f for data in CASES.values() for f in run(data).findings if f.rule != "SCHEMA"]
+    assert findings
+    for finding in findings:
+        expected = 0 if finding.rule in UNSUPPRESSIBLE else 1
+        assert finding.hint.count(f"suppress with {finding.rule}") == expected, finding.hint

@@ -11,6 +11,10 @@ from cluster.findings import Finding, Severity
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, gc_paused
 
+#: Rules whose errors make the outputs impossible (addresses that do not fit cannot be rendered
+#: or deployed): suppressing them changes nothing, and the finding says so.
+UNSUPPRESSIBLE = frozenset({"ADDR-POOL"})
+
 
 class Rule:
     """A design check. `check` yields findings and never changes the spec or the graph."""
@@ -26,6 +30,9 @@ class Rule:
         raise NotImplementedError
 
     def finding(self, path: str, message: str, hint: str, severity: Severity | None = None) -> Finding:
+        """A finding of this rule; its hint ends with how to suppress it (unless it cannot be)."""
+        if self.id not in UNSUPPRESSIBLE and "suppress with" not in hint:
+            hint = f"{hint}; suppress with {self.id}"
         return Finding(self.id, self.severity if severity is None else severity, path, message, hint)
 
 
@@ -50,11 +57,6 @@ def run_rules(rules: list[Rule], spec: ClusterSpec, topology: Topology) -> list[
                 )
             )
     return findings
-
-
-#: Rules whose errors make the outputs impossible (addresses that do not fit cannot be rendered
-#: or deployed): suppressing them changes nothing, and the finding says so.
-UNSUPPRESSIBLE = frozenset({"ADDR-POOL"})
 
 
 def apply_policy(findings: list[Finding], suppress: tuple[str, ...]) -> list[Finding]:

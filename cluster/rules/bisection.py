@@ -70,7 +70,7 @@ class Bisection(Rule):
                 "fabric.max_oversubscription",
                 f"bisection bandwidth of {scope} is {cut.ratio:.2f} of half the GPU injection, as the {accepted[1]} "
                 f"tier's {accepted[0]:g}:1 explains (FAB-OVERSUB, suppressed); no thinner than that",
-                f"the suppressed FAB-OVERSUB finding is the one to revisit; suppress with {self.id}",
+                "the suppressed FAB-OVERSUB finding is the one to revisit",
                 Severity.INFO,
             )
             return
@@ -82,5 +82,5 @@ class Bisection(Rule):
             f"tier's {1 / limit:g}:1), found {cut.ratio:.2f}: {cut.flow_gbps:,} Gbps one way across the "
             f"{cut.describe()}, over {cut.injection_gbps:,} Gbps{thinner}",
             "add uplinks, spines or cores where the cut is thin (balance uneven fabric.leaf_uplinks, spines or "
-            f"spine_uplinks), or raise fabric.max_oversubscription; suppress with {self.id}",
+            "spine_uplinks), or raise fabric.max_oversubscription",
         )

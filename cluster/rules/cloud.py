@@ -33,5 +33,5 @@ class Placement(Rule):
                     f"{pool.path}.nodes",
                     f"{pool.nodes} VMs exceed one placement group ({AZURE_PLACEMENT_GROUP_VMS}); InfiniBand does not "
                     "span placement groups",
-                    f"split the pool into pools of at most {AZURE_PLACEMENT_GROUP_VMS}; suppress with {self.id}",
+                    f"split the pool into pools of at most {AZURE_PLACEMENT_GROUP_VMS}",
                 )

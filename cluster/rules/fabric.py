@@ -59,7 +59,7 @@ class Oversubscription(Rule):
                     path,
                     f"{tier} oversubscription expected <= {limit:g}:1, found {ratio:.2f}:1 at {name} "
                     f"({down:,.0f} Gbps down / {up:,.0f} Gbps up)",
-                    f"{fix}, or raise fabric.max_oversubscription.{tier} to {ratio:.2f}; suppress with {self.id}",
+                    f"{fix}, or raise fabric.max_oversubscription.{tier} to {ratio:.2f}",
                 )
 
 
@@ -92,7 +92,7 @@ class Radix(Rule):
                 f"{network} {tier} {name} needs {used} ports at {data['port_gbps']}G, the {data['model']} has "
                 f"{available}",
                 f"{_radix_fix(spec, network, tier, counts[(network, tier)], used, available)}, a switch with at least "
-                f"{used} ports, or a breakout speed; suppress with {self.id}",
+                f"{used} ports, or a breakout speed",
             )
 
 
@@ -125,7 +125,7 @@ class LinkSpeed(Rule):
             yield self.finding(
                 path,
                 f"{links} links join {lower}G and {upper}G ports and run at {min(lower, upper)}G",
-                f"match the port speeds (a breakout, another switch port_gbps or NIC); suppress with {self.id}",
+                "match the port speeds (a breakout, another switch port_gbps or NIC)",
             )
 
 
@@ -182,7 +182,7 @@ class Connected(Rule):
                             f"GPUs on {names[source]} cannot reach GPUs on {names[leaf]}: no fabric path"
                             + (f" in plane {plane}" if spec.fabric.planes > 1 else ""),
                             "give every leaf uplinks to spines that reach every other leaf (fabric.spines, "
-                            f"leaf_uplinks); suppress with {self.id}",
+                            "leaf_uplinks)",
                         )
                         return
                     if hops + 1 > worst[0]:
@@ -191,7 +191,7 @@ class Connected(Rule):
                 yield self.finding(
                     "policy.max_switch_hops",
                     f"expected at most {limit} switch hops between GPUs, found {worst[0]} from {worst[1]} to {worst[2]}",
-                    f"flatten the fabric or raise policy.max_switch_hops; suppress with {self.id}",
+                    "flatten the fabric or raise policy.max_switch_hops",
                 )
 
     def _planes_shared(self, spec: ClusterSpec) -> Iterator[Finding]:
@@ -224,8 +224,7 @@ class Connected(Rule):
                                 "fabric.planes",
                                 f"GPU {gpu_a} of {pool_a} (plane {sorted(set_a)}) and GPU {gpu_b} of {pool_b} "
                                 f"(plane {sorted(set_b)}) share no plane, so they cannot reach each other over the fabric",
-                                "use NICs with one port per plane (ports_per_nic = planes), or planes: 1; "
-                                f"suppress with {self.id}",
+                                "use NICs with one port per plane (ports_per_nic = planes), or planes: 1"
                             )
                             return
 

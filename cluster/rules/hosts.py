@@ -46,14 +46,14 @@ class GpuNicBandwidth(Rule):
                     f"expected >= {policy.min_gbps_per_gpu:g} Gbps of fabric per GPU, found {per_gpu:g} "
                     f"({layout} for {pool.gpus_per_node} GPUs){slower}",
                     self._hint(pool, "fix", policy.min_gbps_per_gpu, effective)
-                    + f"; or lower policy.min_gbps_per_gpu; suppress with {self.id}",
+                    + "; or lower policy.min_gbps_per_gpu",
                 )
             elif per_gpu < policy.recommended_gbps_per_gpu:
                 yield self.finding(
                     path,
                     f"{per_gpu:g} Gbps of fabric per GPU is below the recommended "
                     f"{policy.recommended_gbps_per_gpu:g} ({layout}){slower}",
-                    self._hint(pool, "improve", policy.recommended_gbps_per_gpu, effective) + f"; suppress with {self.id}",
+                    self._hint(pool, "improve", policy.recommended_gbps_per_gpu, effective),
                     Severity.WARNING,
                 )
             if pool.fabric_nics.count < pool.gpus_per_node:
@@ -61,7 +61,7 @@ class GpuNicBandwidth(Rule):
                     path,
                     f"{pool.fabric_nics.count} fabric NICs for {pool.gpus_per_node} GPUs: GPUs share NICs "
                     "(PCIe and NIC contention, cross-NUMA traffic)",
-                    f"use one fabric NIC per GPU; suppress with {self.id}",
+                    "use one fabric NIC per GPU",
                     Severity.WARNING,
                 )
 
@@ -112,7 +112,7 @@ class RailAlignment(Rule):
                 yield self.finding(
                     data["path"],
                     f"{host} port for rail {data['rail']} lands on {leaf}, a rail-{leaf_data['rail']} leaf",
-                    f"cable rail r of every node to a rail-r leaf; suppress with {self.id}",
+                    "cable rail r of every node to a rail-r leaf",
                 )
                 return
             members[(leaf_data["plane"], leaf_data["group"])][leaf_data["rail"]].add(host)
@@ -125,7 +125,7 @@ class RailAlignment(Rule):
                     f"leaf group {group + 1} (plane {plane}) is not rail-consistent: its rail leaves serve "
                     f"different nodes ({sizes})",
                     "give every pool the same number of fabric ports per node (one per rail), or use separate "
-                    f"fabrics; suppress with {self.id}",
+                    "fabrics",
                 )
                 break
         rail_count = spec.fabric.rails
@@ -136,6 +136,6 @@ class RailAlignment(Rule):
                     f"{pool.path}.fabric_nics",
                     f"{pool.name} reaches rails 0-{used - 1} of {rail_count}: its GPUs cannot use rails "
                     f"{used}-{rail_count - 1}",
-                    f"give every pool {rail_count} fabric ports per plane; suppress with {self.id}",
+                    f"give every pool {rail_count} fabric ports per plane",
                     Severity.WARNING,
                 )

@@ -42,8 +42,7 @@ class Isolation(Rule):
             f"switch{'es' if len(switches) != 1 else ''} ({example}); "
             f"{why}",
             "give storage and management their own switches and NICs (remove fabric.shared_with)"
-            + ("" if protected else ", or give RoCE its own PFC-protected priority")
-            + f"; suppress with {self.id}",
+            + ("" if protected else ", or give RoCE its own PFC-protected priority"),
             severity,
         )
 

@@ -42,6 +42,5 @@ class NetworkOversubscription(Rule):
                     path,
                     f"{network.name} leaf oversubscription expected <= {limit:g}:1, found {load.oversubscription:.2f}:1 at "
                     f"{name} ({load.down_gbps:,.0f} Gbps down / {load.up_gbps:,.0f} Gbps up)",
-                    f"{fix}, or raise {network.name}.max_oversubscription to {load.oversubscription:.2f}; "
-                    f"suppress with {self.id}",
+                    f"{fix}, or raise {network.name}.max_oversubscription to {load.oversubscription:.2f}"
                 )

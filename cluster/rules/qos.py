@@ -54,7 +54,7 @@ class PfcMap(Rule):
                 yield self.finding(
                     "qos.pfc_priorities",
                     f"{len(pfc)} lossless priorities; switch buffers hold headroom for at most two",
-                    f"keep PFC on the RoCE priority (and storage at most); suppress with {self.id}",
+                    "keep PFC on the RoCE priority (and storage at most)",
                     Severity.WARNING,
                 )
         elif pfc:
@@ -78,7 +78,7 @@ class PfcMap(Rule):
             yield self.finding(
                 "qos.storage.priority",
                 f"storage shares RoCE priority {qos.roce.priority}: a storage burst pauses GPU traffic",
-                f"give storage its own priority (default 1); suppress with {self.id}",
+                "give storage its own priority (default 1)",
                 Severity.WARNING,
             )
         for problem in disagreements(host_plan(qos), switch_plan(qos)):
@@ -119,5 +119,5 @@ class Mtu(Rule):
             yield self.finding(
                 "qos.mtu",
                 f"MTU {spec.qos.mtu} is below {ROCE_MIN_MTU}: RoCE falls back to 2048-byte frames",
-                f"set qos.mtu to 9000 (jumbo frames end to end); suppress with {self.id}",
+                "set qos.mtu to 9000 (jumbo frames end to end)",
             )

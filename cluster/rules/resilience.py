@@ -53,6 +53,5 @@ class SingleFailure(Rule):
                 "policy.max_degraded_oversubscription",
                 f"losing {failed} (any single {tier}) should keep every {below} within {limit:g}:1; {effect}",
                 f"spread each {below}'s uplinks over more {tier}s (fabric.spines / cores, leaf_uplinks), or raise "
-                f"policy.max_degraded_oversubscription; see `python -m cluster whatif STACK --fail {failed}`; "
-                f"suppress with {self.id}",
+                f"policy.max_degraded_oversubscription; see `python -m cluster whatif STACK --fail {failed}`"
             )
