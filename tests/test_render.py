@@ -73,7 +73,7 @@ def test_every_switch_of_every_network_gets_a_config(prod_files: dict[str, str])
 def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() -> None:
     data = prod_with(roce={"dscp": 46, "priority": 3})
     data["fabric"]["leaf"]["os"] = "sonic"
-    data["fabric"]["spine"]["os"] = "eos"
+    data["fabric"]["spine"] = {**data["fabric"]["spine"], "switch": "7060X6", "os": "eos"}  # SN5600 runs no EOS
     files = rendered(data)
     script = files["hosts/h200/qos.sh"]
     assert "mlnx_qos -i \"$dev\" --dscp2prio set,46,3" in script
@@ -262,7 +262,8 @@ def test_render_is_a_registered_verb(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_an_eos_template_that_drops_no_drop_fails_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = copy.deepcopy(PROD)
-    data["fabric"]["leaf"]["os"] = data["fabric"]["spine"]["os"] = "eos"
+    for tier in ("leaf", "spine"):
+        data["fabric"][tier] = {**data["fabric"][tier], "switch": "7060X6", "os": "eos"}  # SN5600 runs no EOS
     assert _qos_findings(validate_mapping("t", data)) == []
     templates = tmp_path / "templates"
     shutil.copytree(engine.TEMPLATES, templates)

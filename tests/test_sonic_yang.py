@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from cluster.pipeline import Result, validate
+from cluster.render import render_tree
 from tests import sonic_yang_check as yang
-from tests.conftest import missing_tool
+from tests.conftest import ROOT, missing_tool, run
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +73,62 @@ def test_a_table_without_a_model_fails(sample: dict[str, Any]) -> None:
     config = copy.deepcopy(sample)
     config["BUFFER_PGS"] = {"Ethernet0|3": {"profile": "x"}}
     assert yang.errors(config) == "tables with no YANG model: BUFFER_PGS"
+
+
+# --- every rendered config_db.json ---------------------------------------------------------
+
+STACKS = sorted(path.stem.removeprefix("Pulumi.") for path in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+THREE_TIER_SONIC = {
+    "name": "tiers",
+    "target": "onprem",
+    "node_pools": [{"name": "h200", "nodes": 128, "gpu": "H200", "fabric_nics": {"count": 8, "gbps": 400},
+                    "storage_nics": {"count": 2, "gbps": 200}}],
+    "fabric": {"leaf": {"switch": "SN5600", "ports": 32, "port_gbps": 400, "os": "sonic"},
+               "spine": {"switch": "SN5600", "ports": 32, "port_gbps": 400, "os": "sonic"},
+               "core": {"switch": "SN5600", "ports": 32, "port_gbps": 400, "os": "sonic"}},
+    "storage": {"leaf": {"switch": "SN5600", "port_gbps": 200, "os": "sonic"}},
+}
+
+
+def sonic_configs(result: Result) -> dict[str, dict[str, Any]]:
+    assert result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    files = render_tree(result.spec, result.topology)
+    return {path: json.loads(text) for path, text in files.items() if path.endswith("config_db.json")}
+
+
+def assert_all_validate(configs: dict[str, dict[str, Any]]) -> None:
+    failures = {path: message for path, config in sorted(configs.items()) if (message := yang.errors(config))}
+    assert not failures, f"{len(failures)} of {len(configs)} configs fail YANG, first: {next(iter(failures.items()))}"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_config_db_of_every_example_validates(sample: dict[str, Any], name: str) -> None:
+    result = validate(name)
+    assert result.spec is not None, [str(f) for f in result.findings]
+    if result.spec.target != "onprem":
+        pytest.skip(f"{name} is a cloud stack: no switch configs")
+    assert_all_validate(sonic_configs(result))
+
+
+def test_the_examples_render_sonic(sample: dict[str, Any]) -> None:
+    """The parametrized test above is not vacuous: dev renders its fabric on SONiC."""
+    configs = sonic_configs(validate("dev"))
+    assert {path.split("/")[1] for path in configs} >= {"leaf-001-r0", "leaf-001-r7", "spine-001"}
+
+
+def test_every_config_db_of_a_three_tier_sonic_design_validates(sample: dict[str, Any]) -> None:
+    result = run(THREE_TIER_SONIC)
+    assert result.ok, [str(f) for f in result.findings if str(f.severity) == "error"]
+    configs = sonic_configs(result)
+    tiers = {config["DEVICE_METADATA"]["localhost"]["type"] for config in configs.values()}
+    assert tiers >= {"ToRRouter", "LeafRouter", "SpineRouter"}  # leaves, spines and cores all on SONiC
+    assert_all_validate(configs)
+
+
+def test_a_rendered_config_with_a_port_lane_removed_fails(sample: dict[str, Any]) -> None:
+    configs = sonic_configs(validate("dev"))
+    config = configs["switches/leaf-001-r0/config_db.json"]
+    assert yang.errors(config) == ""
+    first = sorted(config["PORT"])[0]
+    del config["PORT"][first]["lanes"]
+    assert 'Mandatory node "lanes" instance does not exist' in yang.errors(config)

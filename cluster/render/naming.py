@@ -2,10 +2,13 @@
 
 Switch ports are numbered from 0 in cabling order (downlinks first, uplinks on the top
 ports) and named the way each OS numbers front-panel ports:
-- sonic: `Ethernet{4 * index}` (the 4-lane step of 51.2T boxes in 400G mode; a HWSKU's
-  port_config.ini is the authority, check it before loading),
+- sonic: the name of the index-th front-panel port of the model's SKU at the port speed, from
+  the SKU's port_config.ini (catalog sonic_ports.yaml: `Ethernet0`, `Ethernet4`.. on an
+  SN5600 at 400G, `Ethernet0`, `Ethernet2`.. at 200G); a model or speed with no SKU there is a
+  SCHEMA error before anything renders,
 - nvue (Cumulus Linux): `swp{index + 1}`,
-- eos: `Ethernet{index + 1}/1`.
+- eos: `Ethernet{index + 1}/1`,
+- opensm (InfiniBand): the port number, from 1.
 
 Host NICs, per pool, in rail order (port r of the node is rail r):
 - fabric RDMA devices `mlx5_{r}` and netdevs `rail{r}`; storage netdevs `stor{i}`;
@@ -16,18 +19,27 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 
 from __future__ import annotations
 
+from cluster.catalog import SonicPort, load_catalog
 from cluster.spec import Nics, PoolSpec
 
-SONIC_LANE_STEP = 4
+
+def sonic_port(model: str, gbps: int, index: int) -> SonicPort:
+    """Port `index` (0-based, front-panel order) of the SONiC SKU of `model` at `gbps`."""
+    sku = load_catalog().sonic_sku(model, gbps)
+    if sku is None or index >= len(sku.port_map):
+        raise ValueError(f"no SONiC port {index} for {model} at {gbps}G in catalog sonic_ports.yaml")
+    return sku.port_map[index]
 
 
-def switch_port(os: str, index: int) -> str:
-    """Front-panel name of port `index` (0-based) on a switch running `os`."""
+def switch_port(os: str, index: int, model: str, gbps: int) -> str:
+    """Front-panel name of port `index` (0-based) on a `model` switch running `os`, ports at `gbps`."""
     if os == "nvue":
         return f"swp{index + 1}"
     if os == "eos":
         return f"Ethernet{index + 1}/1"
-    return f"Ethernet{SONIC_LANE_STEP * index}"
+    if os == "opensm":
+        return str(index + 1)  # InfiniBand switches number their ports from 1
+    return sonic_port(model, gbps, index).name
 
 
 def _given(nics: Nics, key: str) -> tuple[str, ...]:

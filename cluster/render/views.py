@@ -152,6 +152,7 @@ class Switch:
     tier: str
     os: str
     model: str
+    port_gbps: int  # the speed its ports are set up for (the model's SKU at that speed, on SONiC)
     loopback: str | None
     asn: int | None
     ports: tuple[Port, ...]
@@ -170,6 +171,10 @@ class Switch:
     @property
     def qos_ports(self) -> tuple[Port, ...]:
         return tuple(port for port in self.ports if port.qos)
+
+
+def _port_name(switch: dict[str, Any], index: int) -> str:
+    return switch_port(switch["os"], index, switch["model"], switch["port_gbps"])
 
 
 _Link = tuple[str, str, str, int]  # (switch, peer, network, link index)
@@ -216,7 +221,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
         for peer, network, index, edge in _cables(topology, name):
             peer_data = nodes[peer]
             if network == "oob" and data["network"] != "oob":
-                management = f"{peer} {switch_port(peer_data['os'], indexes[(peer, name, network, index)])}"
+                management = f"{peer} {_port_name(peer_data, indexes[(peer, name, network, index)])}"
                 continue
             port_index = indexes[(name, peer, network, index)]
             if peer_data["kind"] == "host":
@@ -234,7 +239,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 if network == "oob":
                     role = "device" if edge["upper"] == name else "up"
                 peer_index = indexes.get((peer, name, network, index))
-                peer_port = switch_port(peer_data["os"], peer_index) if peer_index is not None else "mgmt"
+                peer_port = _port_name(peer_data, peer_index) if peer_index is not None else "mgmt"
                 description = f"{peer} {peer_port}"
             address = peer_address = None
             peer_asn = None
@@ -249,7 +254,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             lower = nodes[edge["lower"]]
             cable = CABLE_METERS["host"] if lower["kind"] == "host" else CABLE_METERS.get(lower["tier"], 300)
             ports.append(Port(
-                name=switch_port(data["os"], port_index),
+                name=_port_name(data, port_index),
                 number=port_index,
                 role=role,
                 network=network,
@@ -273,6 +278,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             tier=data["tier"],
             os=data["os"],
             model=data["model"],
+            port_gbps=data["port_gbps"],
             loopback=loopback,
             asn=addresses.asns.get(name),
             ports=tuple(ports),
