@@ -295,3 +295,50 @@ def test_every_catalog_model_runs_its_default_os_and_says_where_that_is_stated()
             assert entry.runs == ("opensm",), name
     assert "eos" not in load_catalog().switches["SN5600"].runs
     assert load_catalog().switches["7808R3"].runs == ("eos",)
+
+
+# --- NVUE and EOS names from the same cage data ----------------------------------------------------
+
+def rendered_switch(fabric: dict[str, Any], name: str, file: str) -> str:
+    result = run(stack(fabric=fabric))
+    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    return render_tree(result.spec, result.topology)[f"switches/{name}/{file}"]
+
+
+def test_sn5600_cage_data_is_the_platform_json() -> None:
+    cages = json.loads(vendor(PLATFORM_DIRS["SN5600"] / "platform.json").read_text())["interfaces"]
+    osfp = {name: cage for name, cage in cages.items() if len(cage["lanes"].split(",")) > 1}
+    entry = load_catalog().switches["SN5600"]
+    assert entry.cages is not None
+    assert len(osfp) == entry.cages.count
+    assert {len(cage["lanes"].split(",")) for cage in osfp.values()} == {entry.cages.lanes}
+    for gbps, ports in entry.port_modes.items():
+        per_cage = ports // entry.cages.count
+        # platform.json names a breakout mode `kxSG[other speeds]`: k ports per cage at S or a bracketed speed
+        modes = {mode for cage in osfp.values() for mode in cage["breakout_modes"]
+                 if mode.startswith(f"{per_cage}x") and re.search(rf"(x|\[|,){gbps}G", mode)}
+        assert modes, (gbps, per_cage)
+
+
+def test_nvue_names_the_subports_of_each_broken_out_cage() -> None:
+    fabric = {"leaf": {"switch": "SN5600", "port_gbps": 400}, "spine": {"switch": "SN5600", "port_gbps": 400}}
+    nvue = rendered_switch(fabric, "spine-001", "nvue.sh")
+    names = re.findall(r"^nv set interface (swp\S+) link mtu", nvue, re.M)
+    assert names and all(re.fullmatch(r"swp([1-9]|[1-5][0-9]|6[0-4])s[01]", name) for name in names), names
+    assert len(names) == len(set(names))
+    cages = sorted({int(name[3:].split("s")[0]) for name in names})
+    assert re.findall(r"^nv set interface (swp\d+) link breakout 2x$", nvue, re.M) == [f"swp{cage}" for cage in cages]
+    first_config = nvue.index("link breakout")
+    assert all(nvue.index(f"nv set interface {name} ") > first_config for name in names)
+
+
+def test_eos_names_the_first_lane_of_each_port_and_its_lane_count() -> None:
+    for gbps, lanes, speed in ((400, ("1", "5"), "400g-4"), (200, ("1", "3", "5", "7"), "200g-2")):
+        fabric = {"leaf": {"switch": "7060X6", "port_gbps": gbps}, "spine": {"switch": "7060X6", "port_gbps": gbps}}
+        eos = rendered_switch(fabric, "spine-001", "eos.cfg")
+        ports = re.findall(r"^interface (Ethernet\d+/\d+)\n(?:   .*\n)*?   speed (\S+)", eos, re.M)
+        assert ports
+        for name, port_speed in ports:
+            cage, lane = name[len("Ethernet"):].split("/")
+            assert 1 <= int(cage) <= 64 and lane in lanes, name
+            assert port_speed == speed, (name, port_speed)

@@ -87,10 +87,19 @@ class UplinkPorts(Entry):
     gbps: int
 
 
+class Cages(Entry):
+    """The front-panel cages of a model: `count` cages of `lanes` electrical lanes each."""
+
+    count: int = Field(ge=1)
+    lanes: int = Field(ge=1)
+    source: str
+
+
 class Switch(Entry):
     transport: Literal["ethernet", "infiniband"]
     port_modes: dict[int, int] = Field(min_length=1)
     uplink_ports: UplinkPorts | None = None
+    cages: Cages | None = None
     os: Literal["sonic", "nvue", "eos", "opensm"]
     source: str
     runs: tuple[Literal["sonic", "nvue", "eos", "opensm"], ...] = Field(min_length=1)  # dialects it can run

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from cluster.addressing import Addresses
 from cluster.ports import port_index, switch_ports
 from cluster.qos import QosSide, classes
-from cluster.render.naming import host_port_label, switch_port
+from cluster.render.naming import breakout, host_port_label, switch_port
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology
@@ -131,6 +131,7 @@ class Port(NamedTuple):
     peer_asn: int | None
     qos: bool  # the fabric's QoS (trust DSCP, PFC, ECN) applies on this port
     cable_m: int
+    lanes: int | None = None  # electrical lanes of the port where the model's cages are known
 
     @property
     def speed_mbps(self) -> int:
@@ -139,7 +140,7 @@ class Port(NamedTuple):
     @property
     def eos_speed(self) -> str:
         """EOS names multi-lane speeds with their lane count (`speed 400g-8`)."""
-        lanes = EOS_LANES.get(self.speed_gbps)
+        lanes = self.lanes or EOS_LANES.get(self.speed_gbps)
         return f"{self.speed_gbps}g-{lanes}" if lanes else f"{self.speed_gbps}g"
 
 
@@ -159,6 +160,7 @@ class Switch:
     management: str  # the description of the management port's cable
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
     qos: QosView | None
+    breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
 
     @property
     def routed(self) -> bool:
@@ -215,6 +217,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     for name in sorted(names if names is not None else [name for name, _ in topology.switches()]):
         data = nodes[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
+        own_split = breakout(data["model"], data["port_gbps"])
+        lanes = own_split.lanes if own_split is not None else None
         ports: list[Port] = []
         networks: list[str] = []
         management = ""
@@ -267,8 +271,14 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 peer_asn=peer_asn,
                 qos=network in qos_networks,
                 cable_m=cable,
+                lanes=lanes,
             ))
         ports.sort(key=lambda port: port.number)
+        split = breakout(data["model"], data["port_gbps"])
+        breakouts: tuple[tuple[str, str], ...] = ()
+        if split is not None and split.ports > 1 and data["os"] == "nvue":
+            cages = sorted({port.number // split.ports + 1 for port in ports if port.number < data["ports"]})
+            breakouts = tuple((f"swp{cage}", f"{split.ports}x") for cage in cages)
         loopback = addresses.loopback(name)
         if loopback is not None:
             networks.insert(0, f"{loopback}/32")
@@ -285,4 +295,5 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             management=management,
             networks=tuple(networks),
             qos=switch_qos if data["network"] == FABRIC else None,
+            breakouts=breakouts,
         )
