@@ -11,6 +11,7 @@ Usage: python scripts/import_sonic_ports.py [SONIC_TREE]
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -55,6 +56,9 @@ def main(argv: list[str]) -> int:
         for gbps, (hwsku, (objects, lossless, lossy_pool, buffer_source)) in sorted(skus.items(), reverse=True):
             rel = f"device/{vendor}/{platform}/{hwsku}/port_config.ini"
             rows = [row for row in port_rows(tree / rel) if int(row[4]) == gbps * 1000]
+            create_only = tree / f"device/{vendor}/{platform}/{hwsku}/create_only_config_db_buffers.json"
+            create = create_only.is_file() and json.loads(create_only.read_text())["DEVICE_METADATA"]["localhost"].get(
+                "create_only_config_db_buffers") == "true"
             out += [f"    {gbps}:", f"      hwsku: {hwsku}", "      fec: rs",
                     f"      fec_source: \"{FEC}\"",
                     f"      source: \"sonic-net/sonic-buildimage@{COMMIT[:12]}:{rel}\"",
@@ -62,6 +66,7 @@ def main(argv: list[str]) -> int:
                     f"        lossless: {'true' if lossless else 'false'}",
                     f"        ingress_lossy_pool: {'true' if lossy_pool else 'false'}",
                     f"        egress_lossless_pool_bytes: {EGRESS_LOSSLESS_POOL}",
+                    f"        create_only_config_db_buffers: {'true' if create else 'false'}",
                     f"        source: \"{buffer_source}\"", "      ports:"]
             out += [f"        - {' '.join(row[:4])}" for row in rows]
     (ROOT / "cluster" / "catalog" / "sonic_ports.yaml").write_text("\n".join(out) + "\n")

@@ -223,6 +223,9 @@ def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -
         assert sku.buffers.objects == sku.hwsku
         assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
         assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
+    create_only = folder / "create_only_config_db_buffers.json"
+    metadata = json.loads(create_only.read_text())["DEVICE_METADATA"]["localhost"] if create_only.is_file() else {}
+    assert (metadata.get("create_only_config_db_buffers") == "true") == sku.buffers.create_only_config_db_buffers
     t0 = vendor(folder / "buffers_defaults_t0.j2").read_text()
     if "{% set" in t0:  # a template of the SKU's own (not a link to one outside the vendor copy)
         sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))
@@ -239,6 +242,10 @@ def test_rendered_buffer_pools_follow_the_sku() -> None:
     assert all(pool["mode"] == "dynamic" for pool in pools.values())
     profile_pools = {profile["pool"] for profile in config["BUFFER_PROFILE"].values()}
     assert profile_pools == set(pools)
+    # the SKU creates only the buffers config_db lists: every configured port has its PG and queues
+    assert config["DEVICE_METADATA"]["localhost"]["create_only_config_db_buffers"] == "true"
+    for port in config["PORT"]:
+        assert f"{port}|0" in config["BUFFER_PG"] and port in config["BUFFER_PORT_INGRESS_PROFILE_LIST"]
 
 
 def test_a_lossless_plan_on_a_lossy_only_sku_is_a_schema_error() -> None:

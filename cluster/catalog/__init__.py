@@ -122,6 +122,7 @@ class SonicBuffers(Entry):
     lossless: bool  # the templates have lossless profiles (PFC headroom); False: a lossy-only SKU
     ingress_lossy_pool: bool  # lossy ingress traffic has a pool of its own (else the lossless pool)
     egress_lossless_pool_bytes: int
+    create_only_config_db_buffers: bool  # the SKU's create_only_config_db_buffers.json sets it
     source: str
 
 

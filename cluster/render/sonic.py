@@ -181,6 +181,10 @@ def config_db(switch: Switch) -> dict[str, Any]:
         metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE})
     if switch.qos is not None:
         metadata["buffer_model"] = "dynamic"
+        if sku.buffers.create_only_config_db_buffers and switch.qos_ports and len(switch.qos_ports) == len(switch.ports):
+            # as the SKU's create_only_config_db_buffers.json: buffers only for the tables below,
+            # which cover every port (else SAI's default buffers stay for the ports they leave out)
+            metadata["create_only_config_db_buffers"] = "true"
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": metadata},
         "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0", "description": switch.management or "oob"}},
