@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from cluster.pipeline import Result, validate
 from cluster.render import render_tree
@@ -122,6 +123,26 @@ def test_every_config_db_of_a_three_tier_sonic_design_validates(sample: dict[str
     configs = sonic_configs(result)
     tiers = {config["DEVICE_METADATA"]["localhost"]["type"] for config in configs.values()}
     assert tiers >= {"ToRRouter", "LeafRouter", "SpineRouter"}  # leaves, spines and cores all on SONiC
+    assert_all_validate(configs)
+
+
+def on_sonic(stack_name: str) -> dict[str, Any]:
+    """An example stack with every SN5600 tier (fabric and storage) switched to SONiC."""
+    data: dict[str, Any] = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack_name}.yaml").read_text())
+    design = data["config"]["gpu-cluster:cluster"]
+    design.setdefault("storage", {"leaf": {"switch": "SN5600"}, "spine": {"switch": "SN5600"}})  # the defaults
+    for section in ("fabric", "storage"):
+        for tier, ref in (design.get(section) or {}).items():
+            if isinstance(ref, dict) and ref.get("switch") == "SN5600":
+                design[section][tier] = {**ref, "os": "sonic"}
+    return dict(design)
+
+
+@pytest.mark.parametrize("name", ["prod", "superpod", "legacy"])
+def test_every_config_db_of_an_example_rendered_for_sonic_validates(sample: dict[str, Any], name: str) -> None:
+    result = run(on_sonic(name))
+    configs = sonic_configs(result)
+    assert configs
     assert_all_validate(configs)
 
 
