@@ -32,6 +32,10 @@ from cluster.spec import (
 
 # --------------------------------------------------------------------------- errors
 
+# A box given by {ports, port_gbps} has no platform data: no SONiC SKU port map (lanes) exists
+# for it, so it renders in a dialect whose port names follow from the port number alone.
+GENERIC_OS = "nvue"
+
 
 #: Ranges an address pool may not touch: the addresses are not unicast host addresses there.
 SPECIAL_RANGES = {
@@ -82,16 +86,17 @@ class _Resolver:
             ref = sf.SwitchRef(switch=default_model)
         if ref.switch is None:
             assert ref.ports is not None and ref.port_gbps is not None
-            return SwitchModel(
+            generic = SwitchModel(
                 model=f"generic-{ref.ports}x{ref.port_gbps}g",
                 ports=ref.ports,
                 port_gbps=ref.port_gbps,
                 uplink_ports=ref.uplink_ports or 0,
                 uplink_gbps=ref.uplink_gbps or (ref.port_gbps if ref.uplink_ports else 0),
                 transport="ethernet",
-                os=ref.os or "sonic",
+                os=ref.os or GENERIC_OS,
                 path=path,
             )
+            return generic if self._sonic_ports(generic, ref) else None
         entry = self.catalog.switches.get(ref.switch)
         if entry is None:
             self.error(
@@ -130,7 +135,15 @@ class _Resolver:
             os = "opensm"
         elif ref.os is None and entry.os == "opensm":
             os = "sonic"
-        return SwitchModel(
+        elif os not in entry.runs:
+            runs = " or ".join(entry.runs)
+            self.error(
+                f"{path}.os",
+                f"{ref.switch} does not run {os}: it runs {runs} ({entry.runs_source})",
+                f"set os to {runs}, or pick a model that runs {os}",
+            )
+            return None
+        model = SwitchModel(
             model=ref.switch,
             ports=ports,
             port_gbps=gbps,
@@ -140,6 +153,23 @@ class _Resolver:
             os=os,
             path=path,
         )
+        return model if self._sonic_ports(model, ref) else None
+
+    def _sonic_ports(self, model: SwitchModel, ref: sf.SwitchRef) -> bool:
+        """SONiC takes its port names and lanes from the SKU's port map: without one for this
+        model at this speed (catalog sonic_ports.yaml) there is no valid config_db to write."""
+        if model.os != "sonic" or self.catalog.sonic_sku(model.model, model.port_gbps) is not None:
+            return True
+        known = "; ".join(f"{name} at {', '.join(f'{gbps}G' for gbps in sorted(platform.skus, reverse=True))}"
+                          for name, platform in sorted(self.catalog.sonic_platforms.items()))
+        what = f"{ref.switch} at {model.port_gbps}G" if ref.switch else f"a generic {model.ports} x {model.port_gbps}G box"
+        self.error(
+            f"{model.path}.switch" if ref.switch and not ref.os else f"{model.path}.os",
+            f"SONiC needs the SKU port map (lanes, alias, index) of {what}, and the catalog has none "
+            f"(SONiC SKUs known: {known})",
+            "use a model and port_gbps with a SONiC SKU, or set os: nvue or eos",
+        )
+        return False
 
     # ----- pools
 
@@ -473,6 +503,24 @@ class _Resolver:
             return None
         return raw or sf.Qos()
 
+    def _lossless_buffers(self, fabric: FabricSpec | None) -> None:
+        """A lossless plan on SONiC needs a SKU whose buffer templates have lossless profiles."""
+        qos = self.raw.qos or sf.Qos()
+        if fabric is None or fabric.transport != "roce" or qos.mode != "lossless" or not qos.pfc_priorities:
+            return
+        given_core = self.raw.fabric is not None and self.raw.fabric.core is not None
+        for model in (fabric.leaf, fabric.spine, *((fabric.core,) if given_core else ())):
+            sku = self.catalog.sonic_sku(model.model, model.port_gbps) if model.os == "sonic" else None
+            if sku is not None and not sku.buffers.lossless:
+                lossless = sorted(gbps for gbps, other in self.catalog.sonic_platforms[model.model].skus.items()
+                                  if other.buffers.lossless)
+                self.error(
+                    f"{model.path}.port_gbps",
+                    f"SONiC SKU {sku.hwsku} ({model.model} at {model.port_gbps}G) is lossy only: its buffer "
+                    f"templates have no lossless profile, so PFC priorities {qos.pfc_priorities} get no headroom",
+                    f"use port_gbps {' or '.join(str(gbps) for gbps in lossless)}, qos.mode: lossy, or os: nvue",
+                )
+
     def cluster(self) -> ClusterSpec | None:
         raw = self.raw
         cloud_target = raw.target in CLOUD_TARGETS
@@ -500,6 +548,7 @@ class _Resolver:
             if fabric is not None and fabric.transport == "infiniband" and raw.qos is not None:
                 self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes)",
                              "remove `qos`, or use transport: roce", Severity.INFO)
+            self._lossless_buffers(fabric)
         self.addressing()
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):

@@ -220,12 +220,12 @@ def test_bad_costs_are_schema_errors(costs: dict[str, object], words: str) -> No
 
 
 def test_generic_switches_are_priced_per_port() -> None:
-    result = _ok(validate("dev"))  # leaf {ports: 32, port_gbps: 400}
+    result = _ok(validate("article-c"))  # leaf {ports: 64, port_gbps: 400}
     bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
     leaf = next(line for line in bom.lines if line.network == "fabric" and line.tier == "leaf")
     port = load_prices().items["generic-port-400g"]
     assert leaf.item == "generic-port-400g"
-    assert leaf.unit_usd == (32 * port.usd[0], 32 * port.usd[1])
+    assert leaf.unit_usd == (64 * port.usd[0], 64 * port.usd[1])
 
 
 def test_every_price_names_its_source_and_status() -> None:

@@ -41,7 +41,7 @@ def test_packed_leaves_beyond_the_nodes_stay_empty_and_the_design_still_validate
     assert hosts_per_group(result) == {0: 32, 1: 8}
     assert result.spec is not None and result.topology is not None
     files = render_tree(result.spec, result.topology)
-    assert "switches/leaf-003-r0/config_db.json" in files
+    assert any(path.startswith("switches/leaf-003-r0/") for path in files)
 
 
 def test_packed_fills_what_a_leaf_holds_beside_the_uplinks_it_was_given() -> None:

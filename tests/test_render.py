@@ -73,7 +73,7 @@ def test_every_switch_of_every_network_gets_a_config(prod_files: dict[str, str])
 def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() -> None:
     data = prod_with(roce={"dscp": 46, "priority": 3})
     data["fabric"]["leaf"]["os"] = "sonic"
-    data["fabric"]["spine"]["os"] = "eos"
+    data["fabric"]["spine"] = {**data["fabric"]["spine"], "switch": "7060X6", "os": "eos"}  # SN5600 runs no EOS
     files = rendered(data)
     script = files["hosts/h200/qos.sh"]
     assert "mlnx_qos -i \"$dev\" --dscp2prio set,46,3" in script
@@ -147,7 +147,8 @@ def test_wrong_number_of_device_names_is_a_schema_error() -> None:
 
 def test_switch_ports_name_their_peers_with_addresses_and_asns(prod_files: dict[str, str]) -> None:
     nvue = prod_files["switches/leaf-001-r3/nvue.sh"]
-    assert "nv set interface swp1 description 'h200-node-001 nic3'" in nvue
+    assert "nv set interface swp1 link breakout 2x" in nvue  # SN5600 at 400G: two ports per OSFP cage
+    assert "nv set interface swp1s0 description 'h200-node-001 nic3'" in nvue
     assert "nv set router bgp autonomous-system 4200001004" in nvue
     spine = prod_files["switches/spine-001/nvue.sh"]
     assert "nv set router bgp autonomous-system 4200000000" in spine
@@ -271,7 +272,8 @@ def test_render_is_a_registered_verb(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_an_eos_template_that_drops_no_drop_fails_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = copy.deepcopy(PROD)
-    data["fabric"]["leaf"]["os"] = data["fabric"]["spine"]["os"] = "eos"
+    for tier in ("leaf", "spine"):
+        data["fabric"][tier] = {**data["fabric"][tier], "switch": "7060X6", "os": "eos"}  # SN5600 runs no EOS
     assert _qos_findings(validate_mapping("t", data)) == []
     templates = tmp_path / "templates"
     shutil.copytree(engine.TEMPLATES, templates)

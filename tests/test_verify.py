@@ -35,13 +35,17 @@ LLDPD = DATA / "lldpd"
 
 
 def tiny(leaf_os: str, spine_os: str) -> Any:
-    """The live-test design with other switch dialects."""
+    """The live-test design with other switch dialects (SONiC on 8 ports of an SN5600 at 400G, the
+    platform with a SONiC port map; its links run at the hosts' 10G)."""
+    def switch(os: str) -> dict[str, Any]:
+        if os == "sonic":
+            return {"switch": "SN5600", "ports": 8, "port_gbps": 400, "os": os}
+        return {"ports": 8, "port_gbps": 10, "os": os}
+
     result = validate_mapping("tiny", {
         "name": "tiny", "target": "onprem",
         "node_pools": [{"name": "gpu", "nodes": 2, "gpu": "H200", "fabric_nics": {"count": 2, "gbps": 10}}],
-        "fabric": {"leaf": {"ports": 8, "port_gbps": 10, "os": leaf_os},
-                   "spine": {"ports": 8, "port_gbps": 10, "os": spine_os},
-                   "leaves": 2, "spines": 1, "leaf_uplinks": 2},
+        "fabric": {"leaf": switch(leaf_os), "spine": switch(spine_os), "leaves": 2, "spines": 1, "leaf_uplinks": 2},
     })
     assert result.spec is not None and result.topology is not None
     return result
@@ -165,7 +169,7 @@ def test_sonic_aliases_port_speed_and_swap() -> None:
     found, matched = run_verify(tiny("sonic", "sonic"), DATA / "sonic")
     assert found == {
         ("CABLE-SPEED", "leaf-001-r0 Ethernet24 <-> spine-001 Ethernet0 (fabric leaf-spine) runs at 1 Gb/s, the "
-         "design expects 10 Gb/s"),
+         "design expects 400 Gb/s"),
         ("CABLE-SWAPPED", "cables swapped (both rail 1): host gpu-node-001 port rail1 reaches rail 1 leaf "
          "leaf-001-r1 port Ethernet4 and host gpu-node-002 port rail1 reaches rail 1 leaf leaf-001-r1 port Ethernet0; "
          "the design has gpu-node-001 rail1 <-> leaf-001-r1 Ethernet0 and gpu-node-002 rail1 <-> leaf-001-r1 Ethernet4"),
@@ -300,14 +304,14 @@ def test_bmc_ports_need_the_oob_leaf_and_bmc_names_map_to_their_host(tmp_path: P
     oob = tmp_path / "oob"
     oob.mkdir()
     (oob / "oob-leaf-001.json").write_text(
-        '{"lldp": {"interface": {"Ethernet0": {"age": "0 day, 00:03:00", "chassis": {"gpu-node-001-bmc": '
+        '{"lldp": {"interface": {"swp1": {"age": "0 day, 00:03:00", "chassis": {"gpu-node-001-bmc": '
         '{"id": {"type": "mac", "value": "3c:ec:ef:00:00:01"}}}, "port": {"id": {"type": "mac", '
         '"value": "3c:ec:ef:00:00:01"}, "descr": "eth0"}}}}}')
     claims, reporting = gather(result.topology, cables, oob, None, None)
     checked = verify(result.spec, result.topology, cables, claims, reporting, ["oob"])
     assert checked.comparison.matched == {("oob", "host-leaf"): 1}
     assert [f.message for f in checked.findings if "bmc" in f.message] == [
-        "gpu-node-002 bmc <-> oob-leaf-001 Ethernet4 (oob host-leaf): no link, neither end reports a neighbor"]
+        "gpu-node-002 bmc <-> oob-leaf-001 swp2 (oob host-leaf): no link, neither end reports a neighbor"]
 
 
 def test_wrong_spine_port_names_both_designed_owners(tmp_path: Path) -> None:

@@ -24,17 +24,19 @@ from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
 _PROBE_PORT = 0
+_PROBE_MODEL = ("SN5600", 400)  # a model every dialect has port names for
 
 
 def _probe_switch(spec: ClusterSpec, os: str) -> Switch:
     """A one-port fabric leaf in dialect `os`: the QoS part of the template is all that matters."""
     assert spec.qos is not None
-    port = Port(name=switch_port(os, _PROBE_PORT), number=_PROBE_PORT, role="host", network=FABRIC, speed_gbps=400,
-                mtu=SWITCH_MTU,
+    model, gbps = _PROBE_MODEL
+    port = Port(name=switch_port(os, _PROBE_PORT, model, gbps), number=_PROBE_PORT, role="host", network=FABRIC,
+                speed_gbps=gbps, mtu=SWITCH_MTU,
                 description="probe-node-001 nic0", peer="probe-node-001", address=None, peer_address=None,
                 peer_asn=None, qos=True, cable_m=5)
-    return Switch(name="qos-probe", network=FABRIC, tier="leaf", os=os, model="probe", loopback=None, asn=None,
-                  ports=(port,), management="", networks=(), qos=qos_view(spec.qos, switch_plan(spec.qos)))
+    return Switch(name="qos-probe", network=FABRIC, tier="leaf", os=os, model=model, port_gbps=gbps, loopback=None,
+                  asn=None, ports=(port,), management="", networks=(), qos=qos_view(spec.qos, switch_plan(spec.qos)))
 
 
 def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:

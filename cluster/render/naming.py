@@ -2,10 +2,19 @@
 
 Switch ports are numbered from 0 in cabling order (downlinks first, uplinks on the top
 ports) and named the way each OS numbers front-panel ports:
-- sonic: `Ethernet{4 * index}` (the 4-lane step of 51.2T boxes in 400G mode; a HWSKU's
-  port_config.ini is the authority, check it before loading),
-- nvue (Cumulus Linux): `swp{index + 1}`,
-- eos: `Ethernet{index + 1}/1`.
+- sonic: the name of the index-th front-panel port of the model's SKU at the port speed, from
+  the SKU's port_config.ini (catalog sonic_ports.yaml: `Ethernet0`, `Ethernet4`.. on an
+  SN5600 at 400G, `Ethernet0`, `Ethernet2`.. at 200G); a model or speed with no SKU there is a
+  SCHEMA error before anything renders,
+- nvue (Cumulus Linux): on a model with cage data (catalog `cages`) whose port speed splits each
+  cage into k > 1 ports, port i is `swp{C}s{S}` (cage C = i // k + 1, subport S = i % k), the names
+  `nv set interface swpC link breakout kx` creates (NVUE reference, docs.nvidia.com/networking-
+  ethernet-software/nvue-reference: "breakout 4x, parent ports swp1 through swp32 split into
+  sub-interfaces swp1s0 through swp32s3"); otherwise `swp{index + 1}`,
+- eos: on a model with cage data, `Ethernet{C}/{L}` with L the first of the port's lanes (an OSFP
+  cage N exposes Ethernet N/1 to N/8, one per lane, arista.com/en/um-eos/eos-layer-1-profiles; so
+  2 x 400G on an 8-lane cage is N/1 and N/5, each `speed 400g-4`); otherwise `Ethernet{index + 1}/1`,
+- opensm (InfiniBand): the port number, from 1.
 
 Host NICs, per pool, in rail order (port r of the node is rail r):
 - fabric RDMA devices: the stack file's `fabric_nics.devices`, else the server catalog's
@@ -19,19 +28,50 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 
 from __future__ import annotations
 
-from cluster.catalog import load_catalog
+from typing import NamedTuple
+
+from cluster.catalog import SonicPort, load_catalog
 from cluster.spec import Nics, PoolSpec
 
-SONIC_LANE_STEP = 4
+
+def sonic_port(model: str, gbps: int, index: int) -> SonicPort:
+    """Port `index` (0-based, front-panel order) of the SONiC SKU of `model` at `gbps`."""
+    sku = load_catalog().sonic_sku(model, gbps)
+    if sku is None or index >= len(sku.port_map):
+        raise ValueError(f"no SONiC port {index} for {model} at {gbps}G in catalog sonic_ports.yaml")
+    return sku.port_map[index]
 
 
-def switch_port(os: str, index: int) -> str:
-    """Front-panel name of port `index` (0-based) on a switch running `os`."""
-    if os == "nvue":
-        return f"swp{index + 1}"
-    if os == "eos":
-        return f"Ethernet{index + 1}/1"
-    return f"Ethernet{SONIC_LANE_STEP * index}"
+class Breakout(NamedTuple):
+    ports: int  # per cage
+    lanes: int  # per port
+
+
+def breakout(model: str, gbps: int) -> Breakout | None:
+    """How `model`'s cages split at `gbps`, when the catalog knows its cages."""
+    entry = load_catalog().switches.get(model)
+    if entry is None or entry.cages is None or gbps not in entry.port_modes:
+        return None
+    ports, spare = divmod(entry.port_modes[gbps], entry.cages.count)
+    if spare or not ports or entry.cages.lanes % ports:
+        raise ValueError(f"catalog: {model} has {entry.port_modes[gbps]} ports at {gbps}G, not a breakout "
+                         f"of its {entry.cages.count} cages of {entry.cages.lanes} lanes")
+    return Breakout(ports, entry.cages.lanes // ports)
+
+
+def switch_port(os: str, index: int, model: str, gbps: int) -> str:
+    """Front-panel name of port `index` (0-based) on a `model` switch running `os`, ports at `gbps`."""
+    if os in ("nvue", "eos"):
+        split = breakout(model, gbps)
+        if split is None:
+            return f"swp{index + 1}" if os == "nvue" else f"Ethernet{index + 1}/1"
+        cage, sub = divmod(index, split.ports)
+        if os == "eos":
+            return f"Ethernet{cage + 1}/{sub * split.lanes + 1}"
+        return f"swp{cage + 1}s{sub}" if split.ports > 1 else f"swp{cage + 1}"
+    if os == "opensm":
+        return str(index + 1)  # InfiniBand switches number their ports from 1
+    return sonic_port(model, gbps, index).name
 
 
 def _given(nics: Nics, key: str) -> tuple[str, ...]:

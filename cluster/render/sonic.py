@@ -5,20 +5,39 @@ Table and field names follow sonic-buildimage `files/build_templates/qos_config.
 4.3): DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE,
 PFC_PRIORITY_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP (pfc_enable replaces the default "3,4"),
 WRED_PROFILE, QUEUE, SCHEDULER (type STRICT / DWRR), CABLE_LENGTH and PFC_WD.
-Buffers: no BUFFER_PROFILE / BUFFER_PG here. DEVICE_METADATA sets `buffer_model: dynamic`,
-so buffermgrd derives each lossless profile from the port's speed, CABLE_LENGTH and MTU.
+Buffers: SONiC's dynamic model (`buffer_model: dynamic`), laid out as SONiC's
+`files/build_templates/buffers_config.j2` and the SKU's buffers_defaults_*.j2 lay it out in
+dynamic mode: BUFFER_POOL (pool sizes left to buffermgrd but the egress lossless pool's),
+BUFFER_PROFILE, per QoS port BUFFER_PORT_INGRESS/EGRESS_PROFILE_LIST, BUFFER_PG (a `NULL`
+profile on each lossless priority group, which tells buffermgrd to size its headroom from the
+port's speed, CABLE_LENGTH and MTU; the lossy profile on PG 0) and BUFFER_QUEUE (the lossless
+profile on the plan's lossless queues, the lossy one on the others), and the
+DEFAULT_LOSSLESS_BUFFER_PARAMETER and LOSSLESS_TRAFFIC_PATTERN buffermgrd reads. Upstream's
+templates hard-code PGs and queues 3-4; here they follow the plan's PFC priorities (priority =
+TC = PG = queue, as the maps above set it).
+
+PORT entries take name, lanes, alias and index from the model's SKU (catalog sonic_ports.yaml,
+from the SKU's port_config.ini); DEVICE_METADATA names that SKU (`hwsku`) and its `platform`,
+and a base MAC derived from the switch name. Routing: `docker_routing_config_mode:
+split-unified`, the mode in which SONiC's docker-fpm-frr start script keeps the one frr.conf
+written here and runs it as FRR's integrated config (`split` deletes frr.conf; `separated` and
+`unified` generate FRR's config from config_db instead).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
+from cluster.catalog import SonicBuffers, load_catalog
 from cluster.render.engine import render
+from cluster.render.naming import sonic_port
 from cluster.render.views import PFC_WATCHDOG_MS, QosView, Switch
 
 MAP = "ROCE"  # our map/profile name, so the platform's default AZURE maps are left alone
 WRED = "ROCE_ECN"
+ROUTING_MODE = "split-unified"
 SONIC_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}  # SONiC's T0 / T1 / T2 names
 
 
@@ -72,17 +91,100 @@ def qos_tables(qos: QosView, ports: list[str], cable: dict[str, str]) -> dict[st
     return tables
 
 
+def base_mac(name: str) -> str:
+    """A MAC address that depends on the switch name only: the first six bytes of its SHA-256,
+    with the locally administered bit set and the multicast bit clear (IEEE 802, bits 1 and 0
+    of the first octet), so it cannot collide with a vendor's burned-in address."""
+    octets = bytearray(hashlib.sha256(name.encode()).digest()[:6])
+    octets[0] = (octets[0] & 0xFC) | 0x02
+    return ":".join(f"{octet:02x}" for octet in octets)
+
+
+def _ranges(numbers: list[int]) -> list[str]:
+    """[0, 1, 2, 4, 5, 6] -> ["0-2", "4-6"]: SONiC's `a-b` keys for runs of PGs or queues."""
+    runs: list[list[int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return [f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs]
+
+
+LOSSY_QUEUES_UP_TO = 6  # upstream's templates give queues 0-6 a profile and leave queue 7 alone
+
+
+def buffer_tables(qos: QosView, buffers: SonicBuffers, ports: list[str]) -> dict[str, Any]:
+    """The dynamic-model buffer tables for the QoS ports of one switch (see the module text)."""
+    ingress_lossy = "ingress_lossy_pool" if buffers.ingress_lossy_pool else "ingress_lossless_pool"
+    pools: dict[str, Any] = {
+        "ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"},
+        "egress_lossless_pool": {"mode": "dynamic", "size": str(buffers.egress_lossless_pool_bytes), "type": "egress"},
+        "egress_lossy_pool": {"mode": "dynamic", "type": "egress"},
+    }
+    if buffers.ingress_lossy_pool:
+        pools["ingress_lossy_pool"] = {"mode": "dynamic", "type": "ingress"}
+    profiles = {
+        "ingress_lossless_profile": {"dynamic_th": "7", "pool": "ingress_lossless_pool", "size": "0"},
+        "ingress_lossy_profile": {"dynamic_th": "3", "pool": ingress_lossy, "size": "0"},
+        "egress_lossless_profile": {"dynamic_th": "7", "pool": "egress_lossless_pool", "size": "0"},
+        "egress_lossy_profile": {"dynamic_th": "7", "pool": "egress_lossy_pool", "size": "9216"},
+        "q_lossy_profile": {"dynamic_th": "3", "pool": "egress_lossy_pool", "size": "0"},
+    }
+    lossless = list(qos.lossless)
+    used = {priority for priority, _ in qos.dwrr} | set(qos.strict) | set(lossless)
+    lossy_queues = [queue for queue in range(max([LOSSY_QUEUES_UP_TO, *used]) + 1) if queue not in lossless]
+    ingress_list = {"profile_list": "ingress_lossless_profile,ingress_lossy_profile" if buffers.ingress_lossy_pool
+                    else "ingress_lossless_profile"}
+    egress_list = {"profile_list": "egress_lossless_profile,egress_lossy_profile"}
+    pg: dict[str, Any] = {}
+    queue: dict[str, Any] = {}
+    lossless_pg = {"profile": "NULL"}
+    lossy_pg = {"profile": "ingress_lossy_profile"}
+    lossless_queue = {"profile": "egress_lossless_profile"}
+    lossy_queue = {"profile": "q_lossy_profile"}
+    for port in ports:
+        for run in _ranges(lossless):
+            pg[f"{port}|{run}"] = lossless_pg
+            queue[f"{port}|{run}"] = lossless_queue
+        if 0 not in lossless:
+            pg[f"{port}|0"] = lossy_pg  # TC_TO_PRIORITY_GROUP_MAP sends every lossy TC to PG 0
+        for run in _ranges(lossy_queues):
+            queue[f"{port}|{run}"] = lossy_queue
+    return {
+        "BUFFER_POOL": pools,
+        "BUFFER_PROFILE": profiles,
+        "BUFFER_PORT_INGRESS_PROFILE_LIST": {port: ingress_list for port in ports},
+        "BUFFER_PORT_EGRESS_PROFILE_LIST": {port: egress_list for port in ports},
+        "BUFFER_PG": pg,
+        "BUFFER_QUEUE": queue,
+        # buffers_config.j2, dynamic mode: the values buffermgrd sizes headroom with
+        "DEFAULT_LOSSLESS_BUFFER_PARAMETER": {"AZURE": {"default_dynamic_th": "0"}},
+        "LOSSLESS_TRAFFIC_PATTERN": {"AZURE": {"mtu": "1024", "small_packet_percentage": "50"}},
+    }
+
+
 def config_db(switch: Switch) -> dict[str, Any]:
     """The whole config_db.json of one switch."""
+    sku = load_catalog().sonic_sku(switch.model, switch.port_gbps)
+    platform = load_catalog().sonic_platforms.get(switch.model)
+    if sku is None or platform is None:
+        raise ValueError(f"{switch.name}: no SONiC SKU for {switch.model} at {switch.port_gbps}G")
     metadata: dict[str, str] = {
         "hostname": switch.name,
         "type": SONIC_TYPE.get(switch.tier, "ToRRouter") if switch.routed else "MgmtToRRouter",
-        "platform_model": switch.model,
+        "hwsku": sku.hwsku,
+        "platform": platform.platform,
+        "mac": base_mac(switch.name),
     }
     if switch.routed:
-        metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": "split"})
+        metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE})
     if switch.qos is not None:
         metadata["buffer_model"] = "dynamic"
+        if sku.buffers.create_only_config_db_buffers and switch.qos_ports and len(switch.qos_ports) == len(switch.ports):
+            # as the SKU's create_only_config_db_buffers.json: buffers only for the tables below,
+            # which cover every port (else SAI's default buffers stay for the ports they leave out)
+            metadata["create_only_config_db_buffers"] = "true"
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": metadata},
         "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0", "description": switch.management or "oob"}},
@@ -90,12 +192,18 @@ def config_db(switch: Switch) -> dict[str, Any]:
         "DEVICE_NEIGHBOR": {},
     }
     for port in switch.ports:
-        db["PORT"][port.name] = {
+        hardware = sonic_port(switch.model, switch.port_gbps, port.number)
+        entry = db["PORT"][port.name] = {
             "admin_status": "up",
+            "alias": hardware.alias,
             "description": port.description,
+            "index": hardware.front_panel,
+            "lanes": hardware.lanes,
             "mtu": str(port.mtu),
             "speed": str(port.speed_mbps),
         }
+        if port.speed_gbps == switch.port_gbps:
+            entry["fec"] = sku.fec  # the SKU speed's FEC; a port run slower negotiates its own
         db["DEVICE_NEIGHBOR"][port.name] = {"name": port.peer, "port": port.description.split(" ", 1)[1]}
     if switch.routed:
         db["LOOPBACK_INTERFACE"] = {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}}
@@ -107,7 +215,9 @@ def config_db(switch: Switch) -> dict[str, Any]:
         db["INTERFACE"] = interfaces
     if switch.qos is not None and switch.qos_ports:
         cable = {port.name: f"{port.cable_m}m" for port in switch.qos_ports}
-        db.update(qos_tables(switch.qos, [port.name for port in switch.qos_ports], cable))
+        names = [port.name for port in switch.qos_ports]
+        db.update(qos_tables(switch.qos, names, cable))
+        db.update(buffer_tables(switch.qos, sku.buffers, names))
     return db
 
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from cluster.addressing import Addresses
 from cluster.ports import port_index, switch_ports
 from cluster.qos import QosSide, classes
-from cluster.render.naming import host_port_label, switch_port
+from cluster.render.naming import breakout, host_port_label, switch_port
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology
@@ -131,6 +131,7 @@ class Port(NamedTuple):
     peer_asn: int | None
     qos: bool  # the fabric's QoS (trust DSCP, PFC, ECN) applies on this port
     cable_m: int
+    lanes: int | None = None  # electrical lanes of the port where the model's cages are known
 
     @property
     def speed_mbps(self) -> int:
@@ -139,7 +140,7 @@ class Port(NamedTuple):
     @property
     def eos_speed(self) -> str:
         """EOS names multi-lane speeds with their lane count (`speed 400g-8`)."""
-        lanes = EOS_LANES.get(self.speed_gbps)
+        lanes = self.lanes or EOS_LANES.get(self.speed_gbps)
         return f"{self.speed_gbps}g-{lanes}" if lanes else f"{self.speed_gbps}g"
 
 
@@ -152,12 +153,14 @@ class Switch:
     tier: str
     os: str
     model: str
+    port_gbps: int  # the speed its ports are set up for (the model's SKU at that speed, on SONiC)
     loopback: str | None
     asn: int | None
     ports: tuple[Port, ...]
     management: str  # the description of the management port's cable
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
     qos: QosView | None
+    breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
 
     @property
     def routed(self) -> bool:
@@ -170,6 +173,10 @@ class Switch:
     @property
     def qos_ports(self) -> tuple[Port, ...]:
         return tuple(port for port in self.ports if port.qos)
+
+
+def _port_name(switch: dict[str, Any], index: int) -> str:
+    return switch_port(switch["os"], index, switch["model"], switch["port_gbps"])
 
 
 _Link = tuple[str, str, str, int]  # (switch, peer, network, link index)
@@ -210,13 +217,15 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     for name in sorted(names if names is not None else [name for name, _ in topology.switches()]):
         data = nodes[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
+        own_split = breakout(data["model"], data["port_gbps"])
+        lanes = own_split.lanes if own_split is not None else None
         ports: list[Port] = []
         networks: list[str] = []
         management = ""
         for peer, network, index, edge in _cables(topology, name):
             peer_data = nodes[peer]
             if network == "oob" and data["network"] != "oob":
-                management = f"{peer} {switch_port(peer_data['os'], indexes[(peer, name, network, index)])}"
+                management = f"{peer} {_port_name(peer_data, indexes[(peer, name, network, index)])}"
                 continue
             port_index = indexes[(name, peer, network, index)]
             if peer_data["kind"] == "host":
@@ -234,7 +243,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 if network == "oob":
                     role = "device" if edge["upper"] == name else "up"
                 peer_index = indexes.get((peer, name, network, index))
-                peer_port = switch_port(peer_data["os"], peer_index) if peer_index is not None else "mgmt"
+                peer_port = _port_name(peer_data, peer_index) if peer_index is not None else "mgmt"
                 description = f"{peer} {peer_port}"
             address = peer_address = None
             peer_asn = None
@@ -249,7 +258,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             lower = nodes[edge["lower"]]
             cable = CABLE_METERS["host"] if lower["kind"] == "host" else CABLE_METERS.get(lower["tier"], 300)
             ports.append(Port(
-                name=switch_port(data["os"], port_index),
+                name=_port_name(data, port_index),
                 number=port_index,
                 role=role,
                 network=network,
@@ -262,8 +271,14 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 peer_asn=peer_asn,
                 qos=network in qos_networks,
                 cable_m=cable,
+                lanes=lanes,
             ))
         ports.sort(key=lambda port: port.number)
+        split = breakout(data["model"], data["port_gbps"])
+        breakouts: tuple[tuple[str, str], ...] = ()
+        if split is not None and split.ports > 1 and data["os"] == "nvue":
+            cages = sorted({port.number // split.ports + 1 for port in ports if port.number < data["ports"]})
+            breakouts = tuple((f"swp{cage}", f"{split.ports}x") for cage in cages)
         loopback = addresses.loopback(name)
         if loopback is not None:
             networks.insert(0, f"{loopback}/32")
@@ -273,10 +288,12 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             tier=data["tier"],
             os=data["os"],
             model=data["model"],
+            port_gbps=data["port_gbps"],
             loopback=loopback,
             asn=addresses.asns.get(name),
             ports=tuple(ports),
             management=management,
             networks=tuple(networks),
             qos=switch_qos if data["network"] == FABRIC else None,
+            breakouts=breakouts,
         )

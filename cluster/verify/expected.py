@@ -68,7 +68,9 @@ def dialect(attrs: dict[str, Any]) -> str:
 def switch_port(attrs: dict[str, Any], number: int) -> str:
     """Front-panel port `number` (from 1) as the switch reports it."""
     os_name = dialect(attrs)
-    return str(number) if os_name == "opensm" else naming.switch_port(os_name, number - 1)
+    if os_name == "opensm":
+        return str(number)
+    return naming.switch_port(os_name, number - 1, attrs["model"], attrs["port_gbps"])
 
 
 def _switch_end(attrs: dict[str, Any], plan_port: str) -> str:

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# oob-leaf-001: generic-16x1g, oob leaf. Run with bash on the switch: every
+# setting is staged, then all are applied by one `nv config apply` at the end.
+# Management port eth0 cabled to no oob leaf.
+set -euo pipefail  # stop before `nv config apply` if any setting is rejected
+nv set system hostname oob-leaf-001
+nv set interface swp1 description 'h200-node-001 bmc'
+nv set interface swp1 link speed 1G
+nv set interface swp1 link mtu 9216
+nv set interface swp2 description 'h200-node-002 bmc'
+nv set interface swp2 link speed 1G
+nv set interface swp2 link mtu 9216
+nv set interface swp3 description 'leaf-001-r0 mgmt'
+nv set interface swp3 link speed 1G
+nv set interface swp3 link mtu 9216
+nv set interface swp4 description 'leaf-001-r1 mgmt'
+nv set interface swp4 link speed 1G
+nv set interface swp4 link mtu 9216
+nv set interface swp5 description 'spine-001 mgmt'
+nv set interface swp5 link speed 1G
+nv set interface swp5 link mtu 9216
+nv set interface swp6 description 'stor-leaf-001 mgmt'
+nv set interface swp6 link speed 1G
+nv set interface swp6 link mtu 9216
+nv set interface swp7 description 'mgmt-leaf-001 mgmt'
+nv set interface swp7 link speed 1G
+nv set interface swp7 link mtu 9216
+
+nv config apply -y
