@@ -28,8 +28,7 @@ def _scheduler(priority: int) -> str:
 
 def qos_tables(qos: QosView, ports: list[str], cable: dict[str, str]) -> dict[str, Any]:
     """The QoS tables for `ports` (all trusting DSCP with the same plan)."""
-    planned = dict(qos.dscp_to_priority)
-    dscp_to_tc = {str(dscp): str(planned.get(dscp, 0)) for dscp in range(64)}
+    dscp_to_tc = {str(dscp): str(priority) for dscp, priority in qos.dscp_map}  # unplanned: the lossy default
     identity = {str(priority): str(priority) for priority in range(8)}
     lossless = set(qos.lossless)
     tables: dict[str, Any] = {

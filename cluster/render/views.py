@@ -62,13 +62,62 @@ class QosView:
         used = sorted(set(weights) | set(self.strict) | set(self.ecn))
         return tuple((queue, weights.get(queue), queue in self.strict, queue in self.ecn) for queue in used)
 
+    @property
+    def default_priority(self) -> int:
+        """Where every DSCP the plan does not name goes: the management class when it is lossy,
+        else the lowest priority that is neither lossless, RoCE nor CNP. Never a PFC priority, so
+        stray traffic (DSCP 24-31 would land on priority 3 by every platform's default) cannot pause
+        the fabric."""
+        return _default_priority(self.classes, self.lossless)
+
+    @property
+    def dscp_map(self) -> tuple[tuple[int, int], ...]:
+        """All 64 DSCPs -> priority: the plan's, the rest to `default_priority`."""
+        planned = dict(self.dscp_to_priority)
+        return tuple((dscp, planned.get(dscp, self.default_priority)) for dscp in range(64))
+
+    @property
+    def dscps_by_priority(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """(priority, its DSCPs) for every priority that gets one; each DSCP exactly once."""
+        groups: dict[int, list[int]] = {}
+        for dscp, priority in self.dscp_map:
+            groups.setdefault(priority, []).append(dscp)
+        return tuple((priority, tuple(dscps)) for priority, dscps in sorted(groups.items()))
+
+    @property
+    def priorities(self) -> tuple[int, ...]:
+        """Every priority that carries traffic: the planned ones and the default class."""
+        return tuple(sorted({item.priority for item in self.classes} | {self.default_priority}))
+
+    @property
+    def profile_tcs(self) -> tuple[tuple[int, int], ...]:
+        """(switch priority, traffic class) for all eight priorities under NVIDIA's RoCE profile
+        layout: RoCE on TC 3, CNP on TC 6, every other planned priority on its own TC (its own
+        number when free), unplanned priorities with the default class."""
+        tcs = {self.roce.priority: 3, self.cnp.priority: 6}
+        free = [0, 1, 2, 4, 5, 7]
+        for priority in self.priorities:
+            if priority in tcs:
+                continue
+            tc = priority if priority in free else free[0]
+            tcs[priority] = tc
+            free.remove(tc)
+        default_tc = tcs[self.default_priority]
+        return tuple((priority, tcs.get(priority, default_tc)) for priority in range(8))
+
     def profile_tc(self, priority: int) -> int:
-        """Traffic class of a switch priority under NVIDIA's RoCE profile: RoCE on TC 3, CNP on TC 6."""
-        if priority == self.roce.priority:
-            return 3
-        if priority == self.cnp.priority:
-            return 6
-        return 0 if priority in (3, 6) else priority
+        """Traffic class of a switch priority under NVIDIA's RoCE profile (see `profile_tcs`)."""
+        return dict(self.profile_tcs)[priority]
+
+    @property
+    def profile_ecn_off(self) -> tuple[int, ...]:
+        """Traffic classes the RoCE profile marks ECN on (0 and 3) that the plan does not."""
+        planned = {self.profile_tc(priority) for priority in self.ecn}
+        return tuple(tc for tc in (0, 3) if tc not in planned)
+
+    @property
+    def lossy_priorities_csv(self) -> str:
+        return ",".join(str(priority) for priority in range(8) if priority not in self.lossless)
 
     @property
     def profile_dwrr(self) -> tuple[tuple[int, int], ...]:
@@ -87,13 +136,24 @@ class QosView:
                 and (self.ecn_min_bytes, self.ecn_max_bytes) == (150_000, 1_500_000))
 
 
+def _default_priority(planned: tuple[TrafficClass, ...], lossless: tuple[int, ...]) -> int:
+    by_name = {item.name: item.priority for item in planned}
+    taken = set(lossless) | {by_name["roce"], by_name["cnp"]}
+    management = by_name.get("management")
+    if management is not None and management not in taken:
+        return management
+    return min(priority for priority in range(8) if priority not in taken)
+
+
 def qos_view(qos: Qos, side: QosSide) -> QosView:
-    """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and 0 share the rest."""
+    """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and the default class
+    share the rest."""
     planned = [TrafficClass(name, dscp, priority) for name, (dscp, priority) in classes(qos).items()]
     planned.sort(key=lambda item: (item.priority, item.name))
     roce = next(item for item in planned if item.name == "roce")
     cnp = next(item for item in planned if item.name == "cnp")
-    others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {0})
+    default = _default_priority(tuple(planned), tuple(sorted(side.pfc_priorities)))
+    others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {default})
     others = [priority for priority in others if priority != roce.priority]
     share, remainder = divmod(100 - ROCE_WEIGHT, max(len(others), 1))
     dwrr = {roce.priority: ROCE_WEIGHT}
