@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cluster.addressing import Addresses
+from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.ports import port_index, switch_ports
 from cluster.qos import QosSide, classes
 from cluster.render.naming import host_port_label, switch_port
@@ -218,6 +219,8 @@ class Switch:
     management: str  # the description of the management port's cable
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
     qos: QosView | None
+    maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
+    maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
 
     @property
     def routed(self) -> bool:
@@ -267,7 +270,10 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     pools = {pool.name: pool for pool in spec.pools}
     shared = set(spec.fabric.shared_with) if spec.fabric else set()
     links = addresses.links
-    for name in sorted(names if names is not None else [name for name, _ in topology.switches()]):
+    wanted = sorted(names if names is not None else [name for name, _ in topology.switches()])
+    widths = ecmp_widths(topology, wanted)
+    routes = domain_routes(addresses, nodes)
+    for name in wanted:
         data = nodes[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         ports: list[Port] = []
@@ -339,4 +345,20 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             management=management,
             networks=tuple(networks),
             qos=switch_qos if data["network"] == FABRIC else None,
+            maximum_paths=min(widths[name][1], MAX_PATHS.get(data["os"], widths[name][1])),
+            maximum_routes=maximum_routes(routes.get(data["network"], 0)),
         )
+
+
+def domain_routes(addresses: Addresses, nodes: dict[str, Any]) -> dict[str, int]:
+    """Prefixes in each routing domain (fabric, storage, management): a loopback per routed switch
+    and a /31 per host port, which is what every BGP neighbor in it can send."""
+    routes: dict[str, int] = {}
+    for name in addresses.loopbacks:
+        network = nodes[name]["network"]
+        routes[network] = routes.get(network, 0) + 1
+    for lower, upper, _, _ in addresses.links:
+        if nodes[lower]["kind"] == "host":
+            network = nodes[upper]["network"]
+            routes[network] = routes.get(network, 0) + 1
+    return routes

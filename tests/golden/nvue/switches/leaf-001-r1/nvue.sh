@@ -25,7 +25,7 @@ nv set interface swp8 ip address 10.64.0.18/31
 nv set router bgp autonomous-system 4200001002
 nv set router bgp router-id 10.0.0.2
 nv set vrf default router bgp path-selection multipath aspath-ignore on
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 2
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.0.2/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.2/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.6/31

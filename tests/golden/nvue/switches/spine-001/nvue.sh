@@ -25,7 +25,7 @@ nv set interface swp4 ip address 10.64.0.19/31
 nv set router bgp autonomous-system 4200000000
 nv set router bgp router-id 10.0.128.1
 nv set vrf default router bgp path-selection multipath aspath-ignore on
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 2
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.128.1/32
 nv set vrf default router bgp neighbor 10.64.0.0 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.0 description 'leaf-001-r0 swp7'
