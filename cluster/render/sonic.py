@@ -15,6 +15,8 @@ import json
 from typing import Any
 
 from cluster.render.engine import render
+from cluster.render.oob import oob_l2
+from cluster.render.oob import sonic_tables as oob_tables
 from cluster.render.views import PFC_WATCHDOG_MS, QosView, Switch
 
 MAP = "ROCE"  # our map/profile name, so the platform's default AZURE maps are left alone
@@ -104,6 +106,9 @@ def config_db(switch: Switch) -> dict[str, Any]:
                 interfaces[port.name] = {}
                 interfaces[f"{port.name}|{port.address}"] = {}
         db["INTERFACE"] = interfaces
+    oob = oob_l2(switch)
+    if oob is not None:
+        db.update(oob_tables(oob))
     if switch.qos is not None and switch.qos_ports:
         cable = {port.name: f"{port.cable_m}m" for port in switch.qos_ports}
         db.update(qos_tables(switch.qos, [port.name for port in switch.qos_ports], cable))

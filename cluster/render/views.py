@@ -297,8 +297,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                     description = f"{peer} {host_port_label(network, nic, nic_port, nics.ports_per_nic)}"
             else:
                 role = "down" if edge["upper"] == name else "up"
-                if network == "oob":
-                    role = "device" if edge["upper"] == name else "up"
+                if network == "oob" and peer_data["network"] != "oob":
+                    role = "device"  # another network's switch: its management port
                 peer_index = indexes.get((peer, name, network, index))
                 peer_port = switch_port(peer_data["os"], peer_index) if peer_index is not None else "mgmt"
                 description = f"{peer} {peer_port}"
