@@ -98,6 +98,20 @@ def test_leaves_with_128_uplinks_install_128_paths(os: str) -> None:
     assert paths["leaf-001-r0"] == 128
 
 
+def test_dual_plane_leaves_install_their_planes_uplinks() -> None:
+    """Two planes: each leaf reaches only its plane's spines, over all its uplinks."""
+    data = {"name": "dp", "target": "onprem",
+            "node_pools": [{"name": "h200", "nodes": 64, "gpu": "H200",
+                            "fabric_nics": {"count": 8, "gbps": 200, "ports_per_nic": 2}}],
+            "fabric": {"planes": 2, "leaf": {"ports": 64, "port_gbps": 200, "os": "nvue"},
+                       "spine": {"ports": 64, "port_gbps": 200, "os": "eos"}}}
+    result = validate_mapping("dp", data)
+    assert result.ok and result.spec is not None and result.topology is not None
+    assert check_widths(result) > 16
+    paths = rendered_paths(render_configs(result.spec, result.topology))
+    assert paths["p0-leaf-001-r0"] == paths["p1-leaf-001-r0"] == uplinks_by_switch(result.topology)["p1-leaf-001-r0"] == 32
+
+
 def test_more_paths_than_nvue_installs_is_an_error_naming_the_key() -> None:
     """160 uplinks on Cumulus (at most 128 BGP paths): an error at fabric.leaf_uplinks; suppressed, the
     configs carry NVUE's limit (a demanding user gets the stop, and the cap only on request)."""
