@@ -290,6 +290,32 @@ def test_an_eos_template_that_drops_no_drop_fails_validation(tmp_path: Path, mon
     assert any("eos switch config differs from the plan: PFC: host [3], switch []" in m for m in _qos_findings(result))
 
 
+@pytest.mark.parametrize("os", ["nvue", "eos"])
+def test_a_template_that_maps_only_the_planned_dscps_fails_validation(
+        os: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left to the platform's default map (DSCP >> 3 on Cumulus, 24-31 -> TC 3 on EOS), DSCPs 24, 25,
+    27-31 land on the lossless priority 3: QOS-PFC-MAP reads that back out of the rendered file."""
+    data = copy.deepcopy(PROD)
+    data["fabric"]["leaf"]["os"] = data["fabric"]["spine"]["os"] = os
+    assert _qos_findings(validate_mapping("t", data)) == []
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / os / "_qos.j2"
+    loop = "{% for priority, dscps in qos.dscps_by_priority %}"
+    assert loop in partial.read_text()
+    partial.write_text(partial.read_text().replace(loop, "{% for priority, dscps in qos.dscps_by_priority "
+                                                         "if priority != qos.default_priority %}"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        messages = _qos_findings(validate_mapping("t", data))
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    assert any(f"rendered {os} switch config leaves 7 DSCPs the plan does not name (24, 25, 27, 28, 29, 30, 31) "
+               "on a lossless priority" in m for m in messages), messages
+
+
 def test_a_sonic_writer_with_the_default_lossless_set_fails_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     from cluster.render import sonic
 

@@ -113,6 +113,9 @@ class Emitted:
     host_mlnx: QosSide
     host_dcb: QosSide
     switches: dict[str, QosSide]
+    # per dialect: DSCPs the plan does not name that the rendered config (over the platform's
+    # default map) leaves on a PFC priority, where stray traffic could pause the fabric
+    stray: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
 
 def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
@@ -126,8 +129,13 @@ def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
     host_mlnx, host_dcb = read_host(script, planned)
     dialects = sorted({data["os"] for _, data in topology.switches(FABRIC)} & set(READERS))
     switches = {}
+    stray = {}
     for os in dialects:
         render_switch, file, reader = READERS[os]
-        switches[os] = reader(render_switch(_probe_switch(spec, os))[file], planned)
-    return Emitted(host_mlnx, host_dcb, switches)
+        text = render_switch(_probe_switch(spec, os))[file]
+        switches[os] = reader(text, planned)
+        every = reader(text, list(range(64)))
+        stray[os] = tuple(dscp for dscp, priority in every.dscp_to_priority.items()
+                          if dscp not in planned and priority in every.pfc_priorities)
+    return Emitted(host_mlnx, host_dcb, switches, stray)
 
