@@ -61,7 +61,8 @@ def read_nvue(text: str) -> L2:
         state.bundles.setdefault(bundle, set()).update(members.split(","))
     state.lacp = set(re.findall(r"^nv set interface (bond\d+) bond mode lacp$", text, re.M))
     priority = re.findall(r"^nv set bridge domain br_default stp priority (\d+)$", text, re.M)
-    state.stp_priority = int(priority[0]) if priority else None  # RSTP is on by default on br_default
+    running = re.search(r"^nv set bridge domain br_default stp state up$", text, re.M)
+    state.stp_priority = int(priority[0]) if priority and running else None
     return state
 
 
