@@ -25,6 +25,7 @@ RULE_IDS = (
     "FAB-RADIX",
     "FAB-CONNECTED",
     "FAB-LINK-SPEED",
+    "FAB-ECMP",
     "FAB-BISECTION",
     "FAB-N1",
     "NET-OVERSUB",

@@ -90,6 +90,10 @@ def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() 
     assert "nv set qos pfc default-global switch-priority 3" in nvue
 
 
+DEFAULT_CLASS_LINE = re.compile(r"^(nv set qos mapping default-global dscp \S+ switch-priority 0|"
+                                r"qos map dscp [\d ]+ to traffic-class 0)$")
+
+
 def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(prod_files: dict[str, str]) -> None:
     changed = rendered(prod_with(roce={"dscp": 34, "priority": 3}))
     assert set(changed) == set(prod_files)
@@ -100,11 +104,19 @@ def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(pr
         old_lines = set(prod_files[path].splitlines()) - set(changed[path].splitlines())
         new_lines = set(changed[path].splitlines()) - set(prod_files[path].splitlines())
         # every changed line is about the RoCE DSCP (26 -> 34): ToS 106 -> 138, dsfield 0x68 -> 0x88,
-        # and NVUE's note that the plan no longer equals NVIDIA's profile
-        for line in old_lines:
+        # NVUE's note that the plan no longer equals NVIDIA's profile, and the default class's DSCP
+        # list, which gains 26 and loses 34 and nothing else
+        default_lists = [line for line in old_lines | new_lines if DEFAULT_CLASS_LINE.match(line)]
+        for line in old_lines - set(default_lists):
             assert re.search(r"\b26\b|0x68|\b106\b|plan equals NVIDIA", line), (path, line)
-        for line in new_lines:
+        for line in new_lines - set(default_lists):
             assert re.search(r"\b34\b|0x88|\b138\b|plan differs from NVIDIA", line), (path, line)
+        if default_lists:
+            (before,) = [set(re.findall(r"\d+", line.split("dscp ")[1].split(" to ")[0].split(" switch")[0]))
+                         for line in old_lines if DEFAULT_CLASS_LINE.match(line)]
+            (after,) = [set(re.findall(r"\d+", line.split("dscp ")[1].split(" to ")[0].split(" switch")[0]))
+                        for line in new_lines if DEFAULT_CLASS_LINE.match(line)]
+            assert before - after == {"34"} and after - before == {"26"}, path
 
 
 def test_lossy_mode_writes_no_pfc_anywhere() -> None:
@@ -289,6 +301,34 @@ def test_an_eos_template_that_drops_no_drop_fails_validation(tmp_path: Path, mon
     assert any("eos switch config differs from the plan: PFC: host [3], switch []" in m for m in _qos_findings(result))
 
 
+@pytest.mark.parametrize("os", ["nvue", "eos"])
+def test_a_template_that_maps_only_the_planned_dscps_fails_validation(
+        os: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left to the platform's default map (DSCP >> 3 on Cumulus, 24-31 -> TC 3 on EOS), DSCPs 24, 25,
+    27-31 land on the lossless priority 3: QOS-PFC-MAP reads that back out of the rendered file."""
+    data = copy.deepcopy(PROD)
+    data["fabric"]["leaf"]["os"] = data["fabric"]["spine"]["os"] = os
+    if os == "eos":  # an SN5600 does not run EOS (a SCHEMA error): an Arista box of the same size
+        data["fabric"]["leaf"]["switch"] = data["fabric"]["spine"]["switch"] = "7060X6"
+    assert validate_mapping("t", data).ok and _qos_findings(validate_mapping("t", data)) == []
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / os / "_qos.j2"
+    loop = "{% for priority, dscps in qos.dscps_by_priority %}"
+    assert loop in partial.read_text()
+    partial.write_text(partial.read_text().replace(loop, "{% for priority, dscps in qos.dscps_by_priority "
+                                                         "if priority != qos.default_priority %}"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        messages = _qos_findings(validate_mapping("t", data))
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    assert any(f"rendered {os} switch config leaves 7 DSCPs the plan does not name (24, 25, 27, 28, 29, 30, 31) "
+               "on a lossless priority" in m for m in messages), messages
+
+
 def test_a_sonic_writer_with_the_default_lossless_set_fails_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     from cluster.render import sonic
 
@@ -322,7 +362,7 @@ def test_fab_isolation_reads_the_rendered_configs(tmp_path: Path, monkeypatch: p
     templates = tmp_path / "templates"
     shutil.copytree(engine.TEMPLATES, templates)
     partial = templates / "nvue" / "_qos.j2"
-    line = "nv set qos mapping default-global dscp {{ dscp }} switch-priority"
+    line = 'nv set qos mapping default-global dscp {{ dscps | join(",") }} switch-priority'
     partial.write_text(partial.read_text().replace(f"{line} {{{{ priority }}}}", f"{line} 3"))
     monkeypatch.setattr(engine, "TEMPLATES", templates)
     engine.environment.cache_clear()

@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
+from cluster.ecmp import MAX_PATHS
 from cluster.pipeline import validate, validate_mapping
 from cluster.qos import switch_plan
 from cluster.render import render_tree
 from tests.conftest import ROOT, missing_tool
+from tests.test_ecmp import wide_leaves
 
 PROD = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
 MISSING_MODULE = re.compile(r"unknown|not found|Failed to load", re.I)
@@ -32,6 +34,7 @@ KNOWN_SONIC_TABLES = {
     "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "WRED_PROFILE", "SCHEDULER", "PORT_QOS_MAP", "QUEUE", "CABLE_LENGTH",
     "PFC_WD", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "BUFFER_PORT_INGRESS_PROFILE_LIST",
     "BUFFER_PORT_EGRESS_PROFILE_LIST", "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN",
+    "VLAN", "VLAN_MEMBER", "PORTCHANNEL", "PORTCHANNEL_MEMBER", "STP", "STP_VLAN", "STP_PORT",
 }
 
 
@@ -366,6 +369,9 @@ def _frr_files() -> dict[str, str]:
         files.update({f"{stack}:{path}": text for path, text in render_tree(result.spec, result.topology).items()
                       if path.endswith("frr.conf")})
     files.update({f"dscp46:{path}": text for path, text in render_mapping(dscp46_prod()).items() if path.endswith("frr.conf")})
+    # 128 uplinks per leaf: `maximum-paths 128` on the leaves, 32 on the spines
+    files.update({f"wide:{path}": text for path, text in render_mapping(wide_leaves("sonic")).items()
+                  if path.endswith("frr.conf")})
     return files
 
 
@@ -377,6 +383,17 @@ def test_real_frr_accepts_every_rendered_bgp_config(tmp_path: Path) -> None:
         path.write_text(text)
         result = _dryrun(path)
         assert result.returncode == 0, (name, result.stdout, result.stderr)
+
+
+def test_real_frr_installs_exactly_as_many_paths_as_the_renderer_allows(tmp_path: Path) -> None:
+    """FRR's multipath limit (a build option, 256 in Debian's and SONiC's FRR builds before 512) is the
+    cap cluster.ecmp renders with: the limit parses, one more does not."""
+    text = next(text for name, text in sorted(_frr_files().items()) if name.startswith("wide:") and "leaf-001-r0" in name)
+    assert "  maximum-paths 128\n" in text
+    for paths, accepted in ((MAX_PATHS["sonic"], True), (MAX_PATHS["sonic"] + 1, False)):
+        path = tmp_path / f"{paths}.conf"
+        path.write_text(text.replace("  maximum-paths 128\n", f"  maximum-paths {paths}\n"))
+        assert (_dryrun(path).returncode == 0) is accepted, paths
 
 
 def test_real_frr_rejects_a_broken_config(tmp_path: Path) -> None:

@@ -66,8 +66,9 @@ def read_nvue(text: str, planned: list[int]) -> QosSide:
     if re.search(r"^nv set qos roce( mode lossless)?$", text, re.M):
         mapping.update({26: 3, 48: 6})
         pfc = {3}
-    for dscp, priority in re.findall(r"^nv set qos mapping default-global dscp (\d+) switch-priority (\d+)$", text, re.M):
-        mapping[int(dscp)] = int(priority)
+    for dscps, priority in re.findall(r"^nv set qos mapping default-global dscp ([\d,]+) switch-priority (\d+)$",
+                                      text, re.M):
+        mapping.update({int(dscp): int(priority) for dscp in dscps.split(",")})
     for values in re.findall(r"^nv set qos pfc default-global switch-priority ([\d,]+)$", text, re.M):
         pfc = {int(value) for value in values.split(",")}
     mtus = re.findall(r"^nv set interface \S+ link mtu (\d+)$", text, re.M)
@@ -76,8 +77,8 @@ def read_nvue(text: str, planned: list[int]) -> QosSide:
 
 def read_eos(text: str, planned: list[int]) -> QosSide:
     mapping = {dscp: 1 if dscp < 8 else 0 if dscp < 16 else dscp >> 3 for dscp in range(64)}
-    for dscp, tc in re.findall(r"^qos map dscp (\d+) to traffic-class (\d+)$", text, re.M):
-        mapping[int(dscp)] = int(tc)
+    for dscps, tc in re.findall(r"^qos map dscp ([\d ]+) to traffic-class (\d+)$", text, re.M):
+        mapping.update({int(dscp): int(tc) for dscp in dscps.split()})
     pfc = {int(p) for p in re.findall(r"^\s+priority-flow-control priority (\d+) no-drop$", text, re.M)}
     mtus = re.findall(r"^\s+mtu (\d+)$", text, re.M)
     return _side(mapping, pfc, int(mtus[0]) if mtus else 1500, planned)
@@ -114,6 +115,9 @@ class Emitted:
     host_mlnx: QosSide
     host_dcb: QosSide
     switches: dict[str, QosSide]
+    # per dialect: DSCPs the plan does not name that the rendered config (over the platform's
+    # default map) leaves on a PFC priority, where stray traffic could pause the fabric
+    stray: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
 
 def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
@@ -127,8 +131,13 @@ def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
     host_mlnx, host_dcb = read_host(script, planned)
     dialects = sorted({data["os"] for _, data in topology.switches(FABRIC)} & set(READERS))
     switches = {}
+    stray = {}
     for os in dialects:
         render_switch, file, reader = READERS[os]
-        switches[os] = reader(render_switch(_probe_switch(spec, os))[file], planned)
-    return Emitted(host_mlnx, host_dcb, switches)
+        text = render_switch(_probe_switch(spec, os))[file]
+        switches[os] = reader(text, planned)
+        every = reader(text, list(range(64)))
+        stray[os] = tuple(dscp for dscp, priority in every.dscp_to_priority.items()
+                          if dscp not in planned and priority in every.pfc_priorities)
+    return Emitted(host_mlnx, host_dcb, switches, stray)
 

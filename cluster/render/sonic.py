@@ -33,6 +33,8 @@ from typing import Any
 from cluster.catalog import SonicBuffers, load_catalog
 from cluster.render.engine import render
 from cluster.render.naming import sonic_port
+from cluster.render.oob import oob_l2
+from cluster.render.oob import sonic_tables as oob_tables
 from cluster.render.views import PFC_WATCHDOG_MS, QosView, Switch
 
 MAP = "ROCE"  # our map/profile name, so the platform's default AZURE maps are left alone
@@ -47,8 +49,7 @@ def _scheduler(priority: int) -> str:
 
 def qos_tables(qos: QosView, ports: list[str], cable: dict[str, str]) -> dict[str, Any]:
     """The QoS tables for `ports` (all trusting DSCP with the same plan)."""
-    planned = dict(qos.dscp_to_priority)
-    dscp_to_tc = {str(dscp): str(planned.get(dscp, 0)) for dscp in range(64)}
+    dscp_to_tc = {str(dscp): str(priority) for dscp, priority in qos.dscp_map}  # unplanned: the lossy default
     identity = {str(priority): str(priority) for priority in range(8)}
     lossless = set(qos.lossless)
     tables: dict[str, Any] = {
@@ -213,6 +214,9 @@ def config_db(switch: Switch) -> dict[str, Any]:
                 interfaces[port.name] = {}
                 interfaces[f"{port.name}|{port.address}"] = {}
         db["INTERFACE"] = interfaces
+    oob = oob_l2(switch)
+    if oob is not None:
+        db.update(oob_tables(oob))
     if switch.qos is not None and switch.qos_ports:
         cable = {port.name: f"{port.cable_m}m" for port in switch.qos_ports}
         names = [port.name for port in switch.qos_ports]

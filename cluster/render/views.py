@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cluster.addressing import Addresses
+from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.ports import port_index, switch_ports
 from cluster.qos import QosSide, classes
 from cluster.render.naming import breakout, host_port_label, switch_port
@@ -62,13 +63,62 @@ class QosView:
         used = sorted(set(weights) | set(self.strict) | set(self.ecn))
         return tuple((queue, weights.get(queue), queue in self.strict, queue in self.ecn) for queue in used)
 
+    @property
+    def default_priority(self) -> int:
+        """Where every DSCP the plan does not name goes: the management class when it is lossy,
+        else the lowest priority that is neither lossless, RoCE nor CNP. Never a PFC priority, so
+        stray traffic (DSCP 24-31 would land on priority 3 by every platform's default) cannot pause
+        the fabric."""
+        return _default_priority(self.classes, self.lossless)
+
+    @property
+    def dscp_map(self) -> tuple[tuple[int, int], ...]:
+        """All 64 DSCPs -> priority: the plan's, the rest to `default_priority`."""
+        planned = dict(self.dscp_to_priority)
+        return tuple((dscp, planned.get(dscp, self.default_priority)) for dscp in range(64))
+
+    @property
+    def dscps_by_priority(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """(priority, its DSCPs) for every priority that gets one; each DSCP exactly once."""
+        groups: dict[int, list[int]] = {}
+        for dscp, priority in self.dscp_map:
+            groups.setdefault(priority, []).append(dscp)
+        return tuple((priority, tuple(dscps)) for priority, dscps in sorted(groups.items()))
+
+    @property
+    def priorities(self) -> tuple[int, ...]:
+        """Every priority that carries traffic: the planned ones and the default class."""
+        return tuple(sorted({item.priority for item in self.classes} | {self.default_priority}))
+
+    @property
+    def profile_tcs(self) -> tuple[tuple[int, int], ...]:
+        """(switch priority, traffic class) for all eight priorities under NVIDIA's RoCE profile
+        layout: RoCE on TC 3, CNP on TC 6, every other planned priority on its own TC (its own
+        number when free), unplanned priorities with the default class."""
+        tcs = {self.roce.priority: 3, self.cnp.priority: 6}
+        free = [0, 1, 2, 4, 5, 7]
+        for priority in self.priorities:
+            if priority in tcs:
+                continue
+            tc = priority if priority in free else free[0]
+            tcs[priority] = tc
+            free.remove(tc)
+        default_tc = tcs[self.default_priority]
+        return tuple((priority, tcs.get(priority, default_tc)) for priority in range(8))
+
     def profile_tc(self, priority: int) -> int:
-        """Traffic class of a switch priority under NVIDIA's RoCE profile: RoCE on TC 3, CNP on TC 6."""
-        if priority == self.roce.priority:
-            return 3
-        if priority == self.cnp.priority:
-            return 6
-        return 0 if priority in (3, 6) else priority
+        """Traffic class of a switch priority under NVIDIA's RoCE profile (see `profile_tcs`)."""
+        return dict(self.profile_tcs)[priority]
+
+    @property
+    def profile_ecn_off(self) -> tuple[int, ...]:
+        """Traffic classes the RoCE profile marks ECN on (0 and 3) that the plan does not."""
+        planned = {self.profile_tc(priority) for priority in self.ecn}
+        return tuple(tc for tc in (0, 3) if tc not in planned)
+
+    @property
+    def lossy_priorities_csv(self) -> str:
+        return ",".join(str(priority) for priority in range(8) if priority not in self.lossless)
 
     @property
     def profile_dwrr(self) -> tuple[tuple[int, int], ...]:
@@ -87,13 +137,24 @@ class QosView:
                 and (self.ecn_min_bytes, self.ecn_max_bytes) == (150_000, 1_500_000))
 
 
+def _default_priority(planned: tuple[TrafficClass, ...], lossless: tuple[int, ...]) -> int:
+    by_name = {item.name: item.priority for item in planned}
+    taken = set(lossless) | {by_name["roce"], by_name["cnp"]}
+    management = by_name.get("management")
+    if management is not None and management not in taken:
+        return management
+    return min(priority for priority in range(8) if priority not in taken)
+
+
 def qos_view(qos: Qos, side: QosSide) -> QosView:
-    """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and 0 share the rest."""
+    """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and the default class
+    share the rest."""
     planned = [TrafficClass(name, dscp, priority) for name, (dscp, priority) in classes(qos).items()]
     planned.sort(key=lambda item: (item.priority, item.name))
     roce = next(item for item in planned if item.name == "roce")
     cnp = next(item for item in planned if item.name == "cnp")
-    others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {0})
+    default = _default_priority(tuple(planned), tuple(sorted(side.pfc_priorities)))
+    others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {default})
     others = [priority for priority in others if priority != roce.priority]
     share, remainder = divmod(100 - ROCE_WEIGHT, max(len(others), 1))
     dwrr = {roce.priority: ROCE_WEIGHT}
@@ -161,6 +222,8 @@ class Switch:
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
     qos: QosView | None
     breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
+    maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
+    maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
 
     @property
     def routed(self) -> bool:
@@ -214,7 +277,10 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     pools = {pool.name: pool for pool in spec.pools}
     shared = set(spec.fabric.shared_with) if spec.fabric else set()
     links = addresses.links
-    for name in sorted(names if names is not None else [name for name, _ in topology.switches()]):
+    wanted = sorted(names if names is not None else [name for name, _ in topology.switches()])
+    widths = ecmp_widths(topology, wanted)
+    routes = domain_routes(addresses, nodes)
+    for name in wanted:
         data = nodes[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         own_split = breakout(data["model"], data["port_gbps"])
@@ -240,8 +306,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                     description = f"{peer} {host_port_label(network, nic, nic_port, nics.ports_per_nic)}"
             else:
                 role = "down" if edge["upper"] == name else "up"
-                if network == "oob":
-                    role = "device" if edge["upper"] == name else "up"
+                if network == "oob" and peer_data["network"] != "oob":
+                    role = "device"  # another network's switch: its management port
                 peer_index = indexes.get((peer, name, network, index))
                 peer_port = _port_name(peer_data, peer_index) if peer_index is not None else "mgmt"
                 description = f"{peer} {peer_port}"
@@ -296,4 +362,20 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             networks=tuple(networks),
             qos=switch_qos if data["network"] == FABRIC else None,
             breakouts=breakouts,
+            maximum_paths=min(widths[name][1], MAX_PATHS.get(data["os"], widths[name][1])),
+            maximum_routes=maximum_routes(routes.get(data["network"], 0)),
         )
+
+
+def domain_routes(addresses: Addresses, nodes: dict[str, Any]) -> dict[str, int]:
+    """Prefixes in each routing domain (fabric, storage, management): a loopback per routed switch
+    and a /31 per host port, which is what every BGP neighbor in it can send."""
+    routes: dict[str, int] = {}
+    for name in addresses.loopbacks:
+        network = nodes[name]["network"]
+        routes[network] = routes.get(network, 0) + 1
+    for lower, upper, _, _ in addresses.links:
+        if nodes[lower]["kind"] == "host":
+            network = nodes[upper]["network"]
+            routes[network] = routes.get(network, 0) + 1
+    return routes

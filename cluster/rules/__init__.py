@@ -6,6 +6,7 @@ from cluster.rules.addressing import AddressPools
 from cluster.rules.base import Rule, apply_policy, run_rules
 from cluster.rules.bisection import Bisection
 from cluster.rules.cloud import Placement
+from cluster.rules.ecmp import EcmpWidth
 from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
 from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
 from cluster.rules.isolation import Isolation
@@ -21,6 +22,7 @@ ALL_RULES: list[Rule] = [
     Radix(),
     Connected(),
     LinkSpeed(),
+    EcmpWidth(),
     Bisection(),
     SingleFailure(),
     NetworkOversubscription(),

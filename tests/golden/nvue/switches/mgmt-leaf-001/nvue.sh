@@ -17,7 +17,7 @@ nv set interface swp2 ip address 10.176.0.3/31
 nv set router bgp autonomous-system 4200058345
 nv set router bgp router-id 10.0.224.1
 nv set vrf default router bgp path-selection multipath aspath-ignore on
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.224.1/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.176.0.0/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.176.0.2/31

@@ -26,4 +26,15 @@ nv set interface swp7 description 'mgmt-leaf-001 mgmt'
 nv set interface swp7 link speed 1G
 nv set interface swp7 link mtu 9216
 
+nv set bridge domain br_default vlan 100
+nv set bridge domain br_default stp state up
+nv set bridge domain br_default stp priority 32768
+nv set interface swp1 bridge domain br_default access 100
+nv set interface swp2 bridge domain br_default access 100
+nv set interface swp3 bridge domain br_default access 100
+nv set interface swp4 bridge domain br_default access 100
+nv set interface swp5 bridge domain br_default access 100
+nv set interface swp6 bridge domain br_default access 100
+nv set interface swp7 bridge domain br_default access 100
+
 nv config apply -y
