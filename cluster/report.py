@@ -46,6 +46,7 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
             "spine_uplinks": plan.spine_uplinks,
             "leaf_model": f"{spec.fabric.leaf.model} ({spec.fabric.leaf.ports} x {spec.fabric.leaf.port_gbps}G)",
             "auto_sized": list(plan.auto),
+            "notes": list(plan.notes),
         }
     return {
         "name": spec.name,
@@ -128,6 +129,7 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  oversubscription (worst per tier): {ratios}")
         if fabric["auto_sized"]:
             lines.append(f"  auto-sized for the fabric: {', '.join(fabric['auto_sized'])}")
+        lines.extend(f"  sizing: {note}" for note in fabric["notes"])
     for network, tiers in data["switches"].items():
         counts = ", ".join(f"{count} {plural(tier, count)}" for tier, count in tiers.items())
         lines.append(f"  {network} switches: {counts}")

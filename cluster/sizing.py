@@ -28,6 +28,7 @@ class FabricPlan:
     cores: int
     auto: tuple[str, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # choices of the sizer the summary explains
 
     @property
     def leaves(self) -> int:
@@ -83,13 +84,17 @@ def held_beside(switch: SwitchModel, per_node: int, down_gbps: int, up_gbps: int
     return max(0, min(by_ports, by_ratio))
 
 
-def pick_spines(leaves: int, uplinks: int, spine_ports: int, spare: int = 0) -> tuple[int, int]:
+def pick_spines(leaves: int, uplinks: int, spine_ports: int, spare: int = 0, redundant: bool = False) -> tuple[int, int]:
     """(spines, uplinks per leaf): the fewest spines that take every uplink with the same number of
     links from each leaf to each spine (even ECMP). Up to `spare` extra uplinks per leaf may be
-    added to get there: 31 uplinks over 4 spines become 32 (the DGX SuperPOD 1-SU layout)."""
+    added to get there: 31 uplinks over 4 spines become 32 (the DGX SuperPOD 1-SU layout).
+    `redundant`: at least two spines where the leaf's ports allow (no single spine whose loss cuts
+    every leaf off; FAB-N1), so one uplink becomes two when a spare port is there."""
     best: tuple[int, int] | None = None
+    if redundant and uplinks == 1 and spare >= 1:
+        uplinks, spare = 2, spare - 1
     for candidate in range(uplinks, uplinks + spare + 1):
-        least = max(1, math.ceil(leaves * candidate / spine_ports))
+        least = max(2 if redundant and candidate >= 2 else 1, math.ceil(leaves * candidate / spine_ports))
         count = next((c for c in range(least, candidate + 1) if candidate % c == 0), None)
         if count is not None and (best is None or count < best[0]):
             best = (count, candidate)
@@ -128,6 +133,7 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
     nodes = spec.nodes
     auto: list[str] = []
     problems: list[str] = []
+    notes: list[str] = []
 
     single_leaf = not rail_optimized and fits(fabric.leaf, nodes * per_node, 0) and fabric.spines in (None, 0)
     capacity = nodes if single_leaf else max_down(fabric.leaf, per_node, down, up, ratio.leaf)
@@ -168,8 +174,11 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
         spare = 0
         if fabric.leaf_uplinks is None:
             spare = min(leaf_uplinks, fabric.leaf.ports + fabric.leaf.uplink_ports - nodes_per_leaf * per_node - leaf_uplinks)
-        spines, leaf_uplinks = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, max(spare, 0))
+        fewest, _ = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, max(spare, 0))
+        spines, leaf_uplinks = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, max(spare, 0), redundant=True)
         auto.append("spines")
+        if spines > fewest:
+            notes.append(f"{spines} spines rather than {fewest}, so that losing one spine cuts no leaf off (FAB-N1)")
     else:
         spine_down_max = max_down(fabric.spine, 1, up, core_up, ratio.spine)
         groups_per_pod = spine_down_max // leaves_per_group
@@ -209,6 +218,7 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
         cores=cores,
         auto=tuple(auto),
         problems=tuple(problems),
+        notes=tuple(notes),
     )
 
 

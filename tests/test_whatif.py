@@ -74,8 +74,8 @@ def test_single_cable_loss() -> None:
     assert outcome.bisection_after.flow_gbps == outcome.bisection_before.flow_gbps - 400
 
 
-def test_n1_rule_runs_when_a_degraded_limit_is_configured() -> None:
-    assert "FAB-N1" not in rules_of(run(rail_design(spines=1)))  # unset: the rule does not run
+def test_n1_rule_checks_ratios_when_a_degraded_limit_is_configured() -> None:
+    assert "FAB-N1" not in rules_of(run(rail_design(spines=2)))  # unset: only single points are checked
     single = run(rail_design(spines=1, max_degraded_oversubscription=2.0))
     [finding] = [f for f in single.findings if f.rule == "FAB-N1"]
     assert str(finding.severity) == "warning"
@@ -164,3 +164,25 @@ def test_three_tier_core_and_leaf_failures() -> None:
     leaf = worst_single(result.topology, result.spec, "leaf")
     # 2 NICs for 8 GPUs: each rail's NIC serves 4 GPUs, on each of the group's 4 nodes.
     assert leaf is not None and leaf.lost_rails[0].gpus_without_rail == 4 * 4
+
+
+def test_small_auto_sized_fabrics_have_no_spine_that_cuts_every_leaf_off(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """16 nodes auto-sized: 8 rail leaves under two spines, not one, and the summary says why."""
+    data = {"name": "t", "target": "onprem", "node_pools": [{"name": "h200", "nodes": 16, "gpu": "H200"}]}
+    result = run(data)
+    assert result.ok and "FAB-N1" not in {f.rule for f in result.findings}
+    spines = [name for name, d in result.topology.switches("fabric") if d["tier"] == "spine"]
+    assert len(spines) == 2
+    assert any("2 spines rather than 1" in note for note in result.topology.fabric_plan.notes)
+    path = tmp_path / "Pulumi.small.yaml"
+    path.write_text(yaml.safe_dump({"config": {"gpu-cluster:cluster": data}}))
+    assert main(["whatif", str(path), "--fail-any", "spine"]) == 0
+    assert "cut off" not in capsys.readouterr().out
+
+
+def test_one_spine_as_designed_is_a_single_point_warning() -> None:
+    result = run(rail_design(spines=1))
+    [finding] = [f for f in result.findings if f.rule == "FAB-N1"]
+    assert str(finding.severity) == "warning" and finding.path == "fabric.spines"
+    assert "losing spine-001 cuts 16 leaves" in finding.message

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 from cluster.findings import Finding, Severity
-from cluster.rules.base import Rule
+from cluster.load import NETWORK_CODES, link_arrays
+from cluster.rules.base import Rule, plural
 from cluster.spec import ClusterSpec
-from cluster.topology import Topology
+from cluster.topology import FABRIC, Topology
 from cluster.whatif import worst_upper_failures
 
 BELOW = {"spine": "leaf", "core": "spine"}
@@ -24,19 +27,22 @@ def degraded_limit(spec: ClusterSpec, tier_below: str) -> float:
 
 
 class SingleFailure(Rule):
-    """When policy.max_degraded_oversubscription is set: losing any one spine (or core) leaves
-    every switch below it within that ratio; a switch left with no uplinks cuts its GPUs off.
-    Warning by default. Unset, the rule does not run: small auto-sized designs have one spine
-    by construction, and `whatif` shows any failure's effect on demand."""
+    """No single spine or core cuts GPUs off: a fabric switch whose uplinks all reach one switch
+    of the tier above loses the rest of the fabric with it (a warning, always checked). When
+    policy.max_degraded_oversubscription is set, losing any one spine (or core) must also leave
+    every switch below it within that ratio."""
 
     id = "FAB-N1"
     title = "single switch failure"
     severity = Severity.WARNING
 
     def applies(self, spec: ClusterSpec) -> bool:
-        return spec.fabric is not None and spec.policy.max_degraded_oversubscription is not None
+        return spec.fabric is not None
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        if spec.policy.max_degraded_oversubscription is None:
+            yield from self._single_points(topology)
+            return
         worst = worst_upper_failures(topology)
         for tier in ("spine", "core"):
             failures = worst.get(tier)
@@ -55,3 +61,31 @@ class SingleFailure(Rule):
                 f"spread each {below}'s uplinks over more {tier}s (fabric.spines / cores, leaf_uplinks), or raise "
                 f"policy.max_degraded_oversubscription; see `python -m cluster whatif STACK --fail {failed}`"
             )
+
+    def _single_points(self, topology: Topology) -> Iterator[Finding]:
+        """Fabric switches whose every uplink reaches one upper switch (from the link arrays)."""
+        arrays = link_arrays(topology.graph)
+        fabric = NETWORK_CODES[FABRIC]
+        switch_to_switch = ((arrays.network == fabric) & ~arrays.is_host[arrays.lower]
+                            & (arrays.node_network[arrays.upper] == fabric))
+        pairs = np.unique(np.stack([arrays.lower[switch_to_switch], arrays.upper[switch_to_switch]]), axis=1)
+        lowers, counts = np.unique(pairs[0], return_counts=True)
+        alone = lowers[counts == 1]
+        if not len(alone):
+            return
+        by_upper: dict[str, list[str]] = {}
+        for lower in alone.tolist():
+            upper = arrays.names[int(pairs[1][pairs[0] == lower][0])]
+            by_upper.setdefault(upper, []).append(arrays.names[lower])
+        upper, cut = min(by_upper.items(), key=lambda item: (-len(item[1]), item[0]))
+        tier = topology.graph.nodes[upper]["tier"]
+        below = topology.graph.nodes[cut[0]]["tier"]
+        shown = ", ".join(sorted(cut)[:3]) + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
+        yield self.finding(
+            f"fabric.{tier}s",
+            f"losing {upper} cuts {len(cut)} {plural(below, len(cut))} ({shown}) off the rest of the fabric: "
+            f"their uplinks all reach that one {tier}"
+            + (f"; {len(by_upper) - 1} more {plural(tier, 2)} are such a single point" if len(by_upper) > 1 else ""),
+            f"give fabric.{tier}s: 2 or more with {below} uplinks spread over them (see `python -m cluster whatif STACK "
+            f"--fail {upper}`)",
+        )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mgmt-leaf-001: generic-8x10g, management leaf. Run with bash on the switch: every
 # setting is staged, then all are applied by one `nv config apply` at the end.
-# Management port eth0 cabled to oob-leaf-001 swp13.
+# Management port eth0 cabled to oob-leaf-001 swp14.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname mgmt-leaf-001
 nv set interface lo ip address 10.0.224.1/32

@@ -37,12 +37,15 @@ nv set interface swp10 link mtu 9216
 nv set interface swp11 description 'spine-001 mgmt'
 nv set interface swp11 link speed 1G
 nv set interface swp11 link mtu 9216
-nv set interface swp12 description 'stor-leaf-001 mgmt'
+nv set interface swp12 description 'spine-002 mgmt'
 nv set interface swp12 link speed 1G
 nv set interface swp12 link mtu 9216
-nv set interface swp13 description 'mgmt-leaf-001 mgmt'
+nv set interface swp13 description 'stor-leaf-001 mgmt'
 nv set interface swp13 link speed 1G
 nv set interface swp13 link mtu 9216
+nv set interface swp14 description 'mgmt-leaf-001 mgmt'
+nv set interface swp14 link speed 1G
+nv set interface swp14 link mtu 9216
 
 nv set bridge domain br_default vlan 100
 nv set bridge domain br_default stp state up
@@ -60,5 +63,6 @@ nv set interface swp10 bridge domain br_default access 100
 nv set interface swp11 bridge domain br_default access 100
 nv set interface swp12 bridge domain br_default access 100
 nv set interface swp13 bridge domain br_default access 100
+nv set interface swp14 bridge domain br_default access 100
 
 nv config apply -y

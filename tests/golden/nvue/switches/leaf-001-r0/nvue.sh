@@ -17,7 +17,7 @@ nv set interface swp7 description 'spine-001 swp1'
 nv set interface swp7 link speed 400G
 nv set interface swp7 link mtu 9216
 nv set interface swp7 ip address 10.64.0.0/31
-nv set interface swp8 description 'spine-001 swp2'
+nv set interface swp8 description 'spine-002 swp1'
 nv set interface swp8 link speed 400G
 nv set interface swp8 link mtu 9216
 nv set interface swp8 ip address 10.64.0.2/31
@@ -32,7 +32,7 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.4/31
 nv set vrf default router bgp neighbor 10.64.0.1 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.1 description 'spine-001 swp1'
 nv set vrf default router bgp neighbor 10.64.0.3 remote-as external
-nv set vrf default router bgp neighbor 10.64.0.3 description 'spine-001 swp2'
+nv set vrf default router bgp neighbor 10.64.0.3 description 'spine-002 swp1'
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless

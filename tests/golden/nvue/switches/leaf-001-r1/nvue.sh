@@ -13,11 +13,11 @@ nv set interface swp2 description 'h200-node-002 nic1'
 nv set interface swp2 link speed 400G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.128.0.7/31
-nv set interface swp7 description 'spine-001 swp3'
+nv set interface swp7 description 'spine-001 swp2'
 nv set interface swp7 link speed 400G
 nv set interface swp7 link mtu 9216
 nv set interface swp7 ip address 10.64.0.16/31
-nv set interface swp8 description 'spine-001 swp4'
+nv set interface swp8 description 'spine-002 swp2'
 nv set interface swp8 link speed 400G
 nv set interface swp8 link mtu 9216
 nv set interface swp8 ip address 10.64.0.18/31
@@ -30,9 +30,9 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.0.0.2/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.2/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.6/31
 nv set vrf default router bgp neighbor 10.64.0.17 remote-as external
-nv set vrf default router bgp neighbor 10.64.0.17 description 'spine-001 swp3'
+nv set vrf default router bgp neighbor 10.64.0.17 description 'spine-001 swp2'
 nv set vrf default router bgp neighbor 10.64.0.19 remote-as external
-nv set vrf default router bgp neighbor 10.64.0.19 description 'spine-001 swp4'
+nv set vrf default router bgp neighbor 10.64.0.19 description 'spine-002 swp2'
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless

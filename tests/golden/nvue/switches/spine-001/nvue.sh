@@ -9,32 +9,20 @@ nv set interface swp1 description 'leaf-001-r0 swp7'
 nv set interface swp1 link speed 400G
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.64.0.1/31
-nv set interface swp2 description 'leaf-001-r0 swp8'
+nv set interface swp2 description 'leaf-001-r1 swp7'
 nv set interface swp2 link speed 400G
 nv set interface swp2 link mtu 9216
-nv set interface swp2 ip address 10.64.0.3/31
-nv set interface swp3 description 'leaf-001-r1 swp7'
-nv set interface swp3 link speed 400G
-nv set interface swp3 link mtu 9216
-nv set interface swp3 ip address 10.64.0.17/31
-nv set interface swp4 description 'leaf-001-r1 swp8'
-nv set interface swp4 link speed 400G
-nv set interface swp4 link mtu 9216
-nv set interface swp4 ip address 10.64.0.19/31
+nv set interface swp2 ip address 10.64.0.17/31
 
 nv set router bgp autonomous-system 4200000000
 nv set router bgp router-id 10.0.128.1
 nv set vrf default router bgp path-selection multipath aspath-ignore on
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 2
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.128.1/32
 nv set vrf default router bgp neighbor 10.64.0.0 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.0 description 'leaf-001-r0 swp7'
-nv set vrf default router bgp neighbor 10.64.0.2 remote-as external
-nv set vrf default router bgp neighbor 10.64.0.2 description 'leaf-001-r0 swp8'
 nv set vrf default router bgp neighbor 10.64.0.16 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.16 description 'leaf-001-r1 swp7'
-nv set vrf default router bgp neighbor 10.64.0.18 remote-as external
-nv set vrf default router bgp neighbor 10.64.0.18 description 'leaf-001-r1 swp8'
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless
@@ -70,7 +58,5 @@ nv set qos egress-scheduler default-global traffic-class 3 mode dwrr
 nv set qos egress-scheduler default-global traffic-class 3 bw-percent 50
 nv set interface swp1 qos pfc-watchdog state enable
 nv set interface swp2 qos pfc-watchdog state enable
-nv set interface swp3 qos pfc-watchdog state enable
-nv set interface swp4 qos pfc-watchdog state enable
 
 nv config apply -y

@@ -19,12 +19,15 @@ nv set interface swp4 link mtu 9216
 nv set interface swp5 description 'spine-001 mgmt'
 nv set interface swp5 link speed 1G
 nv set interface swp5 link mtu 9216
-nv set interface swp6 description 'stor-leaf-001 mgmt'
+nv set interface swp6 description 'spine-002 mgmt'
 nv set interface swp6 link speed 1G
 nv set interface swp6 link mtu 9216
-nv set interface swp7 description 'mgmt-leaf-001 mgmt'
+nv set interface swp7 description 'stor-leaf-001 mgmt'
 nv set interface swp7 link speed 1G
 nv set interface swp7 link mtu 9216
+nv set interface swp8 description 'mgmt-leaf-001 mgmt'
+nv set interface swp8 link speed 1G
+nv set interface swp8 link mtu 9216
 
 nv set bridge domain br_default vlan 100
 nv set bridge domain br_default stp state up
@@ -36,5 +39,6 @@ nv set interface swp4 bridge domain br_default access 100
 nv set interface swp5 bridge domain br_default access 100
 nv set interface swp6 bridge domain br_default access 100
 nv set interface swp7 bridge domain br_default access 100
+nv set interface swp8 bridge domain br_default access 100
 
 nv config apply -y

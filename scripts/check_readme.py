@@ -1,0 +1,114 @@
+"""Re-run every command the README shows (`$ python -m cluster ...` in a ``` block) and compare
+what it prints with what the README says it prints: the README stays true to the output.
+
+A shown line must appear in the real output, in order; a line `...` (alone, indented or not)
+stands for lines left out; timings (`0.16 s`, `9.5 s`) and sizes in KiB are compared as numbers
+of any value. A shell line that is not the CLI (`cat FILE`) runs as it is.
+
+Usage: python scripts/check_readme.py [README.md]   (exit 1 and a diff per block on a difference)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMING = re.compile(r"\d+(?:\.\d+)?( s\b| ms\b| KiB\b)")
+
+
+@dataclass
+class Shown:
+    """One command of the README and the lines it shows under it."""
+
+    line: int
+    command: str
+    output: list[str]
+
+
+def blocks(text: str) -> list[Shown]:
+    """Every `$ ` command inside a ``` block, with the lines up to the next command or the fence."""
+    found: list[Shown] = []
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            continue
+        if line.startswith("$ "):
+            found.append(Shown(number, line[2:], []))
+        elif found and found[-1].line < number and _open(found[-1], text, number):
+            found[-1].output.append(line)
+    return found
+
+
+def _open(shown: Shown, text: str, number: int) -> bool:
+    """True while `number` is in the same ``` block as the command."""
+    lines = text.splitlines()
+    return not any(lines[index].startswith("```") for index in range(shown.line, number - 1))
+
+
+def normal(line: str) -> str:
+    return TIMING.sub(lambda match: "N" + match.group(1), line.rstrip())
+
+
+def compare(shown: list[str], real: list[str]) -> list[str]:
+    """Problems: shown lines (in order, `...` skipping) that the real output does not have."""
+    problems: list[str] = []
+    position = 0
+    skipping = False
+    wanted = [normal(line) for line in real]
+    for line in shown:
+        if line.strip() == "...":
+            skipping = True
+            continue
+        target = normal(line)
+        if skipping:
+            try:
+                position = wanted.index(target, position) + 1
+            except ValueError:
+                problems.append(f"not in the output: {line}")
+            skipping = False
+            continue
+        if position < len(wanted) and wanted[position] == target:
+            position += 1
+            continue
+        problems.append(f"expected: {line}\n      got: {real[position] if position < len(real) else '(end of output)'}")
+        break
+    if not problems and position < len(wanted) and not (shown and shown[-1].strip() == "..."):
+        problems.append(f"the output goes on: {real[position]}")
+    return problems
+
+
+def run(command: str) -> list[str]:
+    argv = shlex.split(command)
+    if argv[:3] == ["python", "-m", "cluster"]:
+        argv[0] = sys.executable
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
+    return (done.stdout + done.stderr).splitlines()
+
+
+def check(readme: Path) -> list[str]:
+    problems = []
+    for shown in blocks(readme.read_text(encoding="utf-8")):
+        for problem in compare(shown.output, run(shown.command)):
+            problems.append(f"README.md:{shown.line} `{shown.command}`: {problem}")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    problems = check(Path(argv[0]) if argv else ROOT / "README.md")
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# spine-002: generic-8x400g, fabric spine. Run with bash on the switch: every
+# setting is staged, then all are applied by one `nv config apply` at the end.
+# Management port eth0 cabled to oob-leaf-001 swp6.
+set -euo pipefail  # stop before `nv config apply` if any setting is rejected
+nv set system hostname spine-002
+nv set interface lo ip address 10.0.128.2/32
+nv set interface swp1 description 'leaf-001-r0 swp8'
+nv set interface swp1 link speed 400G
+nv set interface swp1 link mtu 9216
+nv set interface swp1 ip address 10.64.0.3/31
+nv set interface swp2 description 'leaf-001-r1 swp8'
+nv set interface swp2 link speed 400G
+nv set interface swp2 link mtu 9216
+nv set interface swp2 ip address 10.64.0.19/31
+
+nv set router bgp autonomous-system 4200000000
+nv set router bgp router-id 10.0.128.2
+nv set vrf default router bgp path-selection multipath aspath-ignore on
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
+nv set vrf default router bgp address-family ipv4-unicast network 10.0.128.2/32
+nv set vrf default router bgp neighbor 10.64.0.2 remote-as external
+nv set vrf default router bgp neighbor 10.64.0.2 description 'leaf-001-r0 swp8'
+nv set vrf default router bgp neighbor 10.64.0.18 remote-as external
+nv set vrf default router bgp neighbor 10.64.0.18 description 'leaf-001-r1 swp8'
+
+# QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
+nv set qos roce mode lossless
+nv set qos mapping default-global trust l3
+nv set qos mapping default-global dscp 0,1,2,3,4,5,6,7,8,9,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,47,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63 switch-priority 0
+nv set qos mapping default-global dscp 10 switch-priority 1
+nv set qos mapping default-global dscp 46 switch-priority 3
+nv set qos mapping default-global dscp 48 switch-priority 6
+nv set qos pfc default-global switch-priority 3
+nv set qos pfc default-global tx enable
+nv set qos pfc default-global rx enable
+nv set qos traffic-pool default-lossy switch-priority 0,1,2,4,5,6,7
+nv set qos traffic-pool roce-lossless switch-priority 3
+nv set qos egress-queue-mapping default-global switch-priority 0 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 1 traffic-class 1
+nv set qos egress-queue-mapping default-global switch-priority 2 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 3
+nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 5 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 6 traffic-class 6
+nv set qos egress-queue-mapping default-global switch-priority 7 traffic-class 0
+nv set qos congestion-control default-global traffic-class 3 ecn enable
+nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
+nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
+nv set qos congestion-control default-global traffic-class 3 probability 100
+nv set qos congestion-control default-global traffic-class 0 ecn disable
+nv set qos egress-scheduler default-global traffic-class 6 mode strict
+nv set qos egress-scheduler default-global traffic-class 0 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 0 bw-percent 25
+nv set qos egress-scheduler default-global traffic-class 1 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 1 bw-percent 25
+nv set qos egress-scheduler default-global traffic-class 3 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 3 bw-percent 50
+nv set interface swp1 qos pfc-watchdog state enable
+nv set interface swp2 qos pfc-watchdog state enable
+
+nv config apply -y
