@@ -35,12 +35,9 @@ design; `allocate` reports what does not fit.
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 import re
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +45,7 @@ import numpy as np
 
 from cluster.load import edge_list, link_arrays
 from cluster.spec import ClusterSpec, Nics, PoolSpec
-from cluster.topology import FABRIC, Topology
+from cluster.topology import FABRIC, Topology, gc_paused
 
 FABRIC_NAME = re.compile(r"^(?:p(?P<plane>\d+)-)?(?P<tier>leaf|spine|core)-(?P<number>\d+)(?:-r(?P<rail>\d+))?$")
 NETWORK_NAME = re.compile(r"^(?P<prefix>stor|mgmt)-(?P<tier>leaf|spine)-(?P<number>\d+)$")
@@ -144,19 +141,6 @@ def switch_slot(name: str, data: dict[str, Any], rails: int, planes: int) -> tup
     if match is None or network not in ("storage", "management"):
         return None
     return network, 2 * (int(match["number"]) - 1) + (1 if match["tier"] == "spine" else 0)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building millions of acyclic tuples next to a huge graph:
-    each automatic collection walks the whole graph (4x the work at 131,072 GPUs)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 #: How far a default pool may grow for a large design, from its documented prefix (the three

@@ -14,14 +14,14 @@ import json
 from collections.abc import Collection
 
 from cluster import parts
-from cluster.addressing import Addresses, allocate, gc_paused
+from cluster.addressing import Addresses, allocate
 from cluster.qos import switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_ib_pool, render_pool
 from cluster.render.opensm import render_fabric
 from cluster.render.views import Switch, qos_view, switch_views
 from cluster.spec import ClusterSpec
-from cluster.topology import FABRIC, Topology
+from cluster.topology import FABRIC, Topology, gc_paused
 from cluster.verify.expected import expected_neighbors, ptm_dot
 
 DIALECTS = {"sonic": sonic.render_switch, "nvue": nvue.render_switch, "eos": eos.render_switch}
