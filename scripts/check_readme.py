@@ -5,7 +5,9 @@ A shown line must appear in the real output, in order; a line `...` (alone, inde
 stands for lines left out; timings (`0.16 s`, `9.5 s`) and sizes in KiB are compared as numbers
 of any value. A shell line that is not the CLI (`cat FILE`) runs as it is.
 
-Usage: python scripts/check_readme.py [README.md]   (exit 1 and a diff per block on a difference)
+Usage: python scripts/check_readme.py [--update] [README.md]   (exit 1 and the difference per block)
+  --update  rewrite the output of every block that leaves nothing out (no `...`) with the real
+            output, timings as measured; blocks with `...` are only checked.
 """
 
 from __future__ import annotations
@@ -103,7 +105,21 @@ def check(readme: Path) -> list[str]:
     return problems
 
 
+def update(readme: Path) -> None:
+    """Write the real output under every command whose shown output leaves nothing out."""
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    for shown in reversed(blocks("\n".join(lines))):
+        if any(line.strip() == "..." for line in shown.output) or not compare(shown.output, run(shown.command)):
+            continue
+        start = shown.line  # the index after the command's line
+        lines[start:start + len(shown.output)] = run(shown.command)
+    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--update"]:
+        update(Path(argv[1]) if len(argv) > 1 else ROOT / "README.md")
+        argv = argv[1:]
     problems = check(Path(argv[0]) if argv else ROOT / "README.md")
     for problem in problems:
         print(problem)
