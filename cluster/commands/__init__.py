@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from cluster import publish
 from cluster.pipeline import Result
-from cluster.publish import Target
 from cluster.report import to_text
+
+if TYPE_CHECKING:  # the writer is loaded by the verbs that write, not by `validate`
+    from cluster.publish import Target
 
 
 def refusal(result: Result, verb: str) -> int | None:
@@ -23,6 +25,8 @@ def refusal(result: Result, verb: str) -> int | None:
 
 def out_target(verb: str, stack: str, raw: str) -> Target | None:
     """The checked `--out` tree of `verb`, or None after saying why it is refused (exit 2)."""
+    from cluster import publish
+
     try:
         return publish.check(raw, verb, stack)
     except publish.OutputRefused as refused:
@@ -33,6 +37,8 @@ def out_target(verb: str, stack: str, raw: str) -> Target | None:
 def publish_tree(verb: str, stack: str, files: Mapping[str, str], where: Target) -> int:
     """Publish `files` at `where`: 0 written; 2 refused or not writable; 128 + N stopped by signal N
     (the old tree left in place)."""
+    from cluster import publish
+
     try:
         for warning in publish.publish_tree(files, where, verb, stack):
             print(f"{verb}: warning: {warning}", file=sys.stderr)
