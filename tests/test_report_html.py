@@ -286,6 +286,6 @@ def test_hostile_names_and_findings_are_text_not_markup(name: str) -> None:
 def test_report_templates_refuse_a_missing_value() -> None:
     """StrictUndefined: a view without a field the template prints fails instead of printing nothing."""
     view = report_view(validate("prod"))
-    with pytest.raises(jinja2.UndefinedError, match="estimate"):
+    with pytest.raises(jinja2.UndefinedError, match="stack"):
         render("page.html.j2", page={field.name: getattr(view, field.name) for field in dataclasses.fields(view)
-                                     if field.name != "estimate"})
+                                     if field.name != "stack"})
