@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
+import jinja2
 import pytest
 from conftest import ROOT, run, stack
 
 from cluster.exports.bom import bill_of_materials
+from cluster.findings import Finding, Severity
 from cluster.pipeline import Result, validate
+from cluster.publish import FILE_MARK
 from cluster.report_html.diagram import RAIL_COLOURS
-from cluster.report_html.page import render_report
+from cluster.report_html.engine import render
+from cluster.report_html.page import render_report, report_view
 
 SVG = "{http://www.w3.org/2000/svg}"
 # More than 96 leaves (25 groups x 8 rails) and three tiers: drawn aggregated.
@@ -210,3 +215,77 @@ def test_report_names_the_worst_switch_validate_names() -> None:
     table = html[html.index("worst switch"):]
     assert f"<td>{worst}</td>" in table[:table.index("</table>")]
     assert "stacks/Pulumi.legacy.yaml:22" in html  # findings carry file:line, as `validate` prints them
+
+
+HOSTILE = """<script>alert('x')</script> "&amp;" & it's <b onclick="x">"""
+
+
+def _dressed(name: str, text: str) -> Result:
+    """A real validated result whose stack name, spec name, first pool name and one finding carry `text`.
+
+    The stack file's names are held to [a-z0-9-] by the schema, so the strings are put into the
+    validated result; every other value still comes from the pipeline.
+    """
+    result = validate(name)
+    spec, topology = result.spec, result.topology
+    assert spec is not None and topology is not None
+    first, *rest = spec.pools
+    pool = first.model_copy(update={"name": f"pool {text}"})
+    hosts = {pool.name if key == first.name else key: value for key, value in topology.hosts_by_pool.items()}
+    finding = Finding("FAB-OVERSUB", Severity.WARNING, "node_pools[0].name", f"message {text}", f"hint {text}")
+    assert finding.message == f"message {text}"  # Finding keeps printable text as it is
+    return dataclasses.replace(
+        result, loaded=dataclasses.replace(result.loaded, stack=f"stack {text}"),
+        spec=spec.model_copy(update={"name": f"name {text}", "pools": (pool, *rest)}),
+        topology=dataclasses.replace(topology, hosts_by_pool=hosts), findings=[*result.findings, finding])
+
+
+class _Tree(HTMLParser):
+    """Every start and end tag with its attribute names, and the text of each element by path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shape: list[tuple[str, ...]] = []
+        self.texts: list[str] = []
+        self.attrs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.shape.append((tag, *(name for name, _ in attrs)))
+        self.attrs.extend(value or "" for _, value in attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        self.shape.append(("/" + tag,))
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append(data)
+
+
+def _tree(html: str) -> _Tree:
+    tree = _Tree()
+    tree.feed(html)
+    tree.close()
+    return tree
+
+
+@pytest.mark.parametrize("name", ["prod", "aws-p5e"])
+def test_hostile_names_and_findings_are_text_not_markup(name: str) -> None:
+    """`<script>`, quotes and `&` in a stack, spec, pool name, finding message and hint inject nothing."""
+    plain, hostile = _tree(render_report(_dressed(name, "plain words"))), _tree(render_report(_dressed(name, HOSTILE)))
+    assert hostile.shape == plain.shape  # not one element or attribute more, fewer or other
+    for text in (f"stack {HOSTILE}", f"pool {HOSTILE}", f"message {HOSTILE}", f"hint {HOSTILE}"):
+        assert text in hostile.texts, text  # one element's whole text, read back exactly
+    assert f"gpu-cluster report: name {HOSTILE}" in hostile.texts
+    assert f"name {HOSTILE} " in hostile.texts  # the heading, before its badge
+    assert f"name {HOSTILE} {'GPU fabric' if name == 'prod' else 'fabric'}" in hostile.attrs  # the SVG's aria-label
+    html = render_report(_dressed(name, HOSTILE))
+    assert FILE_MARK in html  # `report --out` still recognises the file as its own
+    svg = ET.fromstring(html[html.index("<svg"):html.index("</svg>") + len("</svg>")])  # still well-formed XML
+    assert svg.get("aria-label", "").startswith(f"name {HOSTILE}")
+
+
+def test_report_templates_refuse_a_missing_value() -> None:
+    """StrictUndefined: a view without a field the template prints fails instead of printing nothing."""
+    view = report_view(validate("prod"))
+    with pytest.raises(jinja2.UndefinedError, match="stack"):
+        render("page.html.j2", page={field.name: getattr(view, field.name) for field in dataclasses.fields(view)
+                                     if field.name != "stack"})

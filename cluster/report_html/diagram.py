@@ -3,14 +3,14 @@
 Small fabrics are drawn switch by switch with every leaf-spine edge. Large ones are drawn
 aggregated: one box per pod and rail ("r3 x 32 leaves"), one spine box per pod, one core box,
 so a 131,072-GPU design is a few hundred SVG elements and draws in well under a second.
-Everything is read off the graph; the drawing is deterministic.
+Everything is read off the graph; the drawing is deterministic. This module lays it out; the
+markup is templates/report/diagram.svg.j2, which escapes every name and label.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from xml.sax.saxutils import escape
 
 from cluster.exports.hierarchy import FabricTree, compress, fabric_tree
 from cluster.load import edge_list
@@ -49,10 +49,67 @@ class Line:
     width: float
 
 
+@dataclass(frozen=True)
+class Text:
+    """One SVG <text>, its numbers formatted; `halo` draws a white outline under it."""
+
+    x: str
+    y: str
+    size: int
+    anchor: str
+    fill: str
+    weight: str
+    text: str
+    halo: bool = False
+
+
 def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "middle", fill: str = TEXT,
-          weight: str = "normal") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" '
-            f'font-weight="{weight}">{escape(text)}</text>')
+          weight: str = "normal", halo: bool = False) -> Text:
+    return Text(f"{x:.1f}", f"{y:.1f}", size, anchor, fill, weight, text, halo)
+
+
+@dataclass(frozen=True)
+class SvgLine:
+    x1: str
+    y1: str
+    x2: str
+    y2: str
+    stroke: str
+    width: str
+
+
+@dataclass(frozen=True)
+class SvgBox:
+    title: str
+    x: str
+    y: str
+    w: str
+    fill: str
+    label: Text
+
+
+@dataclass(frozen=True)
+class Swatch:
+    x: str
+    y: str
+    fill: str
+    label: Text
+
+
+@dataclass(frozen=True)
+class Svg:
+    """The prepared view of diagram.svg.j2: every element in drawing order, every number a string."""
+
+    width: str
+    height: str
+    title: str
+    box_h: int
+    guides: list[tuple[SvgLine, Text]]  # one faint line and a label per tier row
+    links: list[SvgLine]
+    boxes: list[SvgBox]
+    labels: list[Text]
+    legend: list[Swatch]
+    notes: list[Text]
 
 
 def _spread(count: int, width: float, left: float, box: float) -> list[float]:
@@ -73,43 +130,29 @@ class _Drawing:
     def box(self, box: Box) -> None:
         self.boxes[box.key] = box
 
-    def svg(self, width: float, height: float, rows: list[tuple[str, float]], legend: list[tuple[str, str]],
-            title: str) -> str:
-        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-                 f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{escape(title)}" '
-                 'font-family="Helvetica, Arial, sans-serif">',
-                 f'<rect x="0" y="0" width="{width:.0f}" height="{height:.0f}" fill="#ffffff"/>']
-        for label, y in rows:
-            parts.append(f'<line x1="{LEFT - 10}" y1="{y + BOX_H / 2:.1f}" x2="{width - 10:.0f}" '
-                         f'y2="{y + BOX_H / 2:.1f}" stroke="#e9ecef" stroke-width="1"/>')
-            parts.append(_text(12, y + BOX_H / 2 + 4, label, 13, "start", "#495057", "bold"))
-        parts.append('<g class="links" fill="none">')
+    def view(self, width: float, height: float, rows: list[tuple[str, float]], legend: list[tuple[str, str]],
+             title: str) -> Svg:
+        guides = [(SvgLine(f"{LEFT - 10}", f"{y + BOX_H / 2:.1f}", f"{width - 10:.0f}", f"{y + BOX_H / 2:.1f}", "#e9ecef", "1"),
+                   _text(12, y + BOX_H / 2 + 4, label, 13, "start", "#495057", "bold")) for label, y in rows]
+        links = []
         for line in self.lines:
             a, b = self.boxes[line.a], self.boxes[line.b]
             lower, upper = (a, b) if a.y > b.y else (b, a)
-            parts.append(f'<line x1="{lower.x + lower.w / 2:.1f}" y1="{lower.y:.1f}" x2="{upper.x + upper.w / 2:.1f}" '
-                         f'y2="{upper.y + BOX_H:.1f}" stroke="{line.colour}" stroke-width="{line.width:.2f}" '
-                         'stroke-opacity="0.55"/>')
-        parts.append("</g>")
-        parts.append('<g class="switches">')
+            links.append(SvgLine(f"{lower.x + lower.w / 2:.1f}", f"{lower.y:.1f}", f"{upper.x + upper.w / 2:.1f}",
+                                 f"{upper.y + BOX_H:.1f}", line.colour, f"{line.width:.2f}"))
+        boxes = []
         for box in self.boxes.values():
-            parts.append(f'<g><title>{escape(box.title)}</title><rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" '
-                         f'height="{BOX_H}" rx="4" fill="{box.fill}" stroke="#343a40" stroke-width="0.6"/>')
             size = 12 if len(box.label) * 7 < box.w else (10 if len(box.label) * 6 < box.w else 8)
-            parts.append(_text(box.x + box.w / 2, box.y + BOX_H / 2 + 4, box.label, size, fill=box.text_fill) + "</g>")
-        parts.append("</g>")
-        parts.extend(_text(x, y, label, 11, fill="#495057", weight="bold").replace(
-            "<text ", '<text stroke="#ffffff" stroke-width="3" paint-order="stroke" ', 1) for x, y, label in self.labels)
-        x = LEFT
-        y = height - 22
+            boxes.append(SvgBox(box.title, f"{box.x:.1f}", f"{box.y:.1f}", f"{box.w:.1f}", box.fill,
+                                _text(box.x + box.w / 2, box.y + BOX_H / 2 + 4, box.label, size, fill=box.text_fill)))
+        labels = [_text(x, y, label, 11, fill="#495057", weight="bold", halo=True) for x, y, label in self.labels]
+        swatches = []
+        x, y = LEFT, height - 22
         for label, colour in legend:
-            parts.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" rx="2" fill="{colour}"/>')
-            parts.append(_text(x + 17, y, label, 11, "start"))
+            swatches.append(Swatch(f"{x}", f"{y - 10}", colour, _text(x + 17, y, label, 11, "start")))
             x += 24 + 7 * len(label)
-        for index, note in enumerate(self.notes):
-            parts.append(_text(LEFT, height - 42 - 16 * index, note, 11, "start", "#868e96"))
-        parts.append("</svg>")
-        return "\n".join(parts)
+        notes = [_text(LEFT, height - 42 - 16 * index, note, 11, "start", "#868e96") for index, note in enumerate(self.notes)]
+        return Svg(f"{width:.0f}", f"{height:.0f}", title, BOX_H, guides, links, boxes, labels, swatches, notes)
 
 
 def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
@@ -247,10 +290,11 @@ def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, 
     return drawing, width, rows
 
 
-def fabric_svg(spec: ClusterSpec, topology: Topology) -> str:
-    """The SVG diagram of the GPU fabric (cloud stacks: pools and their provider fabric)."""
+def fabric_view(spec: ClusterSpec, topology: Topology) -> Svg:
+    """The diagram of the GPU fabric (cloud stacks: pools and their provider fabric), as the view that
+    templates/report/diagram.svg.j2 writes out; the page includes that template."""
     if spec.is_cloud:
-        return _cloud_svg(spec, topology)
+        return _cloud_view(spec, topology)
     tree = fabric_tree(topology)
     spines = sum(len(pod.spines) for pod in tree.pods)
     leaves = sum(len(group.leaves) for group in tree.groups)
@@ -266,10 +310,10 @@ def fabric_svg(spec: ClusterSpec, topology: Topology) -> str:
         drawing.notes.append("r3' = plane 1; unmarked = plane 0.")
     height = max(rows.values()) + BOX_H + 50 + 16 * len(drawing.notes) + 20
     labels = [(tier if tier != "hosts" else "hosts", y) for tier, y in rows.items()]
-    return drawing.svg(width, height, labels, legend, f"{spec.name} GPU fabric")
+    return drawing.view(width, height, labels, legend, f"{spec.name} GPU fabric")
 
 
-def _cloud_svg(spec: ClusterSpec, topology: Topology) -> str:
+def _cloud_view(spec: ClusterSpec, topology: Topology) -> Svg:
     drawing = _Drawing()
     width = max(720.0, LEFT + len(spec.pools) * 240 + 30)
     xs = _spread(len(spec.pools), width - LEFT - 30, LEFT, 200)
@@ -280,4 +324,4 @@ def _cloud_svg(spec: ClusterSpec, topology: Topology) -> str:
                         compress(topology.hosts_by_pool[pool.name]), TEXT))
         drawing.lines.append(Line(f"hosts:{pool.name}", fabric, rail_colour(0), 2.0))
     drawing.notes.append("Cloud target: the fabric is the provider's; only the host side is modelled.")
-    return drawing.svg(width, TOP + 2 * ROW + 60, [("provider", TOP), ("hosts", TOP + ROW)], [], f"{spec.name} fabric")
+    return drawing.view(width, TOP + 2 * ROW + 60, [("provider", TOP), ("hosts", TOP + ROW)], [], f"{spec.name} fabric")
