@@ -130,7 +130,7 @@ def nvls_busbw(gpus: int, hw: Hardware, calibration: Calibration) -> float:
 
 def network_node_gbytes(hw: Hardware, share: FabricShare, gpus_per_node: int, concurrent: bool = False) -> float:
     """What the node's NICs deliver to the ranks it holds: node NIC GB/s x fabric efficiency
-    (EFA / InfiniBand / RoCE / TCPX, calibration) x the fabric share (oversubscription on the
+    (one per fabric kind: EFA, InfiniBand, RoCE, GCP RDMA, TCPX, TCPXO; calibration) x the fabric share (oversubscription on the
     path, placement.py) x the share of the node's NICs the ranks use: gpus/g of them, but at
     least one NIC when the other GPUs are idle (NCCL binds each GPU to its nearest NIC). When
     every GPU of the node runs its own group at once (`concurrent`, a training step), each
