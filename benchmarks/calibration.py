@@ -5,6 +5,8 @@
 
 Rows marked `fit` set the constants in cluster/estimate/calibration.yaml; rows marked
 `holdout` never touch them and show how the model generalises. "Large" is 1 GiB and up.
+The last table gives the errors per transport (the fabric kind between nodes; nvlink for
+rows on one node), with each kind's efficiency and the fit row it is solved from.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cluster.estimate.constants import load_calibration
-from cluster.estimate.fit import Point, fit, predict_all
+from cluster.estimate.fit import Point, fit, predict_all, transport_rows
 from cluster.estimate.units import format_size
 
 
@@ -30,6 +32,26 @@ def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
     }
     return {name: (len(group), sum(abs(p.error) for p in group) / len(group), max(abs(p.error) for p in group))
             for name, group in groups.items() if group}
+
+
+def _stats(points: list[Point]) -> str:
+    if not points:
+        return f"{'-':>20}"
+    errors = [abs(p.error) for p in points]
+    return f"{len(errors):2d} pts {sum(errors) / len(errors):5.1%} {max(errors):6.1%}"
+
+
+def by_transport(points: list[Point]) -> dict[str, dict[str, list[Point]]]:
+    """Points per transport, split into held out (large, every size) and fit (large)."""
+    table: dict[str, dict[str, list[Point]]] = {}
+    for transport in sorted({p.transport for p in points}):
+        mine = [p for p in points if p.transport == transport]
+        table[transport] = {
+            "holdout, large": [p for p in mine if p.use == "holdout" and p.large],
+            "holdout, all sizes": [p for p in mine if p.use == "holdout"],
+            "fit, large": [p for p in mine if p.use == "fit" and p.large],
+        }
+    return table
 
 
 def main() -> int:
@@ -54,6 +76,16 @@ def main() -> int:
     print()
     for name, (count, mean, worst) in summary(points).items():
         print(f"{name:20} {count:3d} points: mean |error| {mean:5.1%}, worst {worst:5.1%}")
+    print()
+    rows = transport_rows(current)
+    print(f"{'transport':16} {'efficiency':>10} {'fit row':28} {'held out >= 1GiB':>20} {'held out, all sizes':>20} "
+          f"{'fit >= 1GiB':>20}")
+    print(f"{'':16} {'':>10} {'':28} {'n / mean / worst':>20} {'n / mean / worst':>20} {'n / mean / worst':>20}")
+    for transport, groups in by_transport(points).items():
+        efficiency = f"{current.network(transport).value:.4f}" if transport in rows else "-"
+        row = rows[transport].id if transport in rows else "-"
+        print(f"{transport:16} {efficiency:>10} {row:28} {_stats(groups['holdout, large']):>20} "
+              f"{_stats(groups['holdout, all sizes']):>20} {_stats(groups['fit, large']):>20}")
     return 0
 
 

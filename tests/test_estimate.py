@@ -234,3 +234,31 @@ def test_three_tiers_spine_uplinks_limit_flows_between_pods() -> None:
     assert len({topology.graph.nodes[min(group)]["pod"] for group in worst.groups}) == 2  # pods interleaved
     spread = fabric_share(topology, worst, ring_flows(4))
     assert spread.tier == "spine" and spread.factor == pytest.approx(0.5)
+
+
+def _gcp(instance_type: str) -> Result:
+    from cluster.pipeline import validate_mapping
+
+    result = validate_mapping("t", {"name": "t", "target": "gcp",
+                                    "cloud": {"region": "us-central1", "zone": "us-central1-a"},
+                                    "node_pools": [{"name": "p", "nodes": 4, "instance_type": instance_type}]})
+    assert result.spec is not None and result.topology is not None, [f.message for f in result.findings]
+    return result
+
+
+def test_the_providers_forced_nccl_algorithm_and_protocol_are_followed() -> None:
+    """a3-highgpu-8g's documented NCCL environment sets NCCL_ALGO=Ring and NCCL_PROTO=Simple
+    (catalog, from cluster-toolkit's run-nccl-tests.sh): its 2-node all-reduce is a ring at
+    about the node's TCPX bandwidth, not a tree above it. A3 Mega's environment forces neither."""
+    high = _gcp("a3-highgpu-8g")
+    assert high.spec is not None and high.topology is not None
+    hw = hardware(high.spec, high.topology, high.spec.pools[0])
+    assert (hw.forced_algorithm, hw.forced_protocol) == ("ring", "Simple")
+    for nodes in (1, 2):
+        result = collective_on(high.spec, high.topology, "all_reduce", nodes, 8 * GiB)
+        assert (result.algorithm, result.protocol) == ("ring", "Simple")
+    two = collective_on(high.spec, high.topology, "all_reduce", 2, 8 * GiB)
+    assert two.busbw_GBps <= hw.node_nic_gbytes * hw.network_efficiency
+    mega = _gcp("a3-megagpu-8g")
+    assert mega.spec is not None and mega.topology is not None
+    assert collective_on(mega.spec, mega.topology, "all_reduce", 2, 8 * GiB).algorithm == "nvls_tree"

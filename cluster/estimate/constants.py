@@ -30,6 +30,7 @@ class NvLink(_Frozen):
 
 class Sourced(_Frozen):
     value: float = Field(gt=0, le=1)
+    fit_row: str  # the `use: fit` measurement the value is solved from, on this fabric kind
     source: str
 
 

@@ -19,6 +19,7 @@ from cluster.estimate.units import parse_size
 from cluster.pipeline import Result, validate_mapping
 
 LARGE_BYTES = 2**30  # "large message": 1 GiB and up
+INTER_NODE_ROW = "p5-allreduce-4x8"  # the row the inter-node size curve is fitted on
 CLOUD = {
     "aws": {"region": "us-east-1", "zone": "us-east-1a"},
     "azure": {"region": "eastus"},
@@ -33,6 +34,7 @@ class Point:
     row: str
     use: str
     system: str
+    transport: str  # the fabric kind between nodes; "nvlink" for a row on one node
     collective: str
     shape: str  # "4x8"
     size_bytes: int
@@ -81,6 +83,7 @@ def predict_row(row: Measurement, calibration: Calibration) -> list[Point]:
     design = design_of(row)
     assert design.spec is not None and design.topology is not None
     pool = design.spec.pools[0]
+    transport = pool.fabric_kind if row.nodes > 1 or row.collective == "nic" else "nvlink"
     points = []
     for gpus, size, measured in _cases(row):
         if row.collective == "nic":
@@ -92,7 +95,8 @@ def predict_row(row: Measurement, calibration: Calibration) -> list[Point]:
                                    algorithm=row.algorithm, gpus_per_node=gpus, calibration=calibration)
             predicted = result.busbw_GBps
             shape = f"{row.nodes}x{gpus or pool.gpus_per_node}"
-        points.append(Point(row.id, row.use, row.system, row.collective, shape, size, measured, predicted))
+        points.append(Point(row.id, row.use, row.system, transport, row.collective, shape, size, measured,
+                            predicted))
     return points
 
 
@@ -151,20 +155,37 @@ def _peak_fit(calibration: Calibration) -> Calibration:
     nvls = rows["azure-ndh100-nvls-1x8"]
     value = _solve_constant(calibration, nvls, _largest(nvls), ("nvlink", "nvls_efficiency", None), 1.0)
     calibration = _update(calibration, "nvlink", "nvls_efficiency", None, round(value, 4))
-    calibration = _network_fit(calibration, rows["p5-allreduce-4x8"], "efa", 1.0)
-    for row_id, kind in (("ndr400-nic", "infiniband"), ("nic-200g", "roce")):
-        row = rows[row_id]
-        design = design_of(row)
-        assert design.spec is not None and design.topology is not None
-        hw = hardware(design.spec, design.topology, design.spec.pools[0], calibration)
-        measured = _largest(row)[2]
-        per_nic = hw.node_nic_gbytes / hw.nics_per_node
-        calibration = _update(calibration, "network_efficiency", kind, "value", round(measured / per_nic, 4))
-    return calibration
+    # The inter-node size curve is fitted on this row, so its fabric kind is solved first, on
+    # its largest message taken as the plateau (size efficiency 1).
+    kind = _fabric_kind(rows[INTER_NODE_ROW])
+    return _network_fit(calibration, rows[INTER_NODE_ROW], kind, 1.0)
+
+
+def _fabric_kind(row: Measurement) -> str:
+    design = design_of(row)
+    assert design.spec is not None
+    return design.spec.pools[0].fabric_kind
+
+
+def transport_rows(calibration: Calibration) -> dict[str, Measurement]:
+    """The fit row each fabric kind's efficiency is solved from (`fit_row` in calibration.yaml).
+    A kind whose row is missing, held out, or measured on another fabric kind is an error: no
+    transport is ever given another transport's number."""
+    rows = {row.id: row for row in calibration.measurements}
+    chosen = {}
+    for kind, entry in calibration.network_efficiency.items():
+        row = rows.get(entry.fit_row)
+        if row is None or row.use != "fit":
+            raise ValueError(f"network_efficiency.{kind}: fit_row {entry.fit_row!r} is not a `use: fit` row")
+        if _fabric_kind(row) != kind:
+            raise ValueError(f"network_efficiency.{kind}: fit_row {row.id} runs on {_fabric_kind(row)}, not {kind}")
+        chosen[kind] = row
+    return chosen
 
 
 def _network_fit(calibration: Calibration, row: Measurement, kind: str, efficiency: float | None) -> Calibration:
-    """Solve the row's largest message for the fabric kind's efficiency."""
+    """Solve the row's largest message for the fabric kind's efficiency (efficiency None: with
+    the fitted size curve applied)."""
     value = _solve_constant(calibration, row, _largest(row), ("network_efficiency", kind, "value"), efficiency)
     return _update(calibration, "network_efficiency", kind, "value", round(value, 4))
 
@@ -180,14 +201,22 @@ def _solve_constant(calibration: Calibration, row: Measurement, case: tuple[int 
     return _solve(predict, measured, 0.01, 1.0)
 
 
-def _borrowed_fit(calibration: Calibration) -> Calibration:
-    """TCPX: its row is a plateau (66-68 from 256 MB up) on the 2-node tree, so it is solved
-    with the inter-node size curve applied (fitted on AWS rows, independent of this one). Kinds
-    without a row of their own borrow their nearest relative's value (marked UNCALIBRATED)."""
-    calibration = _network_fit(calibration, _rows(calibration)["gcp-a3high-allreduce-2x8"], "gpudirect-tcpx", None)
-    for kind, like in (("rdma", "roce"), ("gpudirect-tcpxo", "gpudirect-tcpx")):
-        value = calibration.network(like).value
-        calibration = _update(calibration, "network_efficiency", kind, "value", value)
+def _transport_fit(calibration: Calibration) -> Calibration:
+    """Every other fabric kind from its own fit row: a single-NIC row as measured / NIC line rate;
+    a collective row on its largest message with the inter-node size curve applied (fitted on
+    the AWS row, independent of these), through the same algorithm the row ran."""
+    for kind, row in transport_rows(calibration).items():
+        if row.id == INTER_NODE_ROW:
+            continue
+        if row.collective == "nic":
+            design = design_of(row)
+            assert design.spec is not None and design.topology is not None
+            hw = hardware(design.spec, design.topology, design.spec.pools[0], calibration)
+            per_nic = hw.node_nic_gbytes / hw.nics_per_node
+            calibration = _update(calibration, "network_efficiency", kind, "value",
+                                  round(_largest(row)[2] / per_nic, 4))
+        else:
+            calibration = _network_fit(calibration, row, kind, None)
     return calibration
 
 
@@ -218,7 +247,7 @@ def _solve_efficiency(calibration: Calibration, row: Measurement, gpus: int | No
 def _size_fit(calibration: Calibration) -> Calibration:
     rows = _rows(calibration)
     for regime, row_id, fixed in (("intra_node", "azure-ndh100-nvls-1x8", None),
-                                  ("inter_node", "p5-allreduce-4x8", None),
+                                  ("inter_node", INTER_NODE_ROW, None),
                                   ("all_to_all", "p5-alltoall-4x8-small", 1.0)):
         row = rows[row_id]
         solved = []
@@ -238,6 +267,6 @@ def fit(calibration: Calibration | None = None) -> Calibration:
     """Re-derive every FIT constant from the `fit` rows. Peaks first, from each fit row's
     largest message taken as the plateau (size efficiency 1, NCCL latency included); then the
     size curves, solving each smaller message for its efficiency relative to that peak; then
-    the fabric kinds measured on one plateau row only. Separate steps, so the result does not
+    every other fabric kind from its own fit row. Separate steps, so the result does not
     depend on the constants it starts from."""
-    return _borrowed_fit(_size_fit(_peak_fit(calibration or load_calibration())))
+    return _transport_fit(_size_fit(_peak_fit(calibration or load_calibration())))

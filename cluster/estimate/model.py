@@ -50,6 +50,30 @@ class Hardware:
     node_nic_gbytes: float  # sum of the node's fabric links at the speed they run, GB/s
     fabric_kind: str
     network_efficiency: float
+    # NCCL_ALGO / NCCL_PROTO fixed by the provider's documented NCCL environment for the
+    # instance type (catalog nccl.env), e.g. Ring / Simple on a3-highgpu-8g (GPUDirect-TCPX).
+    forced_algorithm: str | None = None
+    forced_protocol: Protocol | None = None
+
+
+# NCCL_ALGO values (NCCL env docs: Tree, Ring, CollnetDirect, CollnetChain, NVLS, NVLSTree) the
+# model has a formula for, to the model's names.
+_NCCL_ALGO = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_tree"}
+
+
+def provider_nccl(spec: ClusterSpec, pool: PoolSpec) -> tuple[str | None, Protocol | None]:
+    """The algorithm and protocol the instance type's documented NCCL environment forces, when it
+    names exactly one (a list such as `Ring,Tree` leaves NCCL its choice). On premises: none."""
+    if pool.instance_type is None:
+        return None, None
+    instance = load_catalog().instances.get(spec.target, {}).get(pool.instance_type)
+    if instance is None:
+        return None, None
+    env = instance.nccl.env
+    algo = env["NCCL_ALGO"].value.strip().lower() if "NCCL_ALGO" in env else ""
+    proto = env["NCCL_PROTO"].value.strip() if "NCCL_PROTO" in env else ""
+    protocol: Protocol | None = next((name for name in PROTOCOLS if name.lower() == proto.lower()), None)
+    return _NCCL_ALGO.get(algo), protocol
 
 
 def hardware(spec: ClusterSpec, topology: Topology, pool: PoolSpec, calibration: Calibration | None = None) -> Hardware:
@@ -61,6 +85,7 @@ def hardware(spec: ClusterSpec, topology: Topology, pool: PoolSpec, calibration:
     host = topology.hosts_by_pool[pool.name][0]
     gbps = sum(data["links"] * data["gbps"] for _, _, data in topology.graph.edges(host, data=True)
                if data["network"] == FABRIC)
+    forced = provider_nccl(spec, pool)
     return Hardware(
         pool=pool.name,
         gpu=pool.gpu,
@@ -71,6 +96,8 @@ def hardware(spec: ClusterSpec, topology: Topology, pool: PoolSpec, calibration:
         node_nic_gbytes=gbps / 8,
         fabric_kind=pool.fabric_kind,
         network_efficiency=calibration.network(pool.fabric_kind).value,
+        forced_algorithm=forced[0],
+        forced_protocol=forced[1],
     )
 
 
@@ -101,11 +128,15 @@ class Estimate:
 def choose_algorithm(collective: str, nodes: int, gpus_per_node: int, hw: Hardware, calibration: Calibration) -> str:
     """NCCL's choice on Hopper (COLLECTIVES.md): NVLS within one node of 5+ GPUs, NVLS-tree
     (or tree) at 2 nodes, ring from 3 nodes up. Only all-reduce has NVLS / tree here; the
-    other collectives run as rings (all-to-all as point-to-point, reported as `p2p`)."""
+    other collectives run as rings (all-to-all as point-to-point, reported as `p2p`). An
+    algorithm the provider's NCCL environment forces for all-reduce wins (NCCL_ALGO applies to
+    every all-reduce, in the node too)."""
     if collective == "all_to_all":
         return "p2p"
     if collective != "all_reduce":
         return "ring"
+    if hw.forced_algorithm is not None:
+        return hw.forced_algorithm
     nvls = hw.nvls and gpus_per_node >= calibration.nvlink.nvls_min_gpus
     if nodes == 1:
         return "nvls" if nvls else "ring"
@@ -130,7 +161,7 @@ def nvls_busbw(gpus: int, hw: Hardware, calibration: Calibration) -> float:
 
 def network_node_gbytes(hw: Hardware, share: FabricShare, gpus_per_node: int, concurrent: bool = False) -> float:
     """What the node's NICs deliver to the ranks it holds: node NIC GB/s x fabric efficiency
-    (EFA / InfiniBand / RoCE / TCPX, calibration) x the fabric share (oversubscription on the
+    (one per fabric kind: EFA, InfiniBand, RoCE, GCP RDMA, TCPX, TCPXO; calibration) x the fabric share (oversubscription on the
     path, placement.py) x the share of the node's NICs the ranks use: gpus/g of them, but at
     least one NIC when the other GPUs are idle (NCCL binds each GPU to its nearest NIC). When
     every GPU of the node runs its own group at once (`concurrent`, a training step), each
@@ -245,6 +276,8 @@ def estimate(hw: Hardware, collective: str, nodes: int, size_bytes: int, share: 
         efficiency = calibration.size_efficiency[size_regime(collective, nodes)].efficiency(size_bytes)
     best: tuple[float, Protocol] | None = None
     protocols: tuple[Protocol, ...] = ("Simple",) if collective == "all_to_all" else PROTOCOLS
+    if hw.forced_protocol is not None and collective != "all_to_all":
+        protocols = (hw.forced_protocol,)
     for protocol in protocols:
         bandwidth = peak.busbw * calibration.protocol_bandwidth[protocol] * efficiency * 1e9
         seconds = latency_us(collective, chosen, protocol, nodes, per_node, calibration) * 1e-6
