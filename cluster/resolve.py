@@ -19,7 +19,6 @@ from cluster.schema_errors import pydantic_findings
 from cluster.spec import (
     CLOUD_TARGETS,
     MAX_TOTAL_NODES,
-    RULE_IDS,
     ClusterSpec,
     FabricSpec,
     NetworkSpec,
@@ -475,6 +474,8 @@ class _Resolver:
 
     def policy(self) -> PolicySpec:
         raw = self.raw.policy
+        from cluster.rules import RULE_IDS  # the rule set knows its ids (resolving needs no rule before)
+
         for index, rule in enumerate(raw.suppress):
             if rule not in RULE_IDS or rule == "SCHEMA":
                 self.error(

@@ -15,25 +15,6 @@ from cluster.findings import Severity
 
 Target = Literal["onprem", "aws", "gcp", "azure"]
 CLOUD_TARGETS = ("aws", "gcp", "azure")
-RULE_IDS = (
-    "SCHEMA",
-    "SPEC-IGNORED",
-    "FAB-OVERSUB",
-    "FAB-GPU-NIC",
-    "FAB-RAIL",
-    "FAB-ISOLATION",
-    "FAB-RADIX",
-    "FAB-CONNECTED",
-    "FAB-LINK-SPEED",
-    "FAB-ECMP",
-    "FAB-BISECTION",
-    "FAB-N1",
-    "NET-OVERSUB",
-    "QOS-PFC-MAP",
-    "QOS-MTU",
-    "ADDR-POOL",
-    "CLOUD-PLACEMENT",
-)
 MAX_TOTAL_NODES = 200_000
 
 

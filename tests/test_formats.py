@@ -19,8 +19,7 @@ import pytest
 from cluster.cli import main
 from cluster.findings import Severity
 from cluster.formats.github import escape_data, escape_property
-from cluster.rules import ALL_RULES
-from cluster.spec import RULE_IDS
+from cluster.rules import ALL_RULES, RULE_IDS
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"

@@ -189,8 +189,7 @@ def test_crashing_rule_becomes_an_error_finding() -> None:
 
 
 def test_every_rule_has_an_id_title_and_docstring() -> None:
-    from cluster.rules import ALL_RULES
-    from cluster.spec import RULE_IDS
+    from cluster.rules import ALL_RULES, RULE_IDS
 
     ids = [rule.id for rule in ALL_RULES]
     assert len(ids) == len(set(ids))

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from cluster.pipeline import validate_mapping
 from cluster.render import render_tree
+from cluster.rules import RULE_IDS
 from cluster.rules.base import UNSUPPRESSIBLE
-from cluster.spec import RULE_IDS
 from components.offline import run as plan_offline
 
 SUPPRESSIBLE = sorted(rule for rule in RULE_IDS if rule != "SCHEMA")

@@ -6,8 +6,7 @@ import inspect
 from dataclasses import dataclass
 
 from cluster.findings import Severity
-from cluster.rules import ALL_RULES
-from cluster.spec import RULE_IDS
+from cluster.rules import ALL_RULES, RULE_IDS
 
 
 @dataclass(frozen=True)

@@ -32,4 +32,8 @@ ALL_RULES: list[Rule] = [
     Placement(),
 ]
 
-__all__ = ["ALL_RULES", "Rule", "apply_policy", "run_rules"]
+#: Every rule id, public contract first: SCHEMA and SPEC-IGNORED (the loader's and resolver's own
+#: findings), then the rules above in report order. Suppression, SARIF and the docs read this.
+RULE_IDS: tuple[str, ...] = ("SCHEMA", "SPEC-IGNORED", *(rule.id for rule in ALL_RULES))
+
+__all__ = ["ALL_RULES", "RULE_IDS", "Rule", "apply_policy", "run_rules"]
