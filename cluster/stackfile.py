@@ -55,7 +55,7 @@ class NicSet(Model):
     gbps: PortGbps
     # ports per NIC (dual-port NICs on a dual-plane fabric: 2)
     ports_per_nic: Annotated[int, Field(ge=1, le=8)] = 1
-    # Optional host naming, one name per port in rail order (default: cluster/render/naming.py)
+    # Optional host naming, one name per port in rail order (default: cluster/naming.py)
     devices: list[DeviceName] | None = Field(default=None, max_length=512)  # RDMA devices, e.g. mlx5_0
     interfaces: list[DeviceName] | None = Field(default=None, max_length=512)  # netdevs, e.g. ens1f0np0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections import Counter
 
 import pytest
@@ -231,3 +232,28 @@ def test_generic_switches_are_priced_per_port() -> None:
 def test_every_price_names_its_source_and_status() -> None:
     for item, price in load_prices().items.items():
         assert any(word in price.source for word in ("VERIFIED", "UNVERIFIED", "PARTIAL")), item
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "superpod", "pods"])
+def test_cabling_names_each_switch_port_as_its_config_and_verify_do(stack: str) -> None:
+    """a_name / b_name of every switch end is the port its rendered config configures and the name
+    `verify` expects the switch to report (one naming for cabling, configs and verification)."""
+    from cluster.exports.cabling import cables
+    from cluster.render import render_tree
+    from cluster.verify.expected import expected_cables
+
+    result = validate(stack)
+    assert result.spec is not None and result.topology is not None
+    files = render_tree(result.spec, result.topology)
+    expected = {(cable.lower.device, cable.upper.device, cable.upper.port) for cable in
+                expected_cables(result.spec, result.topology)}
+    checked = 0
+    for cable in cables(result.spec, result.topology):
+        config = next((text for path, text in files.items() if path.startswith(f"switches/{cable.b_device}/")
+                       and not path.endswith("frr.conf")), None)
+        if config is None or cable.b_name in ("eth0", "Management1"):
+            continue  # InfiniBand switches have no config of ours; management ports are not configured
+        assert re.search(rf"(?<![\w/]){re.escape(cable.b_name)}(?![\w/])", config), (cable.b_device, cable.b_name)
+        assert (cable.a_device, cable.b_device, cable.b_name) in expected, cable
+        checked += 1
+    assert checked > 0

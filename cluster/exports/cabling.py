@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.load import edge_list
+from cluster.naming import plan_port_name
 from cluster.ports import switch_ports
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, NETWORKS, Topology
@@ -38,7 +39,10 @@ MEDIA_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
 }
 LINK_ORDER = ("host-leaf", "switch-mgmt", "leaf-spine", "spine-core")
 HOST_PORT_PREFIX = {"fabric": "gpu-nic", "storage": "stor-nic", "management": "mgmt-nic"}
-COLUMNS = ("cable", "network", "link", "a_device", "a_port", "b_device", "b_port", "gbps", "media", "max_m")
+# a_port / b_port: the plan's port (`p3`, `u1`, `mgmt0`, a host's `gpu-nic2`); a_name / b_name: that
+# port as the device's OS names it (`swp2s0`, `Ethernet8`, `Ethernet3/5`), as configs and `verify` do.
+COLUMNS = ("cable", "network", "link", "a_device", "a_port", "b_device", "b_port", "gbps", "media", "max_m",
+           "a_name", "b_name")
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class Cable:
     gbps: int
     media: str
     max_m: int
+    a_name: str
+    b_name: str
 
     def row(self) -> tuple[str | int, ...]:
         return tuple(getattr(self, column) for column in COLUMNS)
@@ -127,17 +133,21 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
         if devices is not None and lower not in devices and upper not in devices:
             count += data["links"]
             continue
-        lower_node = graph.nodes[lower]
+        lower_node, upper_node = graph.nodes[lower], graph.nodes[upper]
         upper_ports = ports[(upper, lower, network)].names()
         if lower_node["kind"] == "host":
             lower_ports = host_ports(pools, lower_node["pool"], data)
+            lower_names = lower_ports
         else:
             lower_ports = ports[(lower, upper, network)].names()
+            lower_names = [plan_port_name(lower_node, port) for port in lower_ports]
+        upper_names = [plan_port_name(upper_node, port) for port in upper_ports]
         media, reach = media_of(spec, network, link)
         for index in range(data["links"]):
             count += 1
             yield Cable(cable=f"C{count:07d}", network=network, link=link, a_device=lower, a_port=lower_ports[index],
-                        b_device=upper, b_port=upper_ports[index], gbps=data["gbps"], media=media, max_m=reach)
+                        b_device=upper, b_port=upper_ports[index], gbps=data["gbps"], media=media, max_m=reach,
+                        a_name=lower_names[index], b_name=upper_names[index])
 
 
 def cabling_csv(spec: ClusterSpec, topology: Topology, plan: Iterable[Cable] | None = None) -> str:

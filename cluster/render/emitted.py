@@ -15,10 +15,10 @@ import dataclasses
 import json
 import re
 
+from cluster.naming import switch_port
 from cluster.qos import QosSide, classes, default_host_priority, switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_pool
-from cluster.render.naming import switch_port
 from cluster.render.views import SWITCH_MTU, Port, Switch, qos_view
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology

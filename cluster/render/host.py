@@ -11,9 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses
-from cluster.qos import host_plan, roce_tos
-from cluster.render.engine import render
-from cluster.render.naming import (
+from cluster.naming import (
     fabric_device_source,
     fabric_devices,
     fabric_interfaces,
@@ -21,6 +19,8 @@ from cluster.render.naming import (
     management_interfaces,
     storage_interfaces,
 )
+from cluster.qos import host_plan, roce_tos
+from cluster.render.engine import render
 from cluster.render.views import QosView, qos_view
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology

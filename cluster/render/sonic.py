@@ -31,8 +31,8 @@ import json
 from typing import Any
 
 from cluster.catalog import SonicBuffers, load_catalog
+from cluster.naming import sonic_port
 from cluster.render.engine import render
-from cluster.render.naming import sonic_port
 from cluster.render.oob import oob_l2
 from cluster.render.oob import sonic_tables as oob_tables
 from cluster.render.views import PFC_WATCHDOG_MS, QosView, Switch

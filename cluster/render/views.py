@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 from cluster.addressing import Addresses
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
+from cluster.naming import breakout, host_port_label, switch_port
 from cluster.ports import port_index, switch_ports
 from cluster.qos import QosSide, classes
-from cluster.render.naming import breakout, host_port_label, switch_port
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology

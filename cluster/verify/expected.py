@@ -3,7 +3,7 @@
 The cable list and each switch's port numbering come from the cabling plan
 (`cluster.exports.cabling.cables`: downlinks first in device order, then uplinks; fixed uplink
 ports `uN` after the main ports). Its generic port names become what LLDP and ibnetdiscover
-report, by the same conventions the rendered configs use (`cluster.render.naming`):
+report, by the same conventions the rendered configs use (`cluster.naming`):
 
 - switch main port `pN` -> the dialect's front-panel name (Cumulus `swpN`, SONiC
   `Ethernet<4*(N-1)>`, EOS `EthernetN/1`); InfiniBand switches report the number `N`. SONiC
@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from cluster import naming
 from cluster.exports.cabling import cables as cabling_plan
-from cluster.render import naming
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
 BMC_PORT = "bmc"
-MGMT_PORT = {"nvue": "eth0", "sonic": "eth0", "eos": "Management1", "opensm": "mgmt0"}
+MGMT_PORT = naming.MGMT_PORT
 HOST_PORT_PREFIX = {"gpu-nic": "fabric", "stor-nic": "storage", "mgmt-nic": "management"}
 
 
@@ -59,28 +59,6 @@ class Cable:
         return f"{self.lower} <-> {self.upper}"
 
 
-def dialect(attrs: dict[str, Any]) -> str:
-    """A switch's port-naming dialect: its config os (InfiniBand switches number their ports)."""
-    os_name = str(attrs.get("os") or "sonic")
-    return os_name if os_name in MGMT_PORT else "sonic"
-
-
-def switch_port(attrs: dict[str, Any], number: int) -> str:
-    """Front-panel port `number` (from 1) as the switch reports it."""
-    os_name = dialect(attrs)
-    if os_name == "opensm":
-        return str(number)
-    return naming.switch_port(os_name, number - 1, attrs["model"], attrs["port_gbps"])
-
-
-def _switch_end(attrs: dict[str, Any], plan_port: str) -> str:
-    if plan_port == "mgmt0":
-        return MGMT_PORT[dialect(attrs)]
-    if plan_port.startswith("u"):
-        return switch_port(attrs, int(attrs["ports"]) + int(plan_port[1:]))
-    return switch_port(attrs, int(plan_port[1:]))
-
-
 def _host_end(pool: PoolSpec, plan_port: str, transport: str) -> str:
     """`gpu-nic3` / `gpu-nic1p2` / `stor-nic0` / `bmc` -> the host's netdev (or HCA/port on InfiniBand)."""
     if plan_port == BMC_PORT:
@@ -111,12 +89,12 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
         if lower_attrs["kind"] == "host":
             lower_port = _host_end(pools[lower_attrs["pool"]], planned.a_port, transport)
         else:
-            lower_port = _switch_end(lower_attrs, planned.a_port)
+            lower_port = naming.plan_port_name(lower_attrs, planned.a_port)
         edge = graph.edges[planned.a_device, planned.b_device, planned.network]
         rail = edge.get("rail") if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
         result.append(Cable(
             lower=End(planned.a_device, lower_port),
-            upper=End(planned.b_device, _switch_end(upper_attrs, planned.b_port)),
+            upper=End(planned.b_device, naming.plan_port_name(upper_attrs, planned.b_port)),
             network=planned.network,
             tier=planned.link,
             gbps=int(planned.gbps),
@@ -135,9 +113,9 @@ def port_aliases(topology: Topology, cables: Iterable[Cable]) -> dict[str, dict[
     for name, attrs in topology.switches():
         table = aliases.setdefault(name, {})
         for number in range(1, int(attrs["ports"]) + int(attrs.get("uplink_ports") or 0) + 1):
-            port = switch_port(attrs, number)
+            port = naming.front_panel(attrs, number)
             table.setdefault(port.lower(), port)
-            if dialect(attrs) == "sonic":
+            if naming.dialect(attrs) == "sonic":
                 table[f"etp{number}"] = port
     return aliases
 

@@ -28,7 +28,8 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from cluster.catalog import SonicPort, load_catalog
 from cluster.spec import Nics, PoolSpec
@@ -125,3 +126,31 @@ def host_port_label(network: str, nic: int, port: int, ports_per_nic: int) -> st
     """How a switch port description names the host's end: `nic2`, `storage nic0 port1`."""
     label = f"nic{nic}" if network == "fabric" else f"{network} nic{nic}"
     return f"{label} port{port}" if ports_per_nic > 1 else label
+
+
+#: The management port as each OS names it (InfiniBand switches: their management interface).
+MGMT_PORT = {"nvue": "eth0", "sonic": "eth0", "eos": "Management1", "opensm": "mgmt0"}
+
+
+def dialect(attrs: Mapping[str, Any]) -> str:
+    """A switch's port-naming dialect: its config os (InfiniBand switches number their ports)."""
+    os_name = str(attrs.get("os") or "sonic")
+    return os_name if os_name in MGMT_PORT else "sonic"
+
+
+def front_panel(attrs: Mapping[str, Any], number: int) -> str:
+    """Front-panel port `number` (from 1) of a switch (its graph attributes) as the switch names it."""
+    os_name = dialect(attrs)
+    if os_name == "opensm":
+        return str(number)
+    return switch_port(os_name, number - 1, attrs["model"], attrs["port_gbps"])
+
+
+def plan_port_name(attrs: Mapping[str, Any], plan_port: str) -> str:
+    """A plan port (`p3` main, `u1` fixed uplink, `mgmt0`) as the switch names it: one naming for
+    the configs, the cabling plan and `verify`."""
+    if plan_port == "mgmt0":
+        return MGMT_PORT[dialect(attrs)]
+    if plan_port.startswith("u"):
+        return front_panel(attrs, int(attrs["ports"]) + int(plan_port[1:]))
+    return front_panel(attrs, int(plan_port[1:]))
