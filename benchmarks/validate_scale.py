@@ -176,7 +176,8 @@ def _floor(topology: Any, spec: Any, figures: dict[str, Any]) -> dict[str, Any]:
 
 def _render(spec: Any, topology: Any) -> dict[str, Any]:
     """Every switch config (and host script), then the whole tree `render` writes (exports included)."""
-    from cluster.render import render_configs, render_tree
+    from cluster.artifacts import render_tree
+    from cluster.render import render_configs
 
     mark = time.perf_counter()
     files = render_configs(spec, topology)

@@ -90,3 +90,21 @@ def shown(value: object, limit: int = 40) -> str:
         return text
     quoted = repr(text)
     return quoted if len(quoted) <= limit else quoted[: limit - 3] + "..."
+
+
+#: Rules whose errors make the outputs impossible (addresses that do not fit cannot be rendered
+#: or deployed): suppressing them changes nothing, and the finding says so.
+UNSUPPRESSIBLE = frozenset({"ADDR-POOL"})
+
+
+def apply_policy(findings: list[Finding], suppress: tuple[str, ...]) -> list[Finding]:
+    """Suppressed rules stay visible as `info` with `suppressed: true`; output is sorted."""
+    result = [_suppressed(finding) if finding.rule in suppress else finding for finding in findings]
+    return sorted(result, key=Finding.sort_key)
+
+
+def _suppressed(finding: Finding) -> Finding:
+    if finding.rule not in UNSUPPRESSIBLE or finding.severity < Severity.ERROR:
+        return finding.as_suppressed()
+    return replace(finding, hint=f"{finding.hint} ({finding.rule} cannot be suppressed: without these addresses "
+                                 "nothing can be rendered or deployed)")

@@ -11,9 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from cluster.artifacts import render_tree  # noqa: E402
 from cluster.pipeline import validate  # noqa: E402
 from cluster.publish import check, publish_tree  # noqa: E402
-from cluster.render import render_tree  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from test_components_support import ROOT, of_type, run_program
 
+from cluster.artifacts import render_tree
 from cluster.loader import load_stack
 from cluster.pipeline import validate
-from cluster.render import render_tree
 from components.onprem import artifacts
 from components.onprem.files import FilesProvider, bundle_inputs, safe_relative, sha256, unpack
 

@@ -238,8 +238,8 @@ def test_every_price_names_its_source_and_status() -> None:
 def test_cabling_names_each_switch_port_as_its_config_and_verify_do(stack: str) -> None:
     """a_name / b_name of every switch end is the port its rendered config configures and the name
     `verify` expects the switch to report (one naming for cabling, configs and verification)."""
+    from cluster.artifacts import render_tree
     from cluster.exports.cabling import cables
-    from cluster.render import render_tree
     from cluster.verify.expected import expected_cables
 
     result = validate(stack)

@@ -12,11 +12,11 @@ from typing import Any, get_args
 import pytest
 import yaml
 
+from cluster.artifacts import render_tree
 from cluster.catalog import CloudFabric, load_catalog
 from cluster.exports.files import export_files
 from cluster.exports.nccl import nccl_env
 from cluster.pipeline import Result, validate, validate_mapping
-from cluster.render import render_tree
 from tests.conftest import ROOT
 
 ECT0 = 2

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cluster.render import render_tree
+from cluster.artifacts import render_tree
 from tests.conftest import run, stack
 
 SWITCH = {"ports": 64, "port_gbps": 400}  # 1:1 rail leaf: 32 nodes down, 32 uplinks

@@ -158,7 +158,7 @@ netdev = st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,14}", fullmatch=True)
 def test_accepted_names_render_to_safe_paths_and_valid_shell(
     cluster_name: str, first_pool: str, second_pool: str, interfaces: list[str]
 ) -> None:
-    from cluster.render import render_tree
+    from cluster.artifacts import render_tree
 
     data = replaced(ONPREM, ("name",), cluster_name)
     data = replaced(data, ("node_pools", 0, "name"), first_pool)

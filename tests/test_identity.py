@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from cluster.addressing import allocate
+from cluster.artifacts import render_tree
 from cluster.pipeline import Result, validate_mapping
-from cluster.render import render_tree
 from cluster.spec import Nics, PoolSpec
 from cluster.topology import Topology, host_name, leaf_name
 

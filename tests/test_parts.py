@@ -66,7 +66,7 @@ IB_THREE_TIER = {
 
 @pytest.mark.parametrize("design", [DESIGN, IB_THREE_TIER], ids=["roce", "infiniband"])
 def test_a_pod_renders_alone_exactly_the_files_the_whole_tree_gives_it(design: dict[str, Any]) -> None:
-    from cluster.render import render_part, render_tree
+    from cluster.artifacts import render_part, render_tree
     from components.onprem.artifacts import owner
 
     result = run(design)

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
+from cluster.artifacts import render_tree
 from cluster.commands import render as render_command
 from cluster.pipeline import Result, validate, validate_mapping
 from cluster.publish import check, publish_tree
-from cluster.render import engine, render_tree
+from cluster.render import engine
 from tests.conftest import ROOT
 
 PROD = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cluster.artifacts import render_tree
 from cluster.pipeline import validate
 from cluster.publish import MARKER
-from cluster.render import render_tree
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"

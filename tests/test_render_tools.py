@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
+from cluster.artifacts import render_tree
 from cluster.ecmp import MAX_PATHS
 from cluster.pipeline import validate, validate_mapping
 from cluster.qos import switch_plan
-from cluster.render import render_tree
 from tests.conftest import ROOT, missing_tool
 from tests.test_ecmp import wide_leaves
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from cluster.artifacts import render_tree
 from cluster.pipeline import Result, validate
-from cluster.render import render_tree
 from tests import sonic_yang_check as yang
 from tests.conftest import ROOT, missing_tool, run
 

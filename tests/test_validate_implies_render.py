@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cluster.artifacts import render_tree
 from cluster.pipeline import validate_mapping
-from cluster.render import render_tree
 from cluster.rules import RULE_IDS
 from cluster.rules.base import UNSUPPRESSIBLE
 from components.offline import run as plan_offline

@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from cluster.artifacts import render_tree
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refusal
 from cluster.pipeline import validate
-from cluster.render import render_tree
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

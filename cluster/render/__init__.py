@@ -1,7 +1,8 @@
 """On-prem rendering: switch configs per dialect and host scripts per pool, from one spec.
 
-`render_tree(spec, topology)` returns {relative path: text}; nothing touches the disk here
-(see `cluster.publish`). Layout:
+`render_configs(spec, topology)` returns {relative path: text}; the whole tree (with the exports
+and the verify files) is `cluster.artifacts.render_tree`; nothing touches the disk here (see
+`cluster.publish`). Layout:
   switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
   fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
   hosts/<pool>/qos.sh + nccl.env
@@ -13,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 
-from cluster import parts
 from cluster.addressing import Addresses, allocate
 from cluster.qos import switch_plan
 from cluster.render import eos, nvue, sonic
@@ -22,7 +22,6 @@ from cluster.render.opensm import render_fabric
 from cluster.render.views import Switch, qos_view, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
-from cluster.verify.expected import expected_neighbors, ptm_dot
 
 DIALECTS = {"sonic": sonic.render_switch, "nvue": nvue.render_switch, "eos": eos.render_switch}
 
@@ -32,43 +31,13 @@ def render_switch(switch: Switch) -> dict[str, str]:
     return DIALECTS[switch.os](switch)
 
 
-def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
-    """Every on-prem artifact of a design that passed validation: the device configs, and from the
-    same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
-    device should see (expected LLDP neighbors, a Cumulus PTM topology.dot)."""
-    # imported here: the exports (nccl/<pool>.env) reuse this package's host renderer
-    from cluster.exports.files import export_files
-
-    with gc_paused():
-        files = _render_configs(spec, topology, addresses)
-        files.update(export_files(spec, topology))
-        for device, text in expected_neighbors(spec, topology).items():
-            files[f"verify/neighbors/{device}.txt"] = text
-        files["verify/topology.dot"] = ptm_dot(spec, topology)
-    return dict(sorted(files.items()))
-
-
 def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
     """Switch configs, subnet-manager files, host QoS scripts and NCCL env files alone."""
     with gc_paused():
         return _render_configs(spec, topology, addresses)
 
 
-def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, str]:
-    """The files of one part of a split design (cluster.parts), as `render_tree` has them. A pod
-    renders only its leaves' and spines' configs and expected neighbors (at 131,072 GPUs a few
-    seconds instead of the whole tree's 27); the core and `all` get the whole tree."""
-    if not parts.POD.fullmatch(part):
-        return render_tree(spec, topology)
-    devices = {name for name, _ in topology.switches(FABRIC) if parts.of_bundle(topology, name) == part}
-    with gc_paused():
-        files, _ = _switch_files(spec, topology, allocate(spec, topology), devices)
-        for device, text in expected_neighbors(spec, topology, devices).items():
-            files[f"verify/neighbors/{device}.txt"] = text
-    return dict(sorted(files.items()))
-
-
-def _switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: Collection[str] | None = None
+def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: Collection[str] | None = None
                   ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """({path: text} of every switch config (of `names`, or all), {switch: its inventory entry})."""
     switch_qos = qos_view(spec.qos, switch_plan(spec.qos)) if spec.qos is not None else None
@@ -88,7 +57,7 @@ def _switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, n
 def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
     addresses = addresses if addresses is not None else allocate(spec, topology)
     infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
-    files, inventory = _switch_files(spec, topology, addresses)
+    files, inventory = switch_files(spec, topology, addresses)
     if infiniband:
         for file, text in render_fabric(spec, topology).items():
             files[f"fabric/{file}"] = text

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from cluster.findings import apply_policy
 from cluster.rules.addressing import AddressPools
-from cluster.rules.base import Rule, apply_policy, run_rules
+from cluster.rules.base import Rule, run_rules
 from cluster.rules.bisection import Bisection
 from cluster.rules.cloud import Placement
 from cluster.rules.ecmp import EcmpWidth

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import ClassVar
 
-from cluster.findings import Finding, Severity
+from cluster.findings import UNSUPPRESSIBLE, Finding, Severity
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, gc_paused
-
-#: Rules whose errors make the outputs impossible (addresses that do not fit cannot be rendered
-#: or deployed): suppressing them changes nothing, and the finding says so.
-UNSUPPRESSIBLE = frozenset({"ADDR-POOL"})
 
 
 class Rule:
@@ -57,19 +52,6 @@ def run_rules(rules: list[Rule], spec: ClusterSpec, topology: Topology) -> list[
                 )
             )
     return findings
-
-
-def apply_policy(findings: list[Finding], suppress: tuple[str, ...]) -> list[Finding]:
-    """Suppressed rules stay visible as `info` with `suppressed: true`; output is sorted."""
-    result = [_suppressed(finding) if finding.rule in suppress else finding for finding in findings]
-    return sorted(result, key=Finding.sort_key)
-
-
-def _suppressed(finding: Finding) -> Finding:
-    if finding.rule not in UNSUPPRESSIBLE or finding.severity < Severity.ERROR:
-        return finding.as_suppressed()
-    return replace(finding, hint=f"{finding.hint} ({finding.rule} cannot be suppressed: without these addresses "
-                                 "nothing can be rendered or deployed)")
 
 
 def plural(tier: str, count: int) -> str:

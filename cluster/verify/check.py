@@ -6,8 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster.findings import Finding, Severity
-from cluster.rules.base import apply_policy
+from cluster.findings import Finding, Severity, apply_policy
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.expected import Cable, by_end, port_aliases

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
+from cluster.artifacts import render_part
 from cluster.parts import ALL
-from cluster.render import render_part
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 

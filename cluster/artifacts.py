@@ -1,0 +1,40 @@
+"""The artifacts stage: every file of a validated design, from the renderers (device configs, host
+scripts), the exports (scheduler topology, labels, cabling, bill of materials) and the verify
+files (what every device should see). Nothing touches the disk here (see `cluster.publish`)."""
+
+from __future__ import annotations
+
+from cluster import parts
+from cluster.addressing import Addresses, allocate
+from cluster.exports.files import export_files
+from cluster.render import render_configs, switch_files
+from cluster.spec import ClusterSpec
+from cluster.topology import FABRIC, Topology, gc_paused
+from cluster.verify.expected import expected_neighbors, ptm_dot
+
+
+def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
+    """Every on-prem artifact of a design that passed validation: the device configs, and from the
+    same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
+    device should see (expected LLDP neighbors, a Cumulus PTM topology.dot)."""
+    with gc_paused():
+        files = render_configs(spec, topology, addresses)
+        files.update(export_files(spec, topology))
+        for device, text in expected_neighbors(spec, topology).items():
+            files[f"verify/neighbors/{device}.txt"] = text
+        files["verify/topology.dot"] = ptm_dot(spec, topology)
+    return dict(sorted(files.items()))
+
+
+def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, str]:
+    """The files of one part of a split design (cluster.parts), as `render_tree` has them. A pod
+    renders only its leaves' and spines' configs and expected neighbors (at 131,072 GPUs a few
+    seconds instead of the whole tree's 27); the core and `all` get the whole tree."""
+    if not parts.POD.fullmatch(part):
+        return render_tree(spec, topology)
+    devices = {name for name, _ in topology.switches(FABRIC) if parts.of_bundle(topology, name) == part}
+    with gc_paused():
+        files, _ = switch_files(spec, topology, allocate(spec, topology), devices)
+        for device, text in expected_neighbors(spec, topology, devices).items():
+            files[f"verify/neighbors/{device}.txt"] = text
+    return dict(sorted(files.items()))
