@@ -25,10 +25,8 @@ def import_graph() -> nx.DiGraph:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module == "cluster":
-                    targets = [f"cluster.{alias.name}" for alias in node.names]
-                else:
-                    targets = [node.module]
+                targets = ([f"cluster.{alias.name}" for alias in node.names] if node.module == "cluster"
+                           else [node.module])
             elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             for target in targets:

@@ -78,7 +78,11 @@ def test_dscp_46_on_priority_3_renders_the_same_map_on_host_and_every_dialect() 
     files = rendered(data)
     script = files["hosts/h200/qos.sh"]
     assert "mlnx_qos -i \"$dev\" --dscp2prio set,46,3" in script
-    assert "dscp-prio 0:0 10:1 46:3 48:6" in script
+    [dcb] = re.findall(r"dcb app replace dev \S+ dscp-prio ([\d: ]+)$", script, re.M)
+    host_map = dict(entry.split(":") for entry in dcb.split())
+    assert len(host_map) == 64 and (host_map["0"], host_map["10"], host_map["46"], host_map["48"]) == ("0", "1", "3", "6")
+    assert {dscp for dscp, priority in host_map.items() if priority == "3"} == {"46"}  # nothing else on PFC
+    assert script.count("--dscp2prio set,") == 64
     assert "match ip dsfield 0xb8 0xfc action skbedit priority 3" in script
     assert "match ip dscp" not in script
     assert "cma_roce_tos -d mlx5_0 -t 186" in script  # 46 << 2 | ECT(0)
@@ -108,10 +112,11 @@ def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(pr
         # NVUE's note that the plan no longer equals NVIDIA's profile, and the default class's DSCP
         # list, which gains 26 and loses 34 and nothing else
         default_lists = [line for line in old_lines | new_lines if DEFAULT_CLASS_LINE.match(line)]
+        # (a host's full DSCP map moves both: 26 leaves the RoCE priority, 34 joins it)
         for line in old_lines - set(default_lists):
-            assert re.search(r"\b26\b|0x68|\b106\b|plan equals NVIDIA", line), (path, line)
+            assert re.search(r"\b26\b|set,34,|0x68|\b106\b|plan equals NVIDIA", line), (path, line)
         for line in new_lines - set(default_lists):
-            assert re.search(r"\b34\b|0x88|\b138\b|plan differs from NVIDIA", line), (path, line)
+            assert re.search(r"\b34\b|set,26,|0x88|\b138\b|plan differs from NVIDIA", line), (path, line)
         if default_lists:
             (before,) = [set(re.findall(r"\d+", line.split("dscp ")[1].split(" to ")[0].split(" switch")[0]))
                          for line in old_lines if DEFAULT_CLASS_LINE.match(line)]
@@ -374,3 +379,23 @@ def test_fab_isolation_reads_the_rendered_configs(tmp_path: Path, monkeypatch: p
         engine.environment.cache_clear()
     assert [severity for severity, _ in found] == ["error"]
     assert "as rendered, the nvue switch config puts storage (DSCP 10) on RoCE priority 3" in found[0][1]
+
+
+def test_a_host_script_that_maps_only_the_planned_dscps_fails_validation(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left to the ConnectX default (DSCP >> 3), DSCPs 24, 25, 27-31 reach the host's lossless priority 3."""
+    assert _qos_findings(validate("prod")) == []
+    templates = tmp_path / "templates"
+    shutil.copytree(engine.TEMPLATES, templates)
+    partial = templates / "host" / "_nic_qos.j2"
+    assert "pool.qos.dscp_map" in partial.read_text()
+    partial.write_text(partial.read_text().replace("pool.qos.dscp_map", "pool.qos.dscp_to_priority"))
+    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    engine.environment.cache_clear()
+    try:
+        messages = _qos_findings(validate("prod"))
+    finally:
+        monkeypatch.undo()
+        engine.environment.cache_clear()
+    assert "rendered host script (mlnx_qos) leaves 7 DSCPs the plan does not name (24, 25, 27, 28, 29, 30, 31) " \
+           "on a lossless priority" in messages, messages

@@ -136,8 +136,16 @@ def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
         render_switch, file, reader = READERS[os]
         text = render_switch(_probe_switch(spec, os))[file]
         switches[os] = reader(text, planned)
-        every = reader(text, list(range(64)))
-        stray[os] = tuple(dscp for dscp, priority in every.dscp_to_priority.items()
-                          if dscp not in planned and priority in every.pfc_priorities)
+        stray[f"{os} switch config"] = _stray(reader(text, list(range(64))), planned)
+    every_mlnx, every_dcb = read_host(script, list(range(64)))
+    stray["host script (mlnx_qos)"] = _stray(every_mlnx, planned)
+    stray["host script (dcb)"] = _stray(every_dcb, planned)
     return Emitted(host_mlnx, host_dcb, switches, stray)
+
+
+def _stray(every: QosSide, planned: list[int]) -> tuple[int, ...]:
+    """DSCPs the plan does not name that the rendered file (over the device's default) puts on a
+    lossless priority: stray traffic that would pause the fabric."""
+    return tuple(dscp for dscp, priority in every.dscp_to_priority.items()
+                 if dscp not in planned and priority in every.pfc_priorities)
 

@@ -99,7 +99,7 @@ class HostPool:
 
     @property
     def dcb_dscp_prio(self) -> str:
-        return " ".join(f"{dscp}:{priority}" for dscp, priority in self.qos.dscp_to_priority)
+        return " ".join(f"{dscp}:{priority}" for dscp, priority in self.qos.dscp_map)
 
     @property
     def dcb_tc_bw(self) -> str:

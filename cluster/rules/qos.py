@@ -101,10 +101,10 @@ class PfcMap(Rule):
         for os, side in emitted.switches.items():
             for problem in disagreements(emitted.host_mlnx, side):
                 yield self.finding("qos", f"rendered host script and {os} switch config disagree: {problem}", hint)
-        for os, dscps in sorted(emitted.stray.items()):
+        for label, dscps in sorted(emitted.stray.items()):
             if dscps:
                 shown = ", ".join(str(dscp) for dscp in dscps[:8]) + (", ..." if len(dscps) > 8 else "")
-                yield self.finding("qos", f"rendered {os} switch config leaves {len(dscps)} DSCPs the plan does not "
+                yield self.finding("qos", f"rendered {label} leaves {len(dscps)} DSCPs the plan does not "
                                           f"name ({shown}) on a lossless priority", hint)
 
 

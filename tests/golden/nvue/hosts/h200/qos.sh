@@ -48,17 +48,78 @@ apply_mlnx_qos() {
   local dev="$1"
   mlnx_qos -i "$dev" --trust dscp
   mlnx_qos -i "$dev" --dscp2prio set,0,0
+  mlnx_qos -i "$dev" --dscp2prio set,1,0
+  mlnx_qos -i "$dev" --dscp2prio set,2,0
+  mlnx_qos -i "$dev" --dscp2prio set,3,0
+  mlnx_qos -i "$dev" --dscp2prio set,4,0
+  mlnx_qos -i "$dev" --dscp2prio set,5,0
+  mlnx_qos -i "$dev" --dscp2prio set,6,0
+  mlnx_qos -i "$dev" --dscp2prio set,7,0
+  mlnx_qos -i "$dev" --dscp2prio set,8,0
+  mlnx_qos -i "$dev" --dscp2prio set,9,0
   mlnx_qos -i "$dev" --dscp2prio set,10,1
+  mlnx_qos -i "$dev" --dscp2prio set,11,0
+  mlnx_qos -i "$dev" --dscp2prio set,12,0
+  mlnx_qos -i "$dev" --dscp2prio set,13,0
+  mlnx_qos -i "$dev" --dscp2prio set,14,0
+  mlnx_qos -i "$dev" --dscp2prio set,15,0
+  mlnx_qos -i "$dev" --dscp2prio set,16,0
+  mlnx_qos -i "$dev" --dscp2prio set,17,0
+  mlnx_qos -i "$dev" --dscp2prio set,18,0
+  mlnx_qos -i "$dev" --dscp2prio set,19,0
+  mlnx_qos -i "$dev" --dscp2prio set,20,0
+  mlnx_qos -i "$dev" --dscp2prio set,21,0
+  mlnx_qos -i "$dev" --dscp2prio set,22,0
+  mlnx_qos -i "$dev" --dscp2prio set,23,0
+  mlnx_qos -i "$dev" --dscp2prio set,24,0
+  mlnx_qos -i "$dev" --dscp2prio set,25,0
+  mlnx_qos -i "$dev" --dscp2prio set,26,0
+  mlnx_qos -i "$dev" --dscp2prio set,27,0
+  mlnx_qos -i "$dev" --dscp2prio set,28,0
+  mlnx_qos -i "$dev" --dscp2prio set,29,0
+  mlnx_qos -i "$dev" --dscp2prio set,30,0
+  mlnx_qos -i "$dev" --dscp2prio set,31,0
+  mlnx_qos -i "$dev" --dscp2prio set,32,0
+  mlnx_qos -i "$dev" --dscp2prio set,33,0
+  mlnx_qos -i "$dev" --dscp2prio set,34,0
+  mlnx_qos -i "$dev" --dscp2prio set,35,0
+  mlnx_qos -i "$dev" --dscp2prio set,36,0
+  mlnx_qos -i "$dev" --dscp2prio set,37,0
+  mlnx_qos -i "$dev" --dscp2prio set,38,0
+  mlnx_qos -i "$dev" --dscp2prio set,39,0
+  mlnx_qos -i "$dev" --dscp2prio set,40,0
+  mlnx_qos -i "$dev" --dscp2prio set,41,0
+  mlnx_qos -i "$dev" --dscp2prio set,42,0
+  mlnx_qos -i "$dev" --dscp2prio set,43,0
+  mlnx_qos -i "$dev" --dscp2prio set,44,0
+  mlnx_qos -i "$dev" --dscp2prio set,45,0
   mlnx_qos -i "$dev" --dscp2prio set,46,3
+  mlnx_qos -i "$dev" --dscp2prio set,47,0
   mlnx_qos -i "$dev" --dscp2prio set,48,6
+  mlnx_qos -i "$dev" --dscp2prio set,49,0
+  mlnx_qos -i "$dev" --dscp2prio set,50,0
+  mlnx_qos -i "$dev" --dscp2prio set,51,0
+  mlnx_qos -i "$dev" --dscp2prio set,52,0
+  mlnx_qos -i "$dev" --dscp2prio set,53,0
+  mlnx_qos -i "$dev" --dscp2prio set,54,0
+  mlnx_qos -i "$dev" --dscp2prio set,55,0
+  mlnx_qos -i "$dev" --dscp2prio set,56,0
+  mlnx_qos -i "$dev" --dscp2prio set,57,0
+  mlnx_qos -i "$dev" --dscp2prio set,58,0
+  mlnx_qos -i "$dev" --dscp2prio set,59,0
+  mlnx_qos -i "$dev" --dscp2prio set,60,0
+  mlnx_qos -i "$dev" --dscp2prio set,61,0
+  mlnx_qos -i "$dev" --dscp2prio set,62,0
+  mlnx_qos -i "$dev" --dscp2prio set,63,0
   mlnx_qos -i "$dev" --pfc 0,0,0,1,0,0,0,0
   mlnx_qos -i "$dev" --prio_tc 0,1,2,3,4,5,6,7 --tsa ets,ets,ets,ets,ets,ets,strict,ets --tcbw 25,25,0,50,0,0,0,0
 }
 
 apply_dcb() {
   local dev="$1"
-  # dscp-prio APP entries switch mlx5 to DSCP trust; 'replace' keeps one priority per DSCP
-  dcb app replace dev "$dev" dscp-prio 0:0 10:1 46:3 48:6
+  # dscp-prio APP entries switch mlx5 to DSCP trust; 'replace' keeps one priority per DSCP; all 64
+  # DSCPs are written, so none is left to the default (DSCP >> 3 puts 24-31 on priority 3)
+  dcb app replace dev "$dev" dscp-prio 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:0 9:0 10:1 11:0 12:0 13:0 14:0 15:0 16:0 17:0 18:0 19:0 20:0 21:0 22:0 23:0 24:0 25:0 26:0 27:0 28:0 29:0 30:0 31:0 32:0 33:0 34:0 35:0 36:0 37:0 38:0 39:0 40:0 41:0 42:0 43:0 44:0 45:0 46:3 47:0 48:6 49:0 50:0 51:0 52:0 53:0 54:0 55:0 56:0 57:0 58:0 59:0 60:0 61:0 62:0 63:0
   dcb pfc set dev "$dev" prio-pfc all:off 3:on
   dcb ets set dev "$dev" prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 tc-tsa all:ets 6:strict tc-bw all:0 0:25 1:25 3:50
 }
