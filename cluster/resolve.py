@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from cluster import stackfile as sf
 from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
+from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
 from cluster.schema_errors import pydantic_findings
 from cluster.spec import (
@@ -153,6 +154,18 @@ class _Resolver:
             path=path,
         )
         return model if self._sonic_ports(model, ref) else None
+
+    def _cheapest_at(self, gbps: int) -> str | None:
+        """The Ethernet catalog model with main ports at `gbps` whose price (cluster/catalog/prices.yaml,
+        low end, then high end) is lowest: a storage, management or oob spine is never a 51.2T
+        switch for a 100G network when a smaller one fits."""
+        prices = load_prices()
+        # Models whose ports at that speed are a breakout need cage data, or their port names are unknown.
+        priced = [(price.usd, model) for model, entry in sorted(self.catalog.switches.items())
+                  if entry.transport == "ethernet" and gbps in entry.port_modes and entry.port_modes[gbps] >= 2
+                  and (entry.cages is not None or entry.port_modes[gbps] == min(entry.port_modes.values()))
+                  and (price := prices.get(model)) is not None]
+        return min(priced)[1] if priced else None
 
     def _sonic_ports(self, model: SwitchModel, ref: sf.SwitchRef) -> bool:
         """SONiC takes its port names and lanes from the SKU's port map: without one for this
@@ -424,11 +437,16 @@ class _Resolver:
         leaf = self.switch(raw.leaf, f"{name}.leaf", default_model, nic_gbps)
         if leaf is None:
             return None
-        spine_default = self.catalog.switch_defaults[f"{name}_spine"]
         spine_ref = raw.spine or (raw.leaf if raw.leaf is not None and raw.leaf.switch is None else None)
-        spine = self.switch(spine_ref, f"{name}.spine", spine_default, leaf.uplink_gbps or leaf.port_gbps)
+        uplink_gbps = leaf.uplink_gbps or leaf.port_gbps
+        cheapest = self._cheapest_at(uplink_gbps) if spine_ref is None else None
+        spine_default = cheapest or self.catalog.switch_defaults[f"{name}_spine"]
+        spine = self.switch(spine_ref, f"{name}.spine", spine_default, uplink_gbps)
         if spine is None:
             return None
+        if cheapest is not None:
+            spine = spine.model_copy(update={"chosen": f"the cheapest catalog switch with {uplink_gbps}G ports, "
+                                                       f"the {name} leaves' uplink speed"})
         default_ratio = {"storage": 3.0, "management": 3.0, "oob": 3.0}[name]
         return NetworkSpec(
             name=name,

@@ -33,6 +33,7 @@ class SwitchModel(Spec):
     transport: Literal["ethernet", "infiniband"] = "ethernet"
     os: str = "sonic"
     path: str
+    chosen: str = ""  # why the resolver picked this model when the stack file names none (the BOM says it)
 
     @property
     def capacity_gbps(self) -> int:

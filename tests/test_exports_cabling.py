@@ -9,6 +9,7 @@ import re
 from collections import Counter
 
 import pytest
+import yaml
 from conftest import run, stack
 
 from cluster.catalog.prices import load_prices
@@ -17,6 +18,7 @@ from cluster.exports.cabling import COLUMNS, cabling_csv
 from cluster.load import switch_load
 from cluster.pipeline import Result, validate
 from cluster.topology import NETWORKS
+from tests.conftest import ROOT
 
 EXAMPLES = ["dev", "prod", "superpod", "legacy"]
 
@@ -257,3 +259,21 @@ def test_cabling_names_each_switch_port_as_its_config_and_verify_do(stack: str) 
         assert (cable.a_device, cable.b_device, cable.b_name) in expected, cable
         checked += 1
     assert checked > 0
+
+
+def test_network_spines_are_the_cheapest_model_at_the_uplink_speed_and_the_bom_says_why() -> None:
+    """prod's management leaves uplink at 100G: its spine is the cheapest catalog switch with 100G
+    ports whose port names are known (an SN4700), not a 51.2T SN5600; a spine the stack names stays."""
+    from cluster.exports.bom import bill_of_materials
+
+    result = validate("prod")
+    assert result.spec is not None and result.topology is not None and result.spec.management is not None
+    assert result.spec.management.spine.model == "SN4700"
+    [line] = [line for line in bill_of_materials(result.spec, result.topology).lines
+              if line.network == "management" and line.tier == "spine" and line.category == "switch"]
+    assert "cheapest catalog switch with 100G ports" in line.description
+    named = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
+    named["management"] = {"spine": {"switch": "SN5600", "port_gbps": 100}}
+    chosen = run(named)
+    assert chosen.spec is not None and chosen.spec.management is not None
+    assert chosen.spec.management.spine.model == "SN5600" and chosen.spec.management.spine.chosen == ""

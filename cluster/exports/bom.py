@@ -208,9 +208,13 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
     counter = _Counter(prices)
     nodes = dict(topology.graph.nodes(data=True))
     pools = {pool.name: pool for pool in spec.pools}
+    chosen = {(network.name, tier): getattr(network, tier).chosen for network in (spec.storage, spec.management, spec.oob)
+              if network is not None for tier in ("leaf", "spine")}
     for _name, data in topology.switches():
         item, description, unit = _switch_price(prices, data["model"], data)
-        counter.add(data["network"], data["tier"], "switch", item, description, unit=unit)
+        why = chosen.get((data["network"], data["tier"]))
+        counter.add(data["network"], data["tier"], "switch", item, f"{description} ({why})" if why else description,
+                    unit=unit)
     ports = switch_ports(topology)
     per_cage_of: dict[tuple[str, int], int] = {}
     host_cage_of: dict[tuple[str, str], int] = {}
