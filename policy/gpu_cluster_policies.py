@@ -42,6 +42,10 @@ AWS_SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 GCP_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 GCP_INSTANCE = "gcp:compute/instance:Instance"
 GCP_FIREWALL = "gcp:compute/firewall:Firewall"
+GCP_REGION_TEMPLATE = "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate"
+GCP_GROUP = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+GCP_REGION_GROUP = "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager"
+GCP_RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
 AZURE_NSG = "azure-native:network:NetworkSecurityGroup"
 AZURE_RULE = "azure-native:network:SecurityRule"
@@ -163,23 +167,84 @@ def check_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) ->
 # --- Placement ----------------------------------------------------------------------------
 
 
-def check_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    """GPU node groups sit in one cluster (compact) placement group."""
-    props, kind = args.props, args.resource_type
-    if kind == AWS_GROUP and not props.get("placementGroup"):
-        report(f"auto scaling group {args.name}: no placementGroup; GPU nodes must share a cluster placement group "
-               "for full EFA bandwidth", None)
-    elif kind == AWS_PLACEMENT and props.get("strategy") != "cluster":
-        report(f"placement group {args.name}: strategy {props.get('strategy')!r}; GPU nodes need strategy 'cluster'",
-               None)
-    elif kind == GCP_TEMPLATE and _instance("gcp", props.get("machineType")) is not None:
-        if not _items(props.get("resourcePolicies")):
-            report(f"instance template {args.name}: no resourcePolicies; GPU VMs need a compact placement policy "
-                   "(groupPlacementPolicy.collocation COLLOCATED)", None)
-    elif (kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None
-          and props.get("singlePlacementGroup") is not True):
-        report(f"scale set {args.name}: singlePlacementGroup is not true; InfiniBand connects VMs only within "
-               "one placement group", None)
+def reserved_capacity(template: Mapping[str, Any]) -> str | None:
+    """What a launch template draws its capacity from: 'a Capacity Block', 'a targeted ODCR' or None."""
+    if str(_map(template.get("instanceMarketOptions")).get("marketType") or "") == "capacity-block":
+        return "a Capacity Block"
+    target = _map(_map(template.get("capacityReservationSpecification")).get("capacityReservationTarget"))
+    if target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn"):
+        return "a targeted ODCR"
+    return None
+
+
+def _depends_on(resource: Any, key: str, *types: str) -> list[Any]:
+    """The resources of `types` that the input `key` of `resource` comes from (the engine's
+    property dependencies: which template, which placement group)."""
+    return [dep for dep in resource.property_dependencies.get(key, []) if dep.resource_type in types]
+
+
+def _aws_group_placement(group: Any) -> Iterator[str]:
+    templates = [template for template in _depends_on(group, "launchTemplate", AWS_LAUNCH_TEMPLATE)
+                 + _depends_on(group, "mixedInstancesPolicy", AWS_LAUNCH_TEMPLATE)
+                 if _instance("aws", template.props.get("instanceType")) is not None]
+    if not templates:
+        return  # CPU, login or bastion nodes: no placement rule
+    template = templates[0]
+    new_groups = _depends_on(group, "placementGroup", AWS_PLACEMENT)
+    capacity = reserved_capacity(template.props)
+    if capacity is not None:
+        for placement in new_groups:
+            yield (f"auto scaling group {group.name}: a new placement group ({placement.name}) with {capacity} "
+                   f"(launch template {template.name}); the reservation's capacity is not in that group, so "
+                   "launches fail for capacity while the reservation has room: remove the placement group "
+                   "(AWS ParallelCluster's PlacementGroupCapacityTypeValidator and "
+                   "PlacementGroupCapacityReservationValidator)")
+        return
+    if not group.props.get("placementGroup"):
+        yield (f"auto scaling group {group.name}: no placementGroup for {template.props.get('instanceType')} without "
+               "a reservation; GPU nodes must share a cluster placement group for full EFA bandwidth")
+    for placement in new_groups:
+        if placement.props.get("strategy") != "cluster":
+            yield (f"placement group {placement.name}: strategy {placement.props.get('strategy')!r}; GPU nodes "
+                   "need strategy 'cluster'")
+
+
+def _gcp_group_placement(group: Any) -> Iterator[str]:
+    templates = [template for template in _depends_on(group, "versions", GCP_TEMPLATE, GCP_REGION_TEMPLATE)
+                 if _instance("gcp", template.props.get("machineType")) is not None]
+    if not templates:
+        return
+    workload = _map(group.props.get("resourcePolicies")).get("workloadPolicy")
+    compact = any(_items(template.props.get("resourcePolicies")) for template in templates)
+    if not workload and not compact:
+        yield (f"managed instance group {group.name}: no workload policy (resourcePolicies.workloadPolicy) and no "
+               "compact placement policy in its template; GPU VMs need a HIGH_THROUGHPUT workload policy")
+    for policy in _depends_on(group, "resourcePolicies", GCP_RESOURCE_POLICY):
+        kind = _map(policy.props.get("workloadPolicy")).get("type")
+        if kind != "HIGH_THROUGHPUT":
+            yield (f"workload policy {policy.name}: type {kind!r}; GPU VMs need HIGH_THROUGHPUT (HIGH_AVAILABILITY "
+                   "spreads them apart)")
+
+
+def check_placement(args: StackValidationArgs, report: ReportViolation) -> None:
+    """GPU node groups are placed close together, in the way that fits their capacity: AWS a
+    cluster placement group, except with a Capacity Block or targeted ODCR (then none); GCP a
+    HIGH_THROUGHPUT workload policy on the MIG (or a compact policy in its template); Azure one
+    placement group per ND scale set. Groups of CPU, login or bastion nodes are not checked."""
+    for resource in args.resources:
+        kind, props = resource.resource_type, resource.props
+        if kind == AWS_GROUP:
+            problems = list(_aws_group_placement(resource))
+        elif kind in (GCP_GROUP, GCP_REGION_GROUP):
+            problems = list(_gcp_group_placement(resource))
+        elif (kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None
+              and props.get("singlePlacementGroup") is not True):
+            problems = [f"scale set {resource.name}: singlePlacementGroup is not true; InfiniBand connects VMs only "
+                        "within one placement group"]
+        else:
+            continue
+        for problem in problems:
+            report(problem, resource.urn)
 
 
 # --- GCP: one RDMA subnet per GPU NIC --------------------------------------------------------
@@ -374,7 +439,6 @@ def policies() -> list[Policy]:
     resource = [
         ("gpu-efa-per-network-card", "AWS launch template: one EFA interface per EFA network card of the "
          "instance type (catalog), primary interface on card 0 device 0", check_launch_template_efa),
-        ("gpu-placement-group", "GPU node groups use a cluster (compact) placement group", check_placement),
         ("gpu-no-public-ip", "GPU nodes get no public IP", check_no_public_ip),
         ("gpu-fabric-security-group-not-shared", "The GPU fabric's security group is not shared with storage "
          "or management", check_fabric_security_group),
@@ -385,6 +449,10 @@ def policies() -> list[Policy]:
     built: list[Policy] = [ResourceValidationPolicy(name=name, description=text, validate=check,
                                                     enforcement_level=MANDATORY)
                            for name, text, check in resource]
+    built.append(StackValidationPolicy(
+        name="gpu-placement-group", description="GPU node groups are placed close together as their capacity "
+        "allows (AWS cluster placement group unless reserved, GCP HIGH_THROUGHPUT workload policy, Azure one "
+        "placement group)", validate=check_placement, enforcement_level=MANDATORY))
     built.append(StackValidationPolicy(
         name="gpu-cluster-design", description="The stack's gpu-cluster:cluster, recorded in the GpuCluster "
         "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY))

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_components_support import ROOT
+from test_components_support import EXAMPLE_KEY, ROOT
 
 from cluster.cli import main
 
@@ -29,7 +29,8 @@ def test_every_example_stack_plans(capsys: pytest.CaptureFixture[str], stack: st
 def test_text_tree_shows_the_efa_layout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "aws-p5e"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("aws-p5e: 15 resources (5 components)")
+    assert out.startswith("aws-p5e: 14 resources (5 components)")  # no placement group: a Capacity Block
+    assert "PlacementGroup" not in out
     assert "networkInterfaces=33 (efa-only x32, interface x1) on cards 0-31" in out
     assert "    aws:ec2/launchTemplate:LaunchTemplate  train-h200-template" in out  # under its pool
     assert "desiredCapacity=16" in out
@@ -67,11 +68,24 @@ def test_plan_from_the_shell_never_imports_pulumi_for_a_failing_stack() -> None:
 
 def test_warnings_are_shown_with_the_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     stack = tmp_path / "Pulumi.big-azure.yaml"
-    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: azure\n    cloud: {region: eastus}\n"
-                     "    node_pools: [{name: h100, nodes: 150, instance_type: Standard_ND96isr_H100_v5}]\n")
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: aws\n"
+                     "    cloud: {region: us-east-1, zone: us-east-1a}\n    fabric: {design: rack-tor}\n"
+                     "    node_pools: [{name: h100, nodes: 4, instance_type: p5.48xlarge}]\n")
     assert main(["plan", str(stack)]) == 0
     out = capsys.readouterr().out
-    assert "  warning: CLOUD-PLACEMENT (warning) at node_pools[0].nodes: 150 VMs exceed one placement group" in out
+    assert "  warning: SPEC-IGNORED (warning) at fabric: fabric is the provider's on aws" in out
+
+
+def test_an_azure_pool_beyond_one_placement_group_plans_nothing(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.big-azure.yaml"
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: azure\n"
+                     f"    cloud: {{region: eastus, ssh_public_key: {EXAMPLE_KEY}}}\n"
+                     "    node_pools: [{name: h100, nodes: 150, instance_type: Standard_ND96isr_H100_v5}]\n")
+    assert main(["plan", str(stack)]) == 1
+    out = capsys.readouterr().out
+    assert "CLOUD-PLACEMENT at node_pools[0].nodes: 150 VMs exceed one placement group (100)" in out
+    assert "split the pool into 2 pools of at most 100 nodes each" in out and "resources (" not in out
 
 
 def test_json_gives_card_and_device_indexes_as_integers(capsys: pytest.CaptureFixture[str]) -> None:

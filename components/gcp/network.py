@@ -86,9 +86,12 @@ def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: in
                                                f"{args.spec.cloud.zone}-vpc-roce")  # type: ignore[union-attr]
     vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)
     subnets = [_subnet(parent, f"{name}-nic{nic}", args, vpc, gpu_nic_cidr(nic)) for nic in range(count)]
-    gcp.compute.Firewall(f"{name}-internal", network=vpc.id, direction="INGRESS",
-                         source_ranges=[gpu_nic_cidr(nic) for nic in range(count)],
-                         allows=[{"protocol": "all"}], opts=child(parent))
+    # No firewall rule: a VPC with the RoCE network profile takes only regional network firewall
+    # policies of type RDMA_ROCE_POLICY and admits all traffic between its NICs without one; a
+    # plain VPC firewall rule on it is refused at deploy. Cluster Toolkit's gpu-rdma-vpc module
+    # creates none and rejects any (GoogleCloudPlatform/cluster-toolkit
+    # modules/network/gpu-rdma-vpc/main.tf `firewall_rules = []` and variables.tf "firewall_rules
+    # can not be specified for gpu-rdma-vpc", commit 1047080375afbb44da4b596be314634e7486af4a).
     return NetworkAttachment("fabric", tuple(subnet.id for subnet in subnets), network_id=vpc.id)
 
 
