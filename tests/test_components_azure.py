@@ -44,7 +44,7 @@ def test_scale_set_for_infiniband(program: Callable[..., Any], size: str) -> Non
         ["<t-management-subnet>", "<t-storage-subnet>"]
     assert not any("publicIPAddressConfiguration" in nic["ipConfigurations"][0] for nic in nics)
     subnets = {subnet.name: subnet.inputs for subnet in of_type(outcome, "network:Subnet")}
-    assert set(subnets) == {"t-management-subnet", "t-storage-subnet"}
+    assert set(subnets) == {"t-management-subnet", "t-storage-subnet", "t-management-bastion-subnet"}
     assert {subnet["virtualNetworkName"] for subnet in subnets.values()} == {"t-management-vnet"}
     rules = one(outcome, "NetworkSecurityGroup").inputs["securityRules"]
     assert [(rule["destinationPortRange"], rule["sourceAddressPrefixes"]) for rule in rules] == \

@@ -91,6 +91,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
             [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],
             list(efa.security_group_ids)),
         metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
+        **({"iam_instance_profile": {"name": args.management.instance_profile}}
+           if args.management.instance_profile is not None else {}),
         tag_specifications=[{"resource_type": "instance", "tags": tags}],
         tags=tags,
         **_reservation(spec.cloud),
