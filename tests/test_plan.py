@@ -96,3 +96,55 @@ def test_json_gives_card_and_device_indexes_as_integers(capsys: pytest.CaptureFi
     assert [(nic["networkCardIndex"], nic["deviceIndex"], nic["interfaceType"]) for nic in nics[:3]] == [
         (0, 0, "interface"), (0, 1, "efa-only"), (1, 0, "efa-only")]
     assert all(isinstance(nic["networkCardIndex"], int) for nic in nics)
+
+
+@pytest.mark.parametrize("stack, creates, todo", [
+    ("aws-p5e", ["16 x p5e.48xlarge (128 H200 GPUs) in one auto scaling group in us-east-1a, placed by its "
+                 "reservation (no new placement group)", "way out: a NAT gateway", "way in: Session Manager"],
+     ["quota: 3,072 vCPUs of EC2 'Running On-Demand P instances' in us-east-1",
+      "reservation: Capacity Block cr-0123456789abcdef0 must exist in us-east-1a", "image: the default is the Deep "
+      "Learning Base OSS Nvidia Driver GPU AMI", "client: the AWS CLI with the Session Manager plugin"]),
+    ("gcp-a3ultra", ["placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs",
+                     "way out: Cloud NAT", "way in: IAP TCP forwarding"],
+     ["quota: 128 H200 GPUs in us-central1", "reservation: reservation a3ultra-reservation must exist in "
+      "us-central1-b", "network profile: us-central1-b-vpc-roce must exist"]),
+    ("azure-ndh200", ["in one placement group (one InfiniBand fabric)", "way out: a NAT gateway",
+                      "way in: Azure Bastion"],
+     ["quota: 1,536 vCPUs of the Standard_ND96isr_H200_v5 family in eastus",
+      "login: the scale set's only login is cloud.ssh_public_key"]),
+])
+def test_plan_says_what_exists_after_up_and_what_is_still_yours(capsys: pytest.CaptureFixture[str], stack: str,
+                                                                creates: list[str], todo: list[str]) -> None:
+    assert main(["plan", stack, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["deployment"]
+    for expected, lines in ((creates, summary["creates"]), (todo, summary["todo"])):
+        for fragment in expected:
+            assert any(fragment in line for line in lines), (fragment, lines)
+    assert any("no public IP on any node" in line for line in summary["creates"])
+    assert main(["plan", stack]) == 0
+    out = capsys.readouterr().out
+    after, still = out.index("\nAFTER pulumi up\n"), out.index("\nSTILL YOURS\n")
+    assert after < still and all(f"  {line}" in out[still:] for line in summary["todo"])
+
+
+def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.own-vpn.yaml"
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: aws\n"
+                     "    cloud: {region: us-east-1, zone: us-east-1a, access: none, egress: none,"
+                     " ssh_cidrs: [198.51.100.0/24]}\n"
+                     "    node_pools: [{name: h100, nodes: 4, instance_type: p5.48xlarge}]\n")
+    assert main(["plan", str(stack), "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    creates, todo = plan["deployment"]["creates"], plan["deployment"]["todo"]
+    assert any("way in: none created (cloud.access none): SSH from cloud.ssh_cidrs (198.51.100.0/24)" in line
+               for line in creates)
+    assert any("way out: none (cloud.egress none)" in line for line in creates)
+    assert any(line.startswith("reservation: none:") for line in todo)
+    assert {"aws:ec2/natGateway:NatGateway", "aws:iam/instanceProfile:InstanceProfile"}.isdisjoint(
+        plan["counts"]["by_type"])
+    assert "in a new cluster placement group" in creates[0]
+
+
+def test_on_premises_plans_have_no_cloud_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "dev", "--format", "json"]) == 0
+    assert "deployment" not in json.loads(capsys.readouterr().out)

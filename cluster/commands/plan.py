@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster import parts
+from cluster.deployment import deployment
 from cluster.pipeline import validate
 from cluster.report import to_json, to_text
 
@@ -62,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
                           artifacts_dir=args.artifacts_dir, part_settings=settings, references=references)
     plan = as_dict(outcome)
+    summary = deployment(result.spec)
+    if summary is not None:
+        plan["deployment"] = {"creates": list(summary.creates), "todo": list(summary.todo)}
     if core:
         plan["assumes"] = [f"the core stack {core} is up as part core with this design ({sha[:12]})"]
     if args.parts:
@@ -192,6 +196,9 @@ def as_text(plan: Mapping[str, Any]) -> str:
         lines.append("OUTPUTS")
         for key, value in plan["outputs"].items():
             lines.append(f"  {key}: {json.dumps(value, sort_keys=True, default=str)}")
+    if "deployment" in plan:
+        lines += ["", "AFTER pulumi up", *(f"  {line}" for line in plan["deployment"]["creates"])]
+        lines += ["", "STILL YOURS", *(f"  {line}" for line in plan["deployment"]["todo"])]
     return "\n".join(lines)
 
 
