@@ -11,6 +11,7 @@ import pytest
 from test_components_support import EXAMPLE_KEY, ROOT
 
 from cluster.cli import main
+from cluster.pipeline import validate
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "superpod", "aws-p5e", "gcp-a3ultra", "azure-ndh200"])
@@ -148,3 +149,16 @@ def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[s
 def test_on_premises_plans_have_no_cloud_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "dev", "--format", "json"]) == 0
     assert "deployment" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("stack, access", [("aws-p5e", "Session Manager"), ("gcp-a3ultra", "IAP TCP forwarding"),
+                                           ("azure-ndh200", "Azure Bastion")])
+def test_cloud_examples_plan_with_zero_findings_and_the_access_path_they_declare(
+        capsys: pytest.CaptureFixture[str], stack: str, access: str) -> None:
+    result = validate(stack)
+    assert result.ok and result.findings == [], [(f.rule, f.path, f.message) for f in result.findings]
+    assert result.spec is not None and result.spec.cloud is not None and result.spec.cloud.access is not None
+    assert main(["plan", stack, "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["ok"] and plan["errors"] == [] and plan["warnings"] == []
+    assert any(line.startswith(f"way in: {access}") for line in plan["deployment"]["creates"])
