@@ -92,9 +92,13 @@ def shown(value: object, limit: int = 40) -> str:
     return quoted if len(quoted) <= limit else quoted[: limit - 3] + "..."
 
 
-#: Rules whose errors make the outputs impossible (addresses that do not fit cannot be rendered
-#: or deployed): suppressing them changes nothing, and the finding says so.
-UNSUPPRESSIBLE = frozenset({"ADDR-POOL"})
+#: Rules whose errors make the outputs impossible, and why: suppressing them changes nothing, and
+#: the finding says so.
+UNSUPPRESSIBLE_BECAUSE = {
+    "ADDR-POOL": "without these addresses nothing can be rendered or deployed",
+    "CLOUD-PLACEMENT": "the provider refuses this group at deploy",
+}
+UNSUPPRESSIBLE = frozenset(UNSUPPRESSIBLE_BECAUSE)
 
 
 def apply_policy(findings: list[Finding], suppress: tuple[str, ...]) -> list[Finding]:
@@ -106,5 +110,5 @@ def apply_policy(findings: list[Finding], suppress: tuple[str, ...]) -> list[Fin
 def _suppressed(finding: Finding) -> Finding:
     if finding.rule not in UNSUPPRESSIBLE or finding.severity < Severity.ERROR:
         return finding.as_suppressed()
-    return replace(finding, hint=f"{finding.hint} ({finding.rule} cannot be suppressed: without these addresses "
-                                 "nothing can be rendered or deployed)")
+    return replace(finding, hint=f"{finding.hint} ({finding.rule} cannot be suppressed: "
+                                 f"{UNSUPPRESSIBLE_BECAUSE[finding.rule]})")

@@ -29,6 +29,7 @@ from cluster.spec import (
     PoolSpec,
     SwitchModel,
 )
+from cluster.sshkeys import provider_key_problem
 
 # --------------------------------------------------------------------------- errors
 
@@ -490,6 +491,38 @@ class _Resolver:
                            f"widest range gpu-cluster opens is a /{widest}",
                            "give the ranges your users connect from (an office or VPN range, e.g. 203.0.113.0/24)")
 
+    def access(self, target: str, cloud: sf.Cloud) -> None:
+        """cloud.access names a path the target has; SSM needs a way out to reach its endpoints."""
+        if cloud.access is None:
+            return
+        offered = ACCESS[target]
+        if cloud.access not in offered:
+            self.error("cloud.access", f"access {cloud.access} is not offered on {target}",
+                       f"use one of {', '.join(offered)} (default {offered[0]})")
+        elif cloud.access == "ssm" and cloud.egress == "none" and cloud.vpc_id is None:
+            self.error("cloud.access", "access ssm with egress none: the SSM agent on the nodes cannot reach Systems "
+                       "Manager, so no session can start",
+                       "keep egress: nat (the default), or deploy into a VPC with SSM endpoints (cloud.vpc_id)")
+
+    def login(self, target: str, cloud: sf.Cloud) -> None:
+        """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
+        password login disabled and so no other way in (cluster.sshkeys)."""
+        key = cloud.ssh_public_key
+        if key is None:
+            if target == "azure":
+                self.error("cloud.ssh_public_key",
+                           "cloud.ssh_public_key is required on azure: password login is disabled, so without a key "
+                           "the scale set has no login method and Azure refuses it",
+                           "add `ssh_public_key: ssh-ed25519 AAAA... you@example` (the one line of your "
+                           "~/.ssh/id_ed25519.pub, or an RSA key of at least 2048 bits)")
+            return
+        problem = provider_key_problem(target, key)
+        if problem is not None:
+            hint = ("give the one line of your id_ed25519.pub or id_rsa.pub (RSA of at least 2048 bits) as it is, "
+                    "without a user: prefix" if target == "azure" else
+                    "give the one line of your id_ed25519.pub as it is (GCP also takes `user:` in front)")
+            self.error("cloud.ssh_public_key", f"cloud.ssh_public_key cannot log in on {target}: {problem}", hint)
+
     def policy(self) -> PolicySpec:
         raw = self.raw.policy
         from cluster.rules import RULE_IDS  # the rule set knows its ids (resolving needs no rule before)
@@ -548,6 +581,9 @@ class _Resolver:
                 self.error("cloud", f"cloud.region is required on {raw.target}", "add `cloud: {region: ..., zone: ...}`")
             elif raw.target in ("aws", "gcp") and raw.cloud.zone is None:
                 self.error("cloud.zone", f"cloud.zone is required on {raw.target}", "add the zone the GPUs are in")
+            if raw.cloud is not None:
+                self.login(raw.target, raw.cloud)
+                self.access(raw.target, raw.cloud)
             for key in ("fabric", "storage", "management", "oob"):
                 if getattr(raw, key) is not None:
                     self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
@@ -588,6 +624,15 @@ class _Resolver:
             policy=policy,
             costs=raw.costs,
         )
+
+
+# Access paths per target, the default first (cloud.access).
+ACCESS = {"aws": ("ssm", "none"), "gcp": ("iap", "none"), "azure": ("bastion", "none")}
+
+
+def access_of(cloud: sf.Cloud, target: str) -> str:
+    """cloud.access, or the target's default."""
+    return cloud.access or ACCESS[target][0]
 
 
 def resolve(data: dict[str, Any], catalog: Catalog | None = None) -> tuple[ClusterSpec | None, list[Finding]]:

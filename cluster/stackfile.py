@@ -182,6 +182,14 @@ class Cloud(Model):
     ssh_public_key: Annotated[
         str, Field(max_length=16384, pattern=r"^[A-Za-z0-9@._:+/=-]+( [A-Za-z0-9@._:+/=-]+){1,8}$")
     ] | None = None
+    # Outbound internet for images and packages (GPU nodes never get public IPs): `nat` (default)
+    # creates a NAT gateway (AWS), Cloud NAT (GCP) or an Azure NAT gateway; `none` leaves the
+    # nodes without a way out (an existing VPC's own routes, a proxy, an air gap).
+    egress: Literal["nat", "none"] = "nat"
+    # How users reach a node: `ssm` (AWS Session Manager, the default there), `iap` (GCP
+    # Identity-Aware Proxy TCP forwarding, the default there), `bastion` (Azure Bastion, the
+    # default there), `none` (a VPN or peering of your own, SSH from ssh_cidrs).
+    access: Literal["ssm", "iap", "bastion", "none"] | None = None
     # AWS only (optional): deploy into an existing VPC, and existing subnets per network.
     vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
     subnet_ids: ExistingSubnets | None = None

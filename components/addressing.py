@@ -8,7 +8,7 @@ import ipaddress
 CLOUD_BLOCK = "10.0.0.0/16"
 SUBNET_PREFIX = 20
 # Index of each network's /20 inside the block; GPU subnets (one per NIC) follow from 4 on.
-NETWORK_INDEX = {"management": 0, "storage": 1, "fabric": 2}
+NETWORK_INDEX = {"management": 0, "storage": 1, "fabric": 2, "public": 3}  # public: NAT gateway, Azure Bastion
 FIRST_GPU_SUBNET = 4
 
 

@@ -28,6 +28,11 @@ class NetworkAttachment:
     security_group_ids: tuple[pulumi.Output[str], ...] = ()
     network_id: pulumi.Output[str] | None = None
     scope: pulumi.Output[str] | None = None
+    # The way out that every subnet created for the cluster joins: AWS the private route table
+    # (its default route is the NAT gateway), Azure the NAT gateway. And on AWS the nodes'
+    # instance profile (Session Manager access).
+    egress_id: pulumi.Output[str] | None = None
+    instance_profile: pulumi.Output[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ class Registration:
     custom: bool  # False for components
     inputs: Mapping[str, Any]  # wire shape: camelCase keys, numbers as floats
     read: bool = False  # read, not managed (a StackReference)
+    # Input name -> URNs of the resources that input's value comes from (the engine's
+    # propertyDependencies, which deploy-time policies see too); only inputs that have any.
+    dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,8 +143,10 @@ class _RecordingMonitor(mocks.MockMonitor):
             return response
         inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
         with self.lock:
+            dependencies = {key: tuple(value.urns) for key, value in sorted(request.propertyDependencies.items())
+                            if value.urns}
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
-                                              bool(request.custom), inputs))
+                                              bool(request.custom), inputs, dependencies=dependencies))
         return response
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -42,6 +43,11 @@ AWS_SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 GCP_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 GCP_INSTANCE = "gcp:compute/instance:Instance"
 GCP_FIREWALL = "gcp:compute/firewall:Firewall"
+GCP_REGION_TEMPLATE = "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate"
+GCP_GROUP = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+GCP_REGION_GROUP = "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager"
+GCP_RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+GCP_SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
 AZURE_NSG = "azure-native:network:NetworkSecurityGroup"
 AZURE_RULE = "azure-native:network:SecurityRule"
@@ -92,6 +98,14 @@ def efa_problems(instance_type: str, interfaces: list[Mapping[str, Any]]) -> Ite
         return
     slots = [(_int(nic.get("networkCardIndex")), _int(nic.get("deviceIndex")), str(nic.get("interfaceType") or "interface"))
              for nic in interfaces]
+    taken: dict[tuple[int, int], int] = {}
+    for slot in slots:
+        taken[slot[:2]] = taken.get(slot[:2], 0) + 1
+    twice = sorted(slot for slot, count in taken.items() if count > 1)
+    if twice:
+        yield ("two interfaces at one network card and device index ("
+               + ", ".join(f"card {card} device {device}" for card, device in twice)
+               + "); EC2 refuses the launch")
     primary = [slot for slot in slots if slot[:2] == (0, 0)]
     if not primary:
         yield "no primary interface on network card 0 device 0"
@@ -118,7 +132,20 @@ def _short(numbers: list[int]) -> str:
 
 def check_launch_template_efa(args: ResourceValidationArgs, report: ReportViolation) -> None:
     """AWS launch template: one EFA (efa or efa-only) per EFA network card of the instance
-    type, per the catalog, and the primary interface on card 0 device 0."""
+    type, per the catalog, and the primary interface on card 0 device 0. An aws:ec2/Instance of
+    such a type needs its interfaces given too: launched with the default single ENA it has no
+    EFA at all."""
+    if args.resource_type == AWS_INSTANCE:
+        instance = _instance("aws", args.props.get("instanceType"))
+        if instance is None:
+            return
+        cards = {_int(_map(nic).get("networkCardIndex")) for nic in _items(args.props.get("networkInterfaces"))}
+        if len(cards) < instance.network_cards:
+            report(f"instance {args.name}: {args.props.get('instanceType')} with interfaces on {len(cards)} of its "
+                   f"{instance.network_cards} network cards; without an EFA interface (aws:ec2/NetworkInterface "
+                   "interfaceType efa or efa-only) on each card NCCL falls back to TCP: launch GPU nodes from a "
+                   "launch template like components/aws/node_pool.py builds", None)
+        return
     if args.resource_type != AWS_LAUNCH_TEMPLATE:
         return
     instance_type = args.props.get("instanceType")
@@ -160,26 +187,110 @@ def check_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) ->
                "the management network", None)
 
 
+# --- GPU types the catalog does not know -------------------------------------------------------
+
+# Instance families with GPUs and a GPU fabric: AWS P, Compute Engine A2 / A3 / A4 (A4X), Azure ND.
+GPU_FAMILIES = {"aws": re.compile(r"^p\d"), "gcp": re.compile(r"^a\d[a-z]*-"), "azure": re.compile(r"^Standard_ND")}
+
+
+def check_gpu_type_in_catalog(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """A GPU instance type that the catalog does not describe passes every layout check unseen (no
+    EFA cards, GPU NICs or placement to compare with): refuse it until it is added."""
+    kind, props = args.resource_type, args.props
+    if kind in (AWS_LAUNCH_TEMPLATE, AWS_INSTANCE):
+        target, name = "aws", props.get("instanceType")
+    elif kind in (GCP_TEMPLATE, GCP_REGION_TEMPLATE, GCP_INSTANCE):
+        target, name = "gcp", props.get("machineType")
+    elif kind == AZURE_VMSS:
+        target, name = "azure", _map(props.get("sku")).get("name")
+    else:
+        return
+    if isinstance(name, str) and GPU_FAMILIES[target].match(name) and _instance(target, name) is None:
+        report(f"{args.name}: {name} is a GPU type the catalog does not describe, so its fabric layout cannot be "
+               "checked; add it to cluster/catalog/instances.yaml with its source", None)
+
+
 # --- Placement ----------------------------------------------------------------------------
 
 
-def check_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    """GPU node groups sit in one cluster (compact) placement group."""
-    props, kind = args.props, args.resource_type
-    if kind == AWS_GROUP and not props.get("placementGroup"):
-        report(f"auto scaling group {args.name}: no placementGroup; GPU nodes must share a cluster placement group "
-               "for full EFA bandwidth", None)
-    elif kind == AWS_PLACEMENT and props.get("strategy") != "cluster":
-        report(f"placement group {args.name}: strategy {props.get('strategy')!r}; GPU nodes need strategy 'cluster'",
-               None)
-    elif kind == GCP_TEMPLATE and _instance("gcp", props.get("machineType")) is not None:
-        if not _items(props.get("resourcePolicies")):
-            report(f"instance template {args.name}: no resourcePolicies; GPU VMs need a compact placement policy "
-                   "(groupPlacementPolicy.collocation COLLOCATED)", None)
-    elif (kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None
-          and props.get("singlePlacementGroup") is not True):
-        report(f"scale set {args.name}: singlePlacementGroup is not true; InfiniBand connects VMs only within "
-               "one placement group", None)
+def reserved_capacity(template: Mapping[str, Any]) -> str | None:
+    """What a launch template draws its capacity from: 'a Capacity Block', 'a targeted ODCR' or None."""
+    if str(_map(template.get("instanceMarketOptions")).get("marketType") or "") == "capacity-block":
+        return "a Capacity Block"
+    target = _map(_map(template.get("capacityReservationSpecification")).get("capacityReservationTarget"))
+    if target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn"):
+        return "a targeted ODCR"
+    return None
+
+
+def _depends_on(resource: Any, key: str, *types: str) -> list[Any]:
+    """The resources of `types` that the input `key` of `resource` comes from (the engine's
+    property dependencies: which template, which placement group)."""
+    return [dep for dep in resource.property_dependencies.get(key, []) if dep.resource_type in types]
+
+
+def _aws_group_placement(group: Any) -> Iterator[str]:
+    templates = [template for template in _depends_on(group, "launchTemplate", AWS_LAUNCH_TEMPLATE)
+                 + _depends_on(group, "mixedInstancesPolicy", AWS_LAUNCH_TEMPLATE)
+                 if _instance("aws", template.props.get("instanceType")) is not None]
+    if not templates:
+        return  # CPU, login or bastion nodes: no placement rule
+    template = templates[0]
+    new_groups = _depends_on(group, "placementGroup", AWS_PLACEMENT)
+    capacity = reserved_capacity(template.props)
+    if capacity is not None:
+        for placement in new_groups:
+            yield (f"auto scaling group {group.name}: a new placement group ({placement.name}) with {capacity} "
+                   f"(launch template {template.name}); the reservation's capacity is not in that group, so "
+                   "launches fail for capacity while the reservation has room: remove the placement group "
+                   "(AWS ParallelCluster's PlacementGroupCapacityTypeValidator and "
+                   "PlacementGroupCapacityReservationValidator)")
+        return
+    if not group.props.get("placementGroup"):
+        yield (f"auto scaling group {group.name}: no placementGroup for {template.props.get('instanceType')} without "
+               "a reservation; GPU nodes must share a cluster placement group for full EFA bandwidth")
+    for placement in new_groups:
+        if placement.props.get("strategy") != "cluster":
+            yield (f"placement group {placement.name}: strategy {placement.props.get('strategy')!r}; GPU nodes "
+                   "need strategy 'cluster'")
+
+
+def _gcp_group_placement(group: Any) -> Iterator[str]:
+    templates = [template for template in _depends_on(group, "versions", GCP_TEMPLATE, GCP_REGION_TEMPLATE)
+                 if _instance("gcp", template.props.get("machineType")) is not None]
+    if not templates:
+        return
+    workload = _map(group.props.get("resourcePolicies")).get("workloadPolicy")
+    compact = any(_items(template.props.get("resourcePolicies")) for template in templates)
+    if not workload and not compact:
+        yield (f"managed instance group {group.name}: no workload policy (resourcePolicies.workloadPolicy) and no "
+               "compact placement policy in its template; GPU VMs need a HIGH_THROUGHPUT workload policy")
+    for policy in _depends_on(group, "resourcePolicies", GCP_RESOURCE_POLICY):
+        kind = _map(policy.props.get("workloadPolicy")).get("type")
+        if kind != "HIGH_THROUGHPUT":
+            yield (f"workload policy {policy.name}: type {kind!r}; GPU VMs need HIGH_THROUGHPUT (HIGH_AVAILABILITY "
+                   "spreads them apart)")
+
+
+def check_placement(args: StackValidationArgs, report: ReportViolation) -> None:
+    """GPU node groups are placed close together, in the way that fits their capacity: AWS a
+    cluster placement group, except with a Capacity Block or targeted ODCR (then none); GCP a
+    HIGH_THROUGHPUT workload policy on the MIG (or a compact policy in its template); Azure one
+    placement group per ND scale set. Groups of CPU, login or bastion nodes are not checked."""
+    for resource in args.resources:
+        kind, props = resource.resource_type, resource.props
+        if kind == AWS_GROUP:
+            problems = list(_aws_group_placement(resource))
+        elif kind in (GCP_GROUP, GCP_REGION_GROUP):
+            problems = list(_gcp_group_placement(resource))
+        elif (kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None
+              and props.get("singlePlacementGroup") is not True):
+            problems = [f"scale set {resource.name}: singlePlacementGroup is not true; InfiniBand connects VMs only "
+                        "within one placement group"]
+        else:
+            continue
+        for problem in problems:
+            report(problem, resource.urn)
 
 
 # --- GCP: one RDMA subnet per GPU NIC --------------------------------------------------------
@@ -208,6 +319,27 @@ def check_gcp_gpu_nics(args: ResourceValidationArgs, report: ReportViolation) ->
                "each GPU NIC needs its own subnet", None)
 
 
+def check_gcp_gpu_vpcs(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A3 High / A3 Mega (one VPC per GPU NIC): the template's NICs reach as many VPCs as it has
+    NICs, found through the subnetworks its interfaces come from (the engine's property
+    dependencies). GPU NICs sharing one VPC break GPUDirect-TCPX/TCPXO's per-NIC routing."""
+    for resource in args.resources:
+        if resource.resource_type not in (GCP_TEMPLATE, GCP_REGION_TEMPLATE):
+            continue
+        instance = _instance("gcp", resource.props.get("machineType"))
+        if instance is None or instance.layout != "multi-vpc":
+            continue
+        subnets = _depends_on(resource, "networkInterfaces", GCP_SUBNETWORK)
+        if not subnets:
+            continue  # subnets given as plain ids: nothing to follow
+        networks = {str(subnet.props.get("network")) for subnet in subnets}
+        others = instance.other_nics.count if instance.other_nics else 1
+        want = others + instance.fabric.count
+        if len(networks) < want:
+            report(f"instance template {resource.name}: its {want} NICs reach {len(networks)} VPCs; "
+                   f"{resource.props.get('machineType')} needs each GPU NIC in its own VPC", resource.urn)
+
+
 # --- AWS: the EFA security group stays the fabric's ----------------------------------------
 
 
@@ -223,10 +355,15 @@ def check_fabric_security_group(args: ResourceValidationArgs, report: ReportViol
     props = args.props
     if args.resource_type == AWS_SECURITY_GROUP and _map(props.get("tags")).get("gpu-cluster/network") == "fabric":
         for direction in ("ingress", "egress"):
-            for index, rule in enumerate(_items(props.get(direction))):
-                if not _self_only(_map(rule)):
+            rules = [_map(rule) for rule in _items(props.get(direction))]
+            for index, rule in enumerate(rules):
+                if not _self_only(rule):
                     report(f"security group {args.name}: {direction}[{index}] admits more than the group itself; the "
                            "EFA group must stay the fabric's alone (no CIDR, no other group, no shared role)", None)
+            if not any(_self_only(rule) and str(rule.get("protocol", "")).lower() in ("-1", "all") for rule in rules):
+                report(f"security group {args.name}: no {direction} rule for all traffic with the group itself; EFA "
+                       "needs every protocol in and out of its security group, not TCP alone (its SRD traffic is not "
+                       "TCP; AWS EC2 guide, 'Prepare an EFA-enabled security group')", None)
     elif args.resource_type == AWS_LAUNCH_TEMPLATE and _instance("aws", props.get("instanceType")) is not None:
         interfaces = [_map(nic) for nic in _items(props.get("networkInterfaces"))]
         primary = [nic for nic in interfaces if (_int(nic.get("networkCardIndex")), _int(nic.get("deviceIndex"))) == (0, 0)]
@@ -257,6 +394,22 @@ def _world(source: Any) -> bool:
         return False
 
 
+def _world_of(sources: list[Any]) -> bool:
+    """The sources, together, admit every address: one is 0.0.0.0/0, ::/0, `*` or Internet, or
+    their union is (0.0.0.0/1 and 128.0.0.0/1 open SSH to the world as surely as /0 does)."""
+    if any(_world(source) for source in sources):
+        return True
+    networks: dict[int, list[Any]] = {4: [], 6: []}
+    for source in sources:
+        try:
+            network = ipaddress.ip_network(str(source).strip(), strict=False)
+        except ValueError:
+            continue
+        networks[network.version].append(network)
+    return any(collapsed.prefixlen == 0 for version in (4, 6)
+               for collapsed in ipaddress.collapse_addresses(networks[version]))
+
+
 def _covers_ssh(low: Any, high: Any) -> bool:
     return _int(low, -1) <= SSH <= _int(high, -1)
 
@@ -270,15 +423,19 @@ def _port_spec_covers_ssh(spec: Any) -> bool:
     return _covers_ssh(low, high or low)
 
 
-def _aws_rule_opens_ssh(rule: Mapping[str, Any], cidr_keys: tuple[str, ...]) -> bool:
+def _aws_rule_admits_ssh(rule: Mapping[str, Any]) -> bool:
     protocol = str(rule.get("protocol", rule.get("ipProtocol", ""))).lower()
     if protocol in ("-1", "all"):
-        ports_ok = True
-    elif protocol in ("tcp", "6"):
-        ports_ok = _covers_ssh(rule.get("fromPort"), rule.get("toPort"))
-    else:
-        return False
-    return ports_ok and any(_world(cidr) for key in cidr_keys for cidr in _items(rule.get(key)))
+        return True
+    return protocol in ("tcp", "6") and _covers_ssh(rule.get("fromPort"), rule.get("toPort"))
+
+
+def _aws_sources(rule: Mapping[str, Any], cidr_keys: tuple[str, ...]) -> list[Any]:
+    return [cidr for key in cidr_keys for cidr in _items(rule.get(key))]
+
+
+def _aws_rule_opens_ssh(rule: Mapping[str, Any], cidr_keys: tuple[str, ...]) -> bool:
+    return _aws_rule_admits_ssh(rule) and _world_of(_aws_sources(rule, cidr_keys))
 
 
 def _azure_rule_opens_ssh(rule: Mapping[str, Any]) -> bool:
@@ -289,16 +446,20 @@ def _azure_rule_opens_ssh(rule: Mapping[str, Any]) -> bool:
     ports = [rule.get("destinationPortRange"), *_items(rule.get("destinationPortRanges"))]
     sources = [rule.get("sourceAddressPrefix"), *_items(rule.get("sourceAddressPrefixes"))]
     return (any(_port_spec_covers_ssh(port) for port in ports if port is not None)
-            and any(_world(source) for source in sources if source is not None))
+            and _world_of([source for source in sources if source is not None]))
 
 
 def ssh_world_rules(resource_type: str, props: Mapping[str, Any]) -> Iterator[str]:
     """Paths of the rules in one security group / rule / firewall / NSG that open port 22 to
     0.0.0.0/0 or ::/0 (or Azure's `*` / Internet)."""
     if resource_type == AWS_SECURITY_GROUP:
-        for index, rule in enumerate(_items(props.get("ingress"))):
-            if _aws_rule_opens_ssh(_map(rule), ("cidrBlocks", "ipv6CidrBlocks")):
-                yield f"ingress[{index}]"
+        keys = ("cidrBlocks", "ipv6CidrBlocks")
+        rules = [_map(rule) for rule in _items(props.get("ingress"))]
+        found = [f"ingress[{index}]" for index, rule in enumerate(rules) if _aws_rule_opens_ssh(rule, keys)]
+        yield from found
+        ssh = [index for index, rule in enumerate(rules) if _aws_rule_admits_ssh(rule)]
+        if not found and _world_of([cidr for index in ssh for cidr in _aws_sources(rules[index], keys)]):
+            yield "ingress[" + ", ".join(str(index) for index in ssh) + "] together"
     elif resource_type == AWS_SG_RULE:
         if props.get("type") == "ingress" and _aws_rule_opens_ssh(props, ("cidrBlocks", "ipv6CidrBlocks")):
             yield "rule"
@@ -311,7 +472,7 @@ def ssh_world_rules(resource_type: str, props: Mapping[str, Any]) -> Iterator[st
         sources = [*_items(props.get("sourceRanges")), *_items(props.get("sourceTags")),
                    *_items(props.get("sourceServiceAccounts"))]
         # An ingress rule that names no source applies to 0.0.0.0/0 (GCP's default source).
-        if sources and not any(_world(source) for source in _items(props.get("sourceRanges"))):
+        if sources and not _world_of(_items(props.get("sourceRanges"))):
             return
         for index, allow in enumerate(_items(props.get("allows"))):
             allow = _map(allow)
@@ -374,17 +535,24 @@ def policies() -> list[Policy]:
     resource = [
         ("gpu-efa-per-network-card", "AWS launch template: one EFA interface per EFA network card of the "
          "instance type (catalog), primary interface on card 0 device 0", check_launch_template_efa),
-        ("gpu-placement-group", "GPU node groups use a cluster (compact) placement group", check_placement),
         ("gpu-no-public-ip", "GPU nodes get no public IP", check_no_public_ip),
         ("gpu-fabric-security-group-not-shared", "The GPU fabric's security group is not shared with storage "
          "or management", check_fabric_security_group),
         ("gcp-rdma-subnet-per-gpu-nic", "GCP: one GPU NIC, on its own subnet, per GPU NIC of the machine type",
          check_gcp_gpu_nics),
         ("ssh-not-open-to-world", "SSH (port 22) is not open to 0.0.0.0/0 or ::/0", check_ssh_not_world),
+        ("gpu-type-in-catalog", "GPU instance types are ones the catalog describes", check_gpu_type_in_catalog),
     ]
     built: list[Policy] = [ResourceValidationPolicy(name=name, description=text, validate=check,
                                                     enforcement_level=MANDATORY)
                            for name, text, check in resource]
+    built.append(StackValidationPolicy(
+        name="gpu-placement-group", description="GPU node groups are placed close together as their capacity "
+        "allows (AWS cluster placement group unless reserved, GCP HIGH_THROUGHPUT workload policy, Azure one "
+        "placement group)", validate=check_placement, enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gcp-gpu-vpc-per-nic", description="GCP A3 High / Mega: every GPU NIC in its own VPC",
+        validate=check_gcp_gpu_vpcs, enforcement_level=MANDATORY))
     built.append(StackValidationPolicy(
         name="gpu-cluster-design", description="The stack's gpu-cluster:cluster, recorded in the GpuCluster "
         "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY))

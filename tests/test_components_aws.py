@@ -71,9 +71,28 @@ def test_capacity_block_sets_market_type_and_reservation(program: Callable[..., 
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
     group = one(outcome, "autoscaling/group:Group").inputs
     assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (16, 16, 16)
-    assert group["placementGroup"] == "<t-gpu-placement>"
-    assert one(outcome, "PlacementGroup").inputs["strategy"] == "cluster"
     assert {subnet.inputs["availabilityZone"] for subnet in of_type(outcome, "Subnet")} == {"us-east-1a"}
+
+
+@pytest.mark.parametrize("cloud", [
+    {"market": "capacity-block", "reservation": "cr-0123456789abcdef0"},  # a Capacity Block
+    {"reservation": "cr-0fedcba9876543210"},  # a targeted ODCR
+])
+def test_no_new_placement_group_with_a_reservation(program: Callable[..., Any], cloud: dict[str, Any]) -> None:
+    """The reservation's capacity is not in a placement group made for the pool: launches into a
+    new group fail for capacity while the reservation has room (ParallelCluster's
+    PlacementGroupCapacityTypeValidator / PlacementGroupCapacityReservationValidator)."""
+    outcome = program(cloud_stack("aws", "p5e.48xlarge", nodes=16, **cloud))
+    assert outcome.ok, outcome.errors
+    assert of_type(outcome, "PlacementGroup") == []
+    assert "placementGroup" not in one(outcome, "autoscaling/group:Group").inputs
+
+
+def test_without_a_reservation_the_pool_gets_a_cluster_placement_group(program: Callable[..., Any]) -> None:
+    outcome = program(cloud_stack("aws", "p5e.48xlarge", nodes=16))
+    placement = one(outcome, "PlacementGroup")
+    assert placement.inputs["strategy"] == "cluster"
+    assert one(outcome, "autoscaling/group:Group").inputs["placementGroup"] == f"<{placement.name}>"
 
 
 def test_odcr_targets_the_reservation_on_demand(program: Callable[..., Any]) -> None:

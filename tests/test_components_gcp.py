@@ -38,12 +38,37 @@ def test_rdma_vpc_has_a_subnet_per_gpu_nic(program: Callable[..., Any], instance
     assert template["scheduling"]["onHostMaintenance"] == "TERMINATE"
     assert template["disks"][0]["diskType"] == "hyperdisk-balanced"  # A3 Ultra / A4 boot from Hyperdisk only
     assert not any("accessConfigs" in nic for nic in nics)  # no external IPs
-    placement = one(outcome, "ResourcePolicy")
-    assert placement.inputs["groupPlacementPolicy"] == {"collocation": "COLLOCATED"}
-    assert template["resourcePolicies"] == f"<{placement.name}>"
     group = one(outcome, "InstanceGroupManager").inputs
     assert group["targetSize"] == 4 and group["zone"] == "us-central1-b"
     assert group["versions"][0]["instanceTemplate"] == "<t-gpu-template>"
+
+
+def test_no_firewall_rule_on_the_rdma_vpc(program: Callable[..., Any]) -> None:
+    """A RoCE VPC takes only RDMA_ROCE_POLICY firewall policies and admits all traffic itself; a
+    plain firewall rule on it fails the deploy (Cluster Toolkit gpu-rdma-vpc: firewall_rules
+    cannot be specified)."""
+    outcome = program(cloud_stack("gcp", "a3-ultragpu-8g"))
+    assert outcome.ok, outcome.errors
+    rules = {rule.name: rule.inputs["network"] for rule in of_type(outcome, "Firewall")}
+    assert "<t-fabric-rdma-vpc>" not in rules.values()
+    assert set(rules.values()) == {"<t-management-vpc>", "<t-storage-vpc>"}  # the gVNIC VPCs keep theirs
+
+
+@pytest.mark.parametrize("instance_type", ["a3-ultragpu-8g", "a4-highgpu-8g", "a3-megagpu-8g", "a3-highgpu-8g"])
+def test_mig_carries_a_high_throughput_workload_policy_and_waits(program: Callable[..., Any],
+                                                                 instance_type: str) -> None:
+    """Google places GPU VMs of a MIG with a workload policy on the group (about-workload-policies),
+    not a compact placement policy in the template; `pulumi up` waits for the VMs."""
+    # A3 High is below 200 Gbps per GPU: FAB-GPU-NIC suppressed, the placement is what is tested.
+    outcome = program({**cloud_stack("gcp", instance_type), "policy": {"suppress": ["FAB-GPU-NIC"]}})
+    assert outcome.ok, outcome.errors
+    policy = one(outcome, "ResourcePolicy")
+    assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT"}
+    assert "groupPlacementPolicy" not in policy.inputs and policy.inputs["region"] == "us-central1"
+    assert "resourcePolicies" not in one(outcome, "InstanceTemplate").inputs
+    group = one(outcome, "InstanceGroupManager").inputs
+    assert group["resourcePolicies"] == {"workloadPolicy": f"<{policy.name}>"}
+    assert group["waitForInstances"] is True and group["waitForInstancesStatus"] == "STABLE"
 
 
 def test_a3_mega_uses_one_vpc_per_gpu_nic(program: Callable[..., Any]) -> None:

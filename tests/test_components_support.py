@@ -8,10 +8,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# The example stack's Azure admin key (its key bytes spell what it is): a scale set needs one.
+EXAMPLE_KEY = ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdS1jbHVzdGVyIGV4YW1wbGUga2V5LCByZXBsYWNl "
+               "example-only-replace-with-your-key")
+
+
 def cloud_stack(target: str, instance_type: str, nodes: int = 4, **cloud: Any) -> dict[str, Any]:
+    """A one-pool stack on `target`; `cloud` settings override the defaults, None drops one."""
     zone = {"aws": "us-east-1a", "gcp": "us-central1-b", "azure": None}[target]
     region = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}[target]
-    settings: dict[str, Any] = {"region": region, **({"zone": zone} if zone else {}), **cloud}
+    login = {"ssh_public_key": EXAMPLE_KEY} if target == "azure" else {}
+    settings: dict[str, Any] = {"region": region, **({"zone": zone} if zone else {}), **login, **cloud}
+    settings = {key: value for key, value in settings.items() if value is not None}
     return {"name": "t", "target": target, "cloud": settings,
             "node_pools": [{"name": "gpu", "nodes": nodes, "instance_type": instance_type}]}
 

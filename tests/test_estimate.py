@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from conftest import run, stack
+from test_components_support import EXAMPLE_KEY
 
 from cluster.estimate import collective_on, estimate_table
 from cluster.estimate.constants import load_calibration
@@ -193,7 +194,7 @@ def test_larger_messages_take_longer_and_run_faster() -> None:
 def test_cloud_pools_use_their_fabric_efficiency() -> None:
     aws = design(target="aws", cloud={"region": "us-east-1", "zone": "us-east-1a"},
                  node_pools=[{"name": "p5", "nodes": 8, "instance_type": "p5.48xlarge"}])
-    azure = design(target="azure", cloud={"region": "eastus"},
+    azure = design(target="azure", cloud={"region": "eastus", "ssh_public_key": EXAMPLE_KEY},
                    node_pools=[{"name": "nd", "nodes": 8, "instance_type": "Standard_ND96isr_H100_v5"}])
     assert aws.spec and aws.topology and azure.spec and azure.topology
     efa = collective_on(aws.spec, aws.topology, "all_to_all", 8, 8 * GiB)

@@ -9,12 +9,16 @@ from typing import Any
 import pytest
 import yaml
 from conftest import run, stack
+from test_exports_nccl import cluster_of
 
+from cluster.catalog import load_catalog
+from cluster.exports.files import export_files
 from cluster.exports.kubernetes import (
     HOSTNAME,
     NVLINK_DOMAIN,
     POD,
     POOL,
+    PREFERRED,
     RAIL_GROUP,
     REQUIRED,
     kueue_yaml,
@@ -61,7 +65,7 @@ def test_kueue_topology_levels_match_the_node_labels(case: str) -> None:
     every_host = [host for hosts in result.topology.hosts_by_pool.values() for host in hosts]
     assert list(labels) == every_host
     (topology,) = _kind(documents, "Topology")
-    assert topology["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert topology["apiVersion"] == "kueue.x-k8s.io/v1beta2"
     levels = [level["nodeLabel"] for level in topology["spec"]["levels"]]
     assert 1 <= len(levels) <= 16 and len(set(levels)) == len(levels)
     assert levels[-1] == HOSTNAME and HOSTNAME not in levels[:-1]
@@ -138,11 +142,80 @@ def test_label_script_sets_every_label() -> None:
     assert "&id" not in kueue_yaml(result.spec, result.topology)  # no YAML anchors for kubectl users
 
 
-def test_cloud_nodes_get_pool_and_domain_labels_and_a_host_level() -> None:
-    result = run(stack(target="aws", cloud={"region": "us-east-1", "zone": "us-east-1a"},
-                       node_pools=[{"name": "p5", "nodes": 4, "instance_type": "p5.48xlarge"}]))
-    labels, documents = _parsed(result)
-    assert labels["p5-node-001"] == {POOL: "p5", NVLINK_DOMAIN: "p5-nvl-001"}
-    (topology,) = _kind(documents, "Topology")
-    assert topology["spec"]["levels"] == [{"nodeLabel": HOSTNAME}]
-    assert [job["metadata"]["name"] for job in _kind(documents, "Job")] == ["t-one-node"]
+def _cloud(stack_name: str, **edit: Any) -> tuple[Result, list[dict[str, Any]]]:
+    result = validate(stack_name) if not edit else run(edit["data"])
+    assert result.spec is not None and result.topology is not None, result.findings
+    return result, list(yaml.safe_load_all(kueue_yaml(result.spec, result.topology)))
+
+
+def test_cloud_exports_select_nodes_by_the_providers_labels_not_made_up_names() -> None:
+    """Real cloud nodes are ip-10-0-32-7... or MIG / scale set instances: the exports name none,
+    they select by the labels the provider's Kubernetes sets."""
+    result, docs = _cloud("aws-p5e")
+    assert result.spec is not None and result.topology is not None
+    files = export_files(result.spec, result.topology)
+    assert "kubernetes/label-nodes.sh" not in files and "kubernetes/node-labels.yaml" not in files
+    assert "-node-0" not in files["kubernetes/kueue.yaml"]
+    (topology,) = _kind(docs, "Topology")
+    assert [level["nodeLabel"] for level in topology["spec"]["levels"]] == [
+        "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3", HOSTNAME]
+    (flavor,) = _kind(docs, "ResourceFlavor")
+    assert flavor["metadata"]["name"] == "train-p5e.48xlarge"
+    assert flavor["spec"]["nodeLabels"] == {"node.kubernetes.io/instance-type": "p5e.48xlarge",
+                                            "topology.kubernetes.io/zone": "us-east-1a"}
+    (queue,) = _kind(docs, "ClusterQueue")
+    (group,) = queue["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", "vpc.amazonaws.com/efa"]
+    instance = load_catalog().instance("aws", "p5e.48xlarge")
+    assert instance is not None
+    assert {item["name"]: item["nominalQuota"] for item in group["flavors"][0]["resources"]} == {
+        "cpu": 16 * instance.vcpus, "memory": f"{16 * instance.memory_gib}Gi", "nvidia.com/gpu": 128,
+        "vpc.amazonaws.com/efa": 16 * 32}
+    jobs = {job["metadata"]["name"]: job for job in _kind(docs, "Job")}
+    whole = jobs["train-whole-pool"]["spec"]
+    assert whole["parallelism"] == 16
+    assert whole["template"]["metadata"]["annotations"] == {PREFERRED: "topology.k8s.aws/network-node-layer-3"}
+    assert whole["template"]["spec"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5e.48xlarge"}
+    assert whole["template"]["spec"]["containers"][0]["resources"]["requests"] == {
+        "nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+    assert jobs["train-one-node"]["spec"]["template"]["metadata"]["annotations"] == {REQUIRED: HOSTNAME}
+
+
+def test_gke_levels_are_block_subblock_host_and_the_flavor_tolerates_the_gpu_taint() -> None:
+    _, docs = _cloud("gcp-a3ultra")
+    (topology,) = _kind(docs, "Topology")
+    assert [level["nodeLabel"] for level in topology["spec"]["levels"]] == [
+        "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host", HOSTNAME]
+    (flavor,) = _kind(docs, "ResourceFlavor")
+    assert flavor["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    (queue,) = _kind(docs, "ClusterQueue")
+    assert queue["spec"]["resourceGroups"][0]["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
+    jobs = {job["metadata"]["name"]: job for job in _kind(docs, "Job")}
+    assert jobs["train-whole-pool"]["spec"]["template"]["metadata"]["annotations"] == {
+        PREFERRED: "cloud.google.com/gce-topology-subblock"}
+
+
+def test_azure_keeps_a_job_in_one_agent_pool_and_mixes_gpu_vendors_in_one_group() -> None:
+    data = cluster_of("azure-ndh200")
+    data["node_pools"] += [{"name": "more", "nodes": 4, "instance_type": "Standard_ND96isr_H200_v5"},
+                           {"name": "amd", "nodes": 2, "instance_type": "Standard_ND96isr_MI300X_v5"}]
+    _, docs = _cloud("", data=data)
+    (topology,) = _kind(docs, "Topology")
+    assert [level["nodeLabel"] for level in topology["spec"]["levels"]] == ["kubernetes.azure.com/agentpool", HOSTNAME]
+    flavors = {flavor["metadata"]["name"]: flavor["spec"] for flavor in _kind(docs, "ResourceFlavor")}
+    assert sorted(flavors) == ["train-standard-nd96isr-h200-v5", "train-standard-nd96isr-mi300x-v5"]
+    assert flavors["train-standard-nd96isr-h200-v5"]["nodeLabels"] == {
+        "node.kubernetes.io/instance-type": "Standard_ND96isr_H200_v5"}  # Azure: no cloud.zone
+    (queue,) = _kind(docs, "ClusterQueue")
+    (group,) = queue["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "amd.com/gpu", "nvidia.com/gpu"]
+    quotas = {flavor["name"]: {item["name"]: item["nominalQuota"] for item in flavor["resources"]}
+              for flavor in group["flavors"]}
+    assert quotas["train-standard-nd96isr-h200-v5"]["nvidia.com/gpu"] == (16 + 4) * 8  # two pools, one type
+    assert quotas["train-standard-nd96isr-h200-v5"]["amd.com/gpu"] == 0
+    assert quotas["train-standard-nd96isr-mi300x-v5"]["amd.com/gpu"] == 16
+    jobs = {job["metadata"]["name"]: job for job in _kind(docs, "Job")}
+    assert jobs["train-whole-pool"]["spec"]["template"]["metadata"]["annotations"] == {
+        REQUIRED: "kubernetes.azure.com/agentpool"}

@@ -65,11 +65,20 @@ def names(value: str) -> list[str]:
     return value.split(",")
 
 
+# What aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/slurm/
+# nccl-tests-container.sbatch exports at commit 47535fafb9402faf265af442277835d31e549772 (lines
+# 29-43; NCCL_DEBUG aside, and NCCL_TUNER_PLUGIN, which it builds with $(uname -m)). Read from the
+# file, not from the catalog; kubernetes/nccl-tests.yaml passes the same values with mpirun -x.
+SBATCH_EXPORTS = {"FI_PROVIDER": "efa", "FI_EFA_FORK_SAFE": "1", "NCCL_BUFFSIZE": "8388608",
+                  "NCCL_P2P_NET_CHUNKSIZE": "524288"}
+
+
 def check_efa(env: dict[str, str], text: str, fabric: CloudFabric) -> None:
     assert env["FI_PROVIDER"] == "efa"
-    assert env["FI_EFA_USE_DEVICE_RDMA"] == "1"  # every catalog AWS type is p4d or later
-    excluded = env["NCCL_SOCKET_IFNAME"]
-    assert excluded.startswith("^") and {"lo", "docker"} <= set(names(excluded[1:]))
+    # Every setting the cited sbatch exports (NCCL_DEBUG aside, and its tuner path, which it
+    # builds with $(uname -m)), with the sbatch's values.
+    assert {key: env.get(key) for key in SBATCH_EXPORTS} == SBATCH_EXPORTS
+    assert env["NCCL_TUNER_PLUGIN"] == "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so"
     assert not [key for key in env if key.startswith("NCCL_IB_")]
     assert "aws-ofi-nccl" in text
 
@@ -77,7 +86,10 @@ def check_efa(env: dict[str, str], text: str, fabric: CloudFabric) -> None:
 def check_gib(env: dict[str, str], text: str, fabric: CloudFabric) -> None:
     assert env["NCCL_NET"] == "gIB"
     assert len(names(env["NCCL_SOCKET_IFNAME"])) == 2  # the two gVNICs, not the RDMA NICs
-    assert re.search(r"^#\s+- source /\S+/gib/scripts/set_nccl_env\.sh", text, re.MULTILINE)
+    # Current Google tooling (the nccl-plugin-gib package) installs the plugin in /usr/local/gib;
+    # /var/lib/gib was the old host path (cluster-toolkit run-nccl-tests.sh, commit 1047080).
+    assert re.search(r"^#\s+- source /usr/local/gib/scripts/set_nccl_env\.sh", text, re.MULTILINE)
+    assert "/var/lib/gib" not in text
 
 
 def check_tcpxo(env: dict[str, str], text: str, fabric: CloudFabric) -> None:

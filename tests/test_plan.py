@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_components_support import ROOT
+from test_components_support import EXAMPLE_KEY, ROOT
 
 from cluster.cli import main
+from cluster.pipeline import validate
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "superpod", "aws-p5e", "gcp-a3ultra", "azure-ndh200"])
@@ -29,7 +30,8 @@ def test_every_example_stack_plans(capsys: pytest.CaptureFixture[str], stack: st
 def test_text_tree_shows_the_efa_layout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "aws-p5e"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("aws-p5e: 15 resources (5 components)")
+    assert out.startswith("aws-p5e: 27 resources (5 components)")  # NAT, SSM profile; no placement group
+    assert "PlacementGroup" not in out
     assert "networkInterfaces=33 (efa-only x32, interface x1) on cards 0-31" in out
     assert "    aws:ec2/launchTemplate:LaunchTemplate  train-h200-template" in out  # under its pool
     assert "desiredCapacity=16" in out
@@ -67,11 +69,24 @@ def test_plan_from_the_shell_never_imports_pulumi_for_a_failing_stack() -> None:
 
 def test_warnings_are_shown_with_the_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     stack = tmp_path / "Pulumi.big-azure.yaml"
-    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: azure\n    cloud: {region: eastus}\n"
-                     "    node_pools: [{name: h100, nodes: 150, instance_type: Standard_ND96isr_H100_v5}]\n")
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: aws\n"
+                     "    cloud: {region: us-east-1, zone: us-east-1a}\n    fabric: {design: rack-tor}\n"
+                     "    node_pools: [{name: h100, nodes: 4, instance_type: p5.48xlarge}]\n")
     assert main(["plan", str(stack)]) == 0
     out = capsys.readouterr().out
-    assert "  warning: CLOUD-PLACEMENT (warning) at node_pools[0].nodes: 150 VMs exceed one placement group" in out
+    assert "  warning: SPEC-IGNORED (warning) at fabric: fabric is the provider's on aws" in out
+
+
+def test_an_azure_pool_beyond_one_placement_group_plans_nothing(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.big-azure.yaml"
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: azure\n"
+                     f"    cloud: {{region: eastus, ssh_public_key: {EXAMPLE_KEY}}}\n"
+                     "    node_pools: [{name: h100, nodes: 150, instance_type: Standard_ND96isr_H100_v5}]\n")
+    assert main(["plan", str(stack)]) == 1
+    out = capsys.readouterr().out
+    assert "CLOUD-PLACEMENT at node_pools[0].nodes: 150 VMs exceed one placement group (100)" in out
+    assert "split the pool into 2 pools of at most 100 nodes each" in out and "resources (" not in out
 
 
 def test_json_gives_card_and_device_indexes_as_integers(capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,3 +97,68 @@ def test_json_gives_card_and_device_indexes_as_integers(capsys: pytest.CaptureFi
     assert [(nic["networkCardIndex"], nic["deviceIndex"], nic["interfaceType"]) for nic in nics[:3]] == [
         (0, 0, "interface"), (0, 1, "efa-only"), (1, 0, "efa-only")]
     assert all(isinstance(nic["networkCardIndex"], int) for nic in nics)
+
+
+@pytest.mark.parametrize("stack, creates, todo", [
+    ("aws-p5e", ["16 x p5e.48xlarge (128 H200 GPUs) in one auto scaling group in us-east-1a, placed by its "
+                 "reservation (no new placement group)", "way out: a NAT gateway", "way in: Session Manager"],
+     ["quota: 3,072 vCPUs of EC2 'Running On-Demand P instances' in us-east-1",
+      "reservation: Capacity Block cr-0123456789abcdef0 must exist in us-east-1a", "image: the default is the Deep "
+      "Learning Base OSS Nvidia Driver GPU AMI", "client: the AWS CLI with the Session Manager plugin"]),
+    ("gcp-a3ultra", ["placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs",
+                     "way out: Cloud NAT", "way in: IAP TCP forwarding"],
+     ["quota: 128 H200 GPUs in us-central1", "reservation: reservation a3ultra-reservation must exist in "
+      "us-central1-b", "network profile: us-central1-b-vpc-roce must exist"]),
+    ("azure-ndh200", ["in one placement group (one InfiniBand fabric)", "way out: a NAT gateway",
+                      "way in: Azure Bastion"],
+     ["quota: 1,536 vCPUs of the Standard_ND96isr_H200_v5 family in eastus",
+      "login: the scale set's only login is cloud.ssh_public_key"]),
+])
+def test_plan_says_what_exists_after_up_and_what_is_still_yours(capsys: pytest.CaptureFixture[str], stack: str,
+                                                                creates: list[str], todo: list[str]) -> None:
+    assert main(["plan", stack, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["deployment"]
+    for expected, lines in ((creates, summary["creates"]), (todo, summary["todo"])):
+        for fragment in expected:
+            assert any(fragment in line for line in lines), (fragment, lines)
+    assert any("no public IP on any node" in line for line in summary["creates"])
+    assert main(["plan", stack]) == 0
+    out = capsys.readouterr().out
+    after, still = out.index("\nAFTER pulumi up\n"), out.index("\nSTILL YOURS\n")
+    assert after < still and all(f"  {line}" in out[still:] for line in summary["todo"])
+
+
+def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.own-vpn.yaml"
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: aws\n"
+                     "    cloud: {region: us-east-1, zone: us-east-1a, access: none, egress: none,"
+                     " ssh_cidrs: [198.51.100.0/24]}\n"
+                     "    node_pools: [{name: h100, nodes: 4, instance_type: p5.48xlarge}]\n")
+    assert main(["plan", str(stack), "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    creates, todo = plan["deployment"]["creates"], plan["deployment"]["todo"]
+    assert any("way in: none created (cloud.access none): SSH from cloud.ssh_cidrs (198.51.100.0/24)" in line
+               for line in creates)
+    assert any("way out: none (cloud.egress none)" in line for line in creates)
+    assert any(line.startswith("reservation: none:") for line in todo)
+    assert {"aws:ec2/natGateway:NatGateway", "aws:iam/instanceProfile:InstanceProfile"}.isdisjoint(
+        plan["counts"]["by_type"])
+    assert "in a new cluster placement group" in creates[0]
+
+
+def test_on_premises_plans_have_no_cloud_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "dev", "--format", "json"]) == 0
+    assert "deployment" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("stack, access", [("aws-p5e", "Session Manager"), ("gcp-a3ultra", "IAP TCP forwarding"),
+                                           ("azure-ndh200", "Azure Bastion")])
+def test_cloud_examples_plan_with_zero_findings_and_the_access_path_they_declare(
+        capsys: pytest.CaptureFixture[str], stack: str, access: str) -> None:
+    result = validate(stack)
+    assert result.ok and result.findings == [], [(f.rule, f.path, f.message) for f in result.findings]
+    assert result.spec is not None and result.spec.cloud is not None and result.spec.cloud.access is not None
+    assert main(["plan", stack, "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["ok"] and plan["errors"] == [] and plan["warnings"] == []
+    assert any(line.startswith(f"way in: {access}") for line in plan["deployment"]["creates"])

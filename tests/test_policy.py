@@ -136,16 +136,70 @@ def test_shared_fabric_security_group_is_rejected() -> None:
     assert "exactly the fabric's one security group" in message
 
 
+def _edited(stack: str | Any, edits: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """(registration, props) for every resource of a recorded run, props edited per name suffix."""
+    outcome = recorded(stack) if isinstance(stack, str) else stack
+    pairs = []
+    for registration in outcome.resources:
+        props = copy.deepcopy(dict(registration.inputs))
+        for suffix, edit in edits.items():
+            if registration.name.endswith(suffix):
+                edit(props)
+        pairs.append((registration, props))
+    return pairs
+
+
 def test_missing_or_wrong_placement_is_rejected() -> None:
-    outcome = recorded("aws-p5e")
-    group, props = _broken(outcome, "autoscaling/group:Group")
-    del props["placementGroup"]
-    (message,) = _messages(analyze(group, props), "gpu-placement-group")
-    assert "no placementGroup" in message
-    placement, props = _broken(outcome, "PlacementGroup")
-    props["strategy"] = "spread"
-    (message,) = _messages(analyze(placement, props), "gpu-placement-group")
+    outcome = run_program(cloud_stack("aws", "p5e.48xlarge"))  # no reservation: a cluster placement group
+    assert analyze_stack(_edited(outcome, {})) == []
+    (message,) = _messages(analyze_stack(_edited(outcome, {"gpu-group": lambda props: props.pop("placementGroup")})),
+                           "gpu-placement-group")
+    assert "no placementGroup for p5e.48xlarge without a reservation" in message
+    (message,) = _messages(analyze_stack(_edited(outcome, {"gpu-placement": lambda props: props.update(
+        strategy="spread")})), "gpu-placement-group")
     assert "strategy 'spread'" in message
+
+
+@pytest.mark.parametrize("reservation", [
+    {"market": "capacity-block", "reservation": "cr-0123456789abcdef0"}, {"reservation": "cr-0123456789abcdef0"}])
+def test_a_new_placement_group_with_a_reservation_is_rejected(reservation: dict[str, Any]) -> None:
+    """Today's shape (a new cluster placement group beside a Capacity Block or targeted ODCR)
+    fails; the shape the component builds (no group) passes."""
+    reserved = run_program(cloud_stack("aws", "p5e.48xlarge", **reservation))
+    assert analyze_stack(_edited(reserved, {})) == []
+    plain = run_program(cloud_stack("aws", "p5e.48xlarge"))
+    template = one(reserved, "LaunchTemplate")
+    # The unreserved stack's group and placement group, with the reserved stack's template.
+    pairs = _edited(plain, {"gpu-template": lambda props: props.update(copy.deepcopy(dict(template.inputs)))})
+    (message,) = _messages(analyze_stack(pairs), "gpu-placement-group")
+    capacity = "a Capacity Block" if "market" in reservation else "a targeted ODCR"
+    assert f"a new placement group (t-gpu-placement) with {capacity}" in message
+
+
+def test_groups_of_cpu_nodes_need_no_placement_group() -> None:
+    """A login or bastion group (no catalog GPU type) passes without a placement group."""
+    outcome = run_program(cloud_stack("aws", "p5e.48xlarge"))
+    def cpu(props: dict[str, Any]) -> None:
+        props.update(instanceType="m7i.xlarge", networkInterfaces=props["networkInterfaces"][:1])
+    pairs = _edited(outcome, {"gpu-template": cpu, "gpu-group": lambda props: props.pop("placementGroup")})
+    assert analyze_stack(pairs) == []
+    assert [violation for registration, props in pairs for violation in analyze(registration, props)] == []
+
+
+def test_gcp_mig_without_a_workload_policy_is_rejected() -> None:
+    assert analyze_stack(_edited("gcp-a3ultra", {})) == []
+    (message,) = _messages(analyze_stack(_edited("gcp-a3ultra", {"h200-group": lambda props: props.pop(
+        "resourcePolicies")})), "gpu-placement-group")
+    assert "no workload policy (resourcePolicies.workloadPolicy)" in message
+    (message,) = _messages(analyze_stack(_edited("gcp-a3ultra", {"h200-placement": lambda props: props.update(
+        workloadPolicy={"type": "HIGH_AVAILABILITY"})})), "gpu-placement-group")
+    assert "type 'HIGH_AVAILABILITY'; GPU VMs need HIGH_THROUGHPUT" in message
+
+
+def test_azure_scale_set_outside_one_placement_group_is_rejected() -> None:
+    (message,) = _messages(analyze_stack(_edited("azure-ndh200", {"h200-vmss": lambda props: props.update(
+        singlePlacementGroup=False)})), "gpu-placement-group")
+    assert "singlePlacementGroup is not true" in message
 
 
 def test_gcp_template_with_fewer_rdma_nics_than_gpus_is_rejected() -> None:

@@ -65,6 +65,8 @@ def analyze_stack(resources: list[tuple[Any, Mapping[str, Any]]]) -> list[Violat
     """The stack policy on (registration, props) pairs."""
     request = proto.AnalyzeStackRequest(resources=[
         proto.AnalyzerResource(type=registration.type, urn=registration.urn, name=registration.name,
-                               properties=struct(props), parent=registration.parent)
+                               properties=struct(props), parent=registration.parent,
+                               propertyDependencies={key: proto.AnalyzerPropertyDependencies(urns=list(urns))
+                                                     for key, urns in registration.dependencies.items()})
         for registration, props in resources])
     return _violations(servicer().AnalyzeStack(request, None))

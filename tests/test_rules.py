@@ -11,9 +11,11 @@ from cluster.loader import from_mapping
 from cluster.pipeline import check
 from cluster.rules.base import Rule
 from tests.conftest import BASE, run, stack
+from tests.test_components_support import EXAMPLE_KEY
 
 AWS = {"region": "us-east-1", "zone": "us-east-1a"}
 GCP = {"region": "us-central1", "zone": "us-central1-b"}
+AZURE = {"region": "eastus", "ssh_public_key": EXAMPLE_KEY}
 
 
 def pool(**changes: Any) -> list[dict[str, Any]]:
@@ -88,8 +90,8 @@ FAILING = [
     ("standard MTU", stack(qos={"mtu": 1500}), "QOS-MTU", "qos.mtu", "warning"),
     ("host pool too small", stack(addressing={"hosts": "10.128.0.0/28"}), "ADDR-POOL", "addressing.hosts", "error"),
     ("azure pool over one placement group",
-     cloud("azure", "Standard_ND96isr_H200_v5", nodes=150, region={"region": "eastus"}),
-     "CLOUD-PLACEMENT", "node_pools[0].nodes", "warning"),
+     cloud("azure", "Standard_ND96isr_H200_v5", nodes=150, region=AZURE),
+     "CLOUD-PLACEMENT", "node_pools[0].nodes", "error"),
     ("fabric section on a cloud target", {**cloud("aws", "p5e.48xlarge"), "fabric": {"planes": 1}},
      "SPEC-IGNORED", "fabric", "warning"),
     ("address block on a cloud target",
@@ -120,7 +122,7 @@ PASSING = [
     ("p5e: 32 x 100G EFA for 8 GPUs", cloud("aws", "p5e.48xlarge")),
     ("p6-b200", cloud("aws", "p6-b200.48xlarge")),
     ("a3-ultragpu", cloud("gcp", "a3-ultragpu-8g", region=GCP)),
-    ("azure ND H100 v5", cloud("azure", "Standard_ND96isr_H100_v5", region={"region": "eastus"})),
+    ("azure ND H100 v5", cloud("azure", "Standard_ND96isr_H100_v5", region=AZURE)),
     ("DSCP 46 carried on priority 3", stack(qos={"roce": {"dscp": 46, "priority": 3}})),
     ("a pool without storage NICs", stack(node_pools=pool(storage_nics={"count": 0, "gbps": 200}))),
     ("lower policy minimum", stack(node_pools=pool(fabric_nics={"count": 8, "gbps": 200}),

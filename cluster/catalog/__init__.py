@@ -88,6 +88,8 @@ class Instance(Entry):
     efa_on_card0: bool = False
     layout: Literal["multi-vpc", "rdma-vpc"] | None = None
     total_gbps: int
+    vcpus: int  # per node, as the provider lists the size
+    memory_gib: int
     nccl: NcclProfile
     source: str
 

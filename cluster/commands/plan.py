@@ -17,6 +17,7 @@ from typing import Any
 
 from cluster import parts
 from cluster.cli import VERBS
+from cluster.deployment import deployment
 from cluster.pipeline import validate
 from cluster.report import to_json, to_text
 
@@ -69,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
                           artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=settings,
                           references=references)
     plan = as_dict(outcome)
+    summary = deployment(result.spec)
+    if summary is not None:
+        plan["deployment"] = {"creates": list(summary.creates), "todo": list(summary.todo)}
     if core:
         plan["assumes"] = [f"the core stack {core} is up as part core with this design ({sha[:12]})"]
     if args.parts:
@@ -199,6 +203,9 @@ def as_text(plan: Mapping[str, Any]) -> str:
         lines.append("OUTPUTS")
         for key, value in plan["outputs"].items():
             lines.append(f"  {key}: {json.dumps(value, sort_keys=True, default=str)}")
+    if "deployment" in plan:
+        lines += ["", "AFTER pulumi up", *(f"  {line}" for line in plan["deployment"]["creates"])]
+        lines += ["", "STILL YOURS", *(f"  {line}" for line in plan["deployment"]["todo"])]
     return "\n".join(lines)
 
 

@@ -22,7 +22,10 @@ LARGE_BYTES = 2**30  # "large message": 1 GiB and up
 INTER_NODE_ROW = "p5-allreduce-4x8"  # the row the inter-node size curve is fitted on
 CLOUD = {
     "aws": {"region": "us-east-1", "zone": "us-east-1a"},
-    "azure": {"region": "eastus"},
+    # Calibration designs are only validated, never deployed; Azure validation needs an admin key
+    # (cluster/sshkeys.py), so they carry the example stacks' placeholder, whose bytes say so.
+    "azure": {"region": "eastus", "ssh_public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdS1jbHVzdGVyIGV4YW1wbGUga2V5"
+                                                    "LCByZXBsYWNl example-only-replace-with-your-key"},
     "gcp": {"region": "us-central1", "zone": "us-central1-a"},
 }
 

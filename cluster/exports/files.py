@@ -23,8 +23,9 @@ def export_files(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
     block = block_conf(spec, topology)
     if block is not None:
         files["slurm/topology-block.conf"] = block
-    files["kubernetes/node-labels.yaml"] = node_labels_yaml(spec, topology)
-    files["kubernetes/label-nodes.sh"] = label_script(spec, topology)
+    if not spec.is_cloud:  # cloud nodes carry the provider's labels; their names are not ours to know
+        files["kubernetes/node-labels.yaml"] = node_labels_yaml(spec, topology)
+        files["kubernetes/label-nodes.sh"] = label_script(spec, topology)
     files["kubernetes/kueue.yaml"] = kueue_yaml(spec, topology)
     for pool, text in nccl_env(spec, topology).items():
         files[f"nccl/{pool}.env"] = text

@@ -1,10 +1,20 @@
 """Kubernetes: node labels from the graph and Kueue topology-aware scheduling objects.
 
-Every node gets its pool, NVLink domain, rail group (the logical leaf: the rail leaves that
-serve it, named as in topology.conf) and fabric pod. Kueue's `Topology` (kueue.x-k8s.io/v1beta1,
-FACTS.md section 6) lists those labels from the widest level down, `kubernetes.io/hostname`
-last; a `ResourceFlavor` per pool names it with spec.topologyName; sample Jobs ask for one node
-and for one rail group with the `kueue.x-k8s.io/podset-required-topology` annotation.
+On premises every node gets its pool, NVLink domain, rail group (the logical leaf: the rail
+leaves that serve it, named as in topology.conf) and fabric pod. Kueue's `Topology` lists those
+labels from the widest level down, `kubernetes.io/hostname` last; a `ResourceFlavor` per pool
+names it with spec.topologyName; sample Jobs ask for one node and for one rail group with the
+`kueue.x-k8s.io/podset-required-topology` annotation.
+
+On a cloud target the node names are the provider's (ip-10-0-32-7..., MIG or scale set
+instances), so nothing is labelled by name: a flavor per instance type selects nodes by the
+labels the provider's Kubernetes sets (`node.kubernetes.io/instance-type`, the zone), and the
+Topology levels are the provider's own topology labels (`cloud_levels`). The ClusterQueue
+covers cpu, memory, the GPUs and, on AWS, `vpc.amazonaws.com/efa`: Kueue admits no workload
+that asks for a resource its ClusterQueue does not cover.
+
+Objects are kueue.x-k8s.io/v1beta2, the version the Kueue CRDs store (v1beta1 is deprecated;
+the vendored CRDs of Kueue's v0.20 line check them in the tests).
 """
 
 from __future__ import annotations
@@ -24,7 +34,25 @@ NVLINK_DOMAIN = f"{PREFIX}/nvlink-domain"
 RAIL_GROUP = f"{PREFIX}/rail-group"
 POD = f"{PREFIX}/fabric-pod"
 HOSTNAME = "kubernetes.io/hostname"
-KUEUE = "kueue.x-k8s.io/v1beta1"
+KUEUE = "kueue.x-k8s.io/v1beta2"
+PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"  # well-known label, set from the provider's API
+ZONE = "topology.kubernetes.io/zone"
+EFA = "vpc.amazonaws.com/efa"  # the EFA device plugin's resource (one per EFA interface)
+# The providers' topology labels, widest first (hostname follows). EKS: the EC2 instance
+# topology's network nodes (docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html;
+# layer-3 is the one nearest the instance). GKE: block, sub-block, host (GoogleCloudPlatform/
+# cluster-toolkit examples/gke-a3-ultragpu/kueue-configuration.yaml.tftpl, commit 1047080).
+# AKS: the agent pool, one scale set and so one InfiniBand fabric (kubernetes.azure.com/agentpool).
+CLOUD_LEVELS = {
+    "aws": ("topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+            "topology.k8s.aws/network-node-layer-3"),
+    "gcp": ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+            "cloud.google.com/gce-topology-host"),
+    "azure": ("kubernetes.azure.com/agentpool",),
+}
+# GKE taints GPU nodes nvidia.com/gpu:NoSchedule; Google's own flavor tolerates it (same file).
+GKE_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 SAMPLE_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.53"  # Kueue's own samples use it; replace it
@@ -78,8 +106,70 @@ def gpu_resource(pool: PoolSpec) -> str:
     return "amd.com/gpu" if vendor == "amd" else "nvidia.com/gpu"
 
 
+def cloud_levels(spec: ClusterSpec) -> list[str]:
+    """The Topology levels of a cloud target: the provider's topology labels, then the host."""
+    return [*CLOUD_LEVELS[spec.target], HOSTNAME]
+
+
+def flavor_name(spec: ClusterSpec, instance_type: str) -> str:
+    """A DNS-subdomain ResourceFlavor name for an instance type (Standard_ND96... -> standard-nd96...)."""
+    return f"{spec.name}-{instance_type.lower().replace('_', '-')}"
+
+
+def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]]:
+    """Topology of the provider's labels, a flavor per instance type, a ClusterQueue over every
+    resource a training pod asks for, a LocalQueue, and sample Jobs."""
+    catalog = load_catalog()
+    objects: list[dict[str, Any]] = [{
+        "apiVersion": KUEUE, "kind": "Topology", "metadata": {"name": topology_name},
+        "spec": {"levels": [{"nodeLabel": label} for label in cloud_levels(spec)]},
+    }]
+    nodes: dict[str, int] = {}
+    for pool in spec.pools:
+        nodes[pool.instance_type or ""] = nodes.get(pool.instance_type or "", 0) + pool.nodes
+    gpu_resources = sorted({gpu_resource(pool) for pool in spec.pools})
+    covered = ["cpu", "memory", *gpu_resources, *([EFA] if spec.target == "aws" else [])]
+    flavors = []
+    for instance_type, count in sorted(nodes.items()):
+        instance = catalog.instance(spec.target, instance_type)
+        assert instance is not None  # the resolver rejects unknown instance types
+        selector = {INSTANCE_TYPE: instance_type}
+        if spec.cloud is not None and spec.cloud.zone is not None:
+            selector[ZONE] = spec.cloud.zone
+        flavor: dict[str, Any] = {"nodeLabels": selector, "topologyName": topology_name}
+        if spec.target == "gcp":
+            flavor["tolerations"] = [dict(GKE_GPU_TOLERATION)]
+        name = flavor_name(spec, instance_type)
+        objects.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": flavor})
+        vendor = "amd.com/gpu" if catalog.gpus[instance.gpu].vendor == "amd" else "nvidia.com/gpu"
+        quota: dict[str, int | str] = {"cpu": count * instance.vcpus, "memory": f"{count * instance.memory_gib}Gi"}
+        quota.update({resource: count * instance.gpus if resource == vendor else 0 for resource in gpu_resources})
+        if spec.target == "aws":
+            quota[EFA] = count * instance.fabric.count
+        flavors.append({"name": name, "resources": [{"name": resource, "nominalQuota": quota[resource]}
+                                                    for resource in covered]})
+    objects.append({"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": spec.name},
+                    "spec": {"namespaceSelector": {},
+                             "resourceGroups": [{"coveredResources": covered, "flavors": flavors}]}})
+    objects.append({"apiVersion": KUEUE, "kind": "LocalQueue",
+                    "metadata": {"name": spec.name, "namespace": "default"}, "spec": {"clusterQueue": spec.name}})
+    pool = spec.pools[0]
+    selector = {INSTANCE_TYPE: pool.instance_type or ""}
+    objects.append(_job(spec, pool, f"{spec.name}-one-node", 1, HOSTNAME, selector=selector))
+    # The narrowest level above the host (GKE's gce-topology-host is the host's own machine).
+    close = CLOUD_LEVELS[spec.target][-2] if spec.target == "gcp" else CLOUD_LEVELS[spec.target][-1]
+    # Azure: one agent pool is one InfiniBand fabric, a hard boundary (required). AWS, GCP: as
+    # close as capacity allows (preferred): how many nodes share a network node is the provider's.
+    annotation = REQUIRED if spec.target == "azure" else PREFERRED
+    objects.append(_job(spec, pool, f"{spec.name}-whole-pool", pool.nodes, close, selector=selector,
+                        annotation=annotation))
+    return objects
+
+
 def kueue_objects(spec: ClusterSpec, topology: Topology) -> list[dict[str, Any]]:
     """Topology, one ResourceFlavor per pool, a ClusterQueue and LocalQueue, and sample Jobs."""
+    if spec.is_cloud:
+        return _cloud_objects(spec, f"{spec.name}-fabric")
     labels = node_labels(spec, topology)
     topology_name = f"{spec.name}-fabric"
     objects: list[dict[str, Any]] = [{
@@ -130,9 +220,14 @@ def _smallest_group(labels: dict[str, dict[str, str]], pool: PoolSpec) -> int:
     return min(sizes.values(), default=0)
 
 
-def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str) -> dict[str, Any]:
+def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
+         selector: dict[str, str] | None = None, annotation: str = REQUIRED) -> dict[str, Any]:
     """An Indexed Job of `nodes` pods, one whole node each, all inside one `level` domain."""
-    gpus = {gpu_resource(pool): pool.gpus_per_node}
+    gpus: dict[str, int] = {gpu_resource(pool): pool.gpus_per_node}
+    if spec.target == "aws":
+        instance = load_catalog().instance("aws", pool.instance_type or "")
+        assert instance is not None
+        gpus[EFA] = instance.fabric.count  # every EFA interface of the node, as a whole-node pod takes them
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -143,9 +238,9 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str) -
             "completionMode": "Indexed",
             "suspend": True,
             "template": {
-                "metadata": {"annotations": {REQUIRED: level}},
+                "metadata": {"annotations": {annotation: level}},
                 "spec": {
-                    "nodeSelector": {POOL: pool.name},
+                    "nodeSelector": selector if selector is not None else {POOL: pool.name},
                     "restartPolicy": "Never",
                     "containers": [{"name": "worker", "image": SAMPLE_IMAGE, "args": ["pause"],
                                     "resources": {"requests": dict(gpus), "limits": dict(gpus)}}],
@@ -161,8 +256,13 @@ def _dump(documents: list[Any]) -> str:
 
 def kueue_yaml(spec: ClusterSpec, topology: Topology) -> str:
     """The Kueue objects and sample Jobs as one multi-document YAML file."""
-    header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster from the\n"
-              f"# validated topology graph (Kueue v0.14+, {KUEUE}). Label the nodes first (node-labels.yaml).\n")
+    if spec.is_cloud:
+        header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster ({KUEUE},\n"
+                  f"# Kueue v0.16+). Nodes are selected by the labels {spec.target}'s Kubernetes sets on them\n"
+                  f"# ({INSTANCE_TYPE}, {', '.join(CLOUD_LEVELS[spec.target])}); nothing to label by hand.\n")
+    else:
+        header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster from the\n"
+                  f"# validated topology graph ({KUEUE}, Kueue v0.16+). Label the nodes first (node-labels.yaml).\n")
     return header + _dump(kueue_objects(spec, topology))
 
 

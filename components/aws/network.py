@@ -8,11 +8,13 @@ login and head nodes and bastions; the storage subnet for file systems (FSx for 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
+from cluster.resolve import access_of
 from components.addressing import CLOUD_BLOCK, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from components.storage import StorageNetworkArgs
 
 ALL_TRAFFIC = {"protocol": "-1", "from_port": 0, "to_port": 0}
+SSM_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 # FSx for Lustre: LNet on TCP 988 and 1018-1023 between clients and file servers.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 
@@ -31,17 +34,61 @@ def _tags(args: ConcernArgs, name: str, network: str) -> dict[str, str]:
     return {"Name": name, "gpu-cluster": args.spec.name, "gpu-cluster/network": network}
 
 
-def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: str, vpc_id: pulumi.Input[str]
-            ) -> pulumi.Output[str]:
-    """The id of the network's subnet: cloud.subnet_ids.<network> if given, else a new one."""
+def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: str, vpc_id: pulumi.Input[str],
+            route_table_id: pulumi.Output[str] | None = None) -> pulumi.Output[str]:
+    """The id of the network's subnet: cloud.subnet_ids.<network> if given, else a new private
+    one on `route_table_id` (the NAT route) when there is one."""
     cloud = args.spec.cloud
     assert cloud is not None
     existing = getattr(cloud.subnet_ids, network, None) if cloud.subnet_ids else None
     if existing is not None:
         return pulumi.Output.from_input(existing)
-    return aws.ec2.Subnet(
+    subnet = aws.ec2.Subnet(
         name, vpc_id=vpc_id, cidr_block=network_cidr(network), availability_zone=cloud.zone,
-        map_public_ip_on_launch=False, tags=_tags(args, name, network), opts=child(parent)).id
+        map_public_ip_on_launch=False, tags=_tags(args, name, network), opts=child(parent))
+    if route_table_id is not None:
+        aws.ec2.RouteTableAssociation(f"{name}-routes", subnet_id=subnet.id, route_table_id=route_table_id,
+                                      opts=child(parent))
+    return subnet.id
+
+
+def _egress(parent: pulumi.Resource, name: str, args: ConcernArgs, vpc_id: pulumi.Output[str]) -> pulumi.Output[str]:
+    """Private subnets with a way out (the AWS VPC guide's "VPC with servers in private subnets and
+    NAT"): an internet gateway, a public subnet holding only the NAT gateway and its Elastic IP,
+    and the private route table whose default route is the NAT gateway. Returns that table's id."""
+    assert args.spec.cloud is not None
+    gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc_id, tags=_tags(args, f"{name}-igw", "egress"),
+                                      opts=child(parent))
+    public = aws.ec2.Subnet(
+        f"{name}-public", vpc_id=vpc_id, cidr_block=network_cidr("public"), availability_zone=args.spec.cloud.zone,
+        map_public_ip_on_launch=False, tags=_tags(args, f"{name}-public", "egress"), opts=child(parent))
+    public_routes = aws.ec2.RouteTable(
+        f"{name}-public-routes", vpc_id=vpc_id, routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": gateway.id}],
+        tags=_tags(args, f"{name}-public-routes", "egress"), opts=child(parent))
+    aws.ec2.RouteTableAssociation(f"{name}-public-routes", subnet_id=public.id, route_table_id=public_routes.id,
+                                  opts=child(parent))
+    address = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", tags=_tags(args, f"{name}-nat-ip", "egress"),
+                          opts=child(parent))
+    nat = aws.ec2.NatGateway(f"{name}-nat", allocation_id=address.id, subnet_id=public.id,
+                             connectivity_type="public", tags=_tags(args, f"{name}-nat", "egress"),
+                             opts=child(parent, depends_on=[gateway]))
+    private = aws.ec2.RouteTable(
+        f"{name}-private-routes", vpc_id=vpc_id, routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id}],
+        tags=_tags(args, f"{name}-private-routes", "egress"), opts=child(parent))
+    return private.id
+
+
+def _ssm_profile(parent: pulumi.Resource, name: str, args: ConcernArgs) -> pulumi.Output[str]:
+    """An instance profile whose role carries AWS's AmazonSSMManagedInstanceCore policy, so the
+    SSM agent of the Deep Learning AMI registers the node for Session Manager (AWS Systems Manager
+    guide: "Configure instance permissions required for Systems Manager"). Returns its name."""
+    role = aws.iam.Role(f"{name}-node-role", assume_role_policy=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    }), tags=_tags(args, f"{name}-node-role", "management"), opts=child(parent))
+    aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=role.name, policy_arn=SSM_POLICY, opts=child(parent))
+    return aws.iam.InstanceProfile(f"{name}-node-profile", role=role.name,
+                                   tags=_tags(args, f"{name}-node-profile", "management"), opts=child(parent)).name
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
@@ -51,21 +98,26 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     vpc_id = pulumi.Output.from_input(args.spec.cloud.vpc_id) if args.spec.cloud.vpc_id else aws.ec2.Vpc(
         f"{name}-vpc", cidr_block=CLOUD_BLOCK, enable_dns_support=True, enable_dns_hostnames=True,
         tags=_tags(args, f"{name}-vpc", "management"), opts=child(parent)).id
-    subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id)
+    cloud = args.spec.cloud
+    vpc_id = pulumi.Output.from_input(vpc_id)
+    routes = _egress(parent, name, args, vpc_id) if cloud.vpc_id is None and cloud.egress == "nat" else None
+    subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id, routes)
+    profile = _ssm_profile(parent, name, args) if access_of(cloud, "aws") == "ssm" else None
     ssh = [{"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
             "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
     group = aws.ec2.SecurityGroup(
         f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster management: SSH from cloud.ssh_cidrs only",
         ingress=ssh, egress=[{**ALL_TRAFFIC, "cidr_blocks": ["0.0.0.0/0"]}],
         tags=_tags(args, f"{name}-sg", "management"), opts=child(parent))
-    return NetworkAttachment("management", (subnet,), (group.id,), network_id=vpc_id)
+    return NetworkAttachment("management", (subnet,), (group.id,), network_id=vpc_id, egress_id=routes,
+                             instance_profile=profile)
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
     """Storage subnet (file servers, FSx) and a self-referencing Lustre security group."""
     vpc_id = args.management.network_id
     assert vpc_id is not None
-    subnet = _subnet(parent, f"{name}-subnet", args, "storage", vpc_id)
+    subnet = _subnet(parent, f"{name}-subnet", args, "storage", vpc_id, args.management.egress_id)
     lustre = [{"protocol": "tcp", "from_port": low, "to_port": high, "self": True, "description": "Lustre"}
               for low, high in LUSTRE_PORTS]
     group = aws.ec2.SecurityGroup(
@@ -80,7 +132,7 @@ def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAtt
     from itself, nothing else (what EFA requires)."""
     vpc_id = args.management.network_id
     assert vpc_id is not None
-    subnet = _subnet(parent, f"{name}-subnet", args, "fabric", vpc_id)
+    subnet = _subnet(parent, f"{name}-subnet", args, "fabric", vpc_id, args.management.egress_id)
     group = aws.ec2.SecurityGroup(
         f"{name}-efa-sg", vpc_id=vpc_id, description="gpu-cluster EFA: all traffic to and from itself",
         ingress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],

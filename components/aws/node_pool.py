@@ -1,5 +1,6 @@
-"""AWS node pool: cluster placement group, launch template whose interfaces follow the
-instance's network cards, and an auto scaling group of `nodes` instances.
+"""AWS node pool: a cluster placement group (only without a reservation: see `reserved`), a
+launch template whose interfaces follow the instance's network cards, and an auto scaling group
+of `nodes` instances.
 
 Interface layout (AWS EC2 guide "Maximize network bandwidth ... multiple network cards",
 current wording, FACTS.md 1.1): the primary ENA (`interface`) on card 0 device 0; an
@@ -54,6 +55,23 @@ def _reservation(cloud: Any) -> dict[str, Any]:
     return options
 
 
+def reserved(cloud: Any) -> bool:
+    """Capacity from a Capacity Block or a targeted ODCR: then no new cluster placement group.
+
+    The reservation's capacity is not in a group made for the pool, so launches fail for
+    capacity while the reservation has room. AWS ParallelCluster refuses the combination
+    (aws/aws-parallelcluster cli/src/pcluster/validators/ec2_validators.py,
+    PlacementGroupCapacityTypeValidator: "When using a capacity block reservation, a placement
+    group constraint should not be set", and PlacementGroupCapacityReservationValidator for an
+    open or targeted ODCR with an unrelated placement group; cluster_validators.py
+    EfaPlacementGroupValidator: "Capacity Blocks do not require the configuration of a
+    Placement Group"; commit 451cc5320d5d8a9318075990ead7f76f74372f85). An ODCR that was itself made in a cluster
+    placement group needs that existing group named instead, which the stack file does not
+    offer yet.
+    """
+    return cloud.market == "capacity-block" or cloud.reservation is not None
+
+
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """Placement group, launch template and auto scaling group; returns the group's name."""
     spec, pool = args.spec, args.pool
@@ -62,7 +80,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     assert instance is not None
     efa = args.fabric.layouts["efa"]
     tags = {"gpu-cluster": spec.name, "gpu-cluster/pool": pool.name}
-    placement = aws.ec2.PlacementGroup(f"{name}-placement", strategy="cluster", tags=tags, opts=child(parent))
+    placement = None if reserved(spec.cloud) else aws.ec2.PlacementGroup(
+        f"{name}-placement", strategy="cluster", tags=tags, opts=child(parent))
     template = aws.ec2.LaunchTemplate(
         f"{name}-template",
         instance_type=pool.instance_type,
@@ -72,6 +91,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
             [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],
             list(efa.security_group_ids)),
         metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
+        **({"iam_instance_profile": {"name": args.management.instance_profile}}
+           if args.management.instance_profile is not None else {}),
         tag_specifications=[{"resource_type": "instance", "tags": tags}],
         tags=tags,
         **_reservation(spec.cloud),
@@ -81,7 +102,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         f"{name}-group",
         min_size=pool.nodes, max_size=pool.nodes, desired_capacity=pool.nodes,
         vpc_zone_identifiers=[efa.subnet_ids[0]],
-        placement_group=placement.id,
+        placement_group=placement.id if placement is not None else None,
         launch_template={"id": template.id, "version": "$Latest"},
         tags=[{"key": key, "value": value, "propagate_at_launch": True} for key, value in sorted(tags.items())],
         opts=child(parent),

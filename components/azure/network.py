@@ -5,11 +5,12 @@ there is nothing to create for it (FACTS.md 1.3)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi_azure_native import network, resources
 
+from cluster.resolve import access_of
 from components.addressing import CLOUD_BLOCK, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
@@ -34,18 +35,55 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
                                        security_rules=rules, tags=tags, opts=child(parent))
     vnet = network.VirtualNetwork(f"{name}-vnet", resource_group_name=group.name, location=cloud.region,
                                   address_space={"address_prefixes": [CLOUD_BLOCK]}, tags=tags, opts=child(parent))
+    nat = _nat(parent, name, cloud, group.name, tags) if cloud.egress == "nat" else None
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group.name, virtual_network_name=vnet.name,
                             address_prefix=network_cidr("management"), network_security_group={"id": nsg.id},
-                            opts=child(parent))
-    return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name)
+                            **({"nat_gateway": {"id": nat}} if nat is not None else {}), opts=child(parent))
+    if access_of(cloud, "azure") == "bastion":
+        _bastion(parent, name, cloud, group.name, vnet.name, tags)
+    return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name,
+                             egress_id=nat)
+
+
+def _nat(parent: pulumi.Resource, name: str, cloud: Any, group: pulumi.Output[str], tags: dict[str, str]
+         ) -> pulumi.Output[str]:
+    """A NAT gateway with one static Standard public IP: the subnets' way out for images and
+    packages, since new VNets have no default outbound access (learn.microsoft.com "Default
+    outbound access in Azure"; "What is Azure NAT Gateway?"). Returns its id."""
+    address = network.PublicIPAddress(f"{name}-nat-ip", resource_group_name=group, location=cloud.region,
+                                      sku={"name": "Standard"}, public_ip_allocation_method="Static", tags=tags,
+                                      opts=child(parent))
+    return network.NatGateway(f"{name}-nat", resource_group_name=group, location=cloud.region,
+                              sku={"name": "Standard"}, public_ip_addresses=[{"id": address.id}], tags=tags,
+                              opts=child(parent)).id
+
+
+def _bastion(parent: pulumi.Resource, name: str, cloud: Any, group: pulumi.Output[str], vnet: pulumi.Output[str],
+             tags: dict[str, str]) -> None:
+    """Azure Bastion (Standard, native-client tunneling) in its own AzureBastionSubnet: `az network
+    bastion ssh` reaches the nodes' private addresses, and no node has a public IP
+    (learn.microsoft.com "Connect to a VM using Bastion and a native client": Standard SKU or
+    higher, enableTunneling; the subnet must be named AzureBastionSubnet and be a /26 or larger)."""
+    subnet = network.Subnet(f"{name}-bastion-subnet", subnet_name="AzureBastionSubnet", resource_group_name=group,
+                            virtual_network_name=vnet, address_prefix=network_cidr("public"), opts=child(parent))
+    address = network.PublicIPAddress(f"{name}-bastion-ip", resource_group_name=group, location=cloud.region,
+                                      sku={"name": "Standard"}, public_ip_allocation_method="Static", tags=tags,
+                                      opts=child(parent))
+    network.BastionHost(f"{name}-bastion", resource_group_name=group, location=cloud.region,
+                        sku={"name": "Standard"}, enable_tunneling=True,
+                        ip_configurations=[{"name": "bastion", "subnet": {"id": subnet.id},
+                                            "public_ip_address": {"id": address.id}}],
+                        tags=tags, opts=child(parent))
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
     """The storage subnet in the management VNet."""
     group, vnet = args.management.scope, args.management.network_id
     assert group is not None and vnet is not None
+    nat = args.management.egress_id
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
-                            address_prefix=network_cidr("storage"), opts=child(parent))
+                            address_prefix=network_cidr("storage"),
+                            **({"nat_gateway": {"id": nat}} if nat is not None else {}), opts=child(parent))
     return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group)
 
 

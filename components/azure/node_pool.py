@@ -1,6 +1,6 @@
 """Azure node pool: one VM scale set of an ND v5 size, set up for InfiniBand: a single
-placement group (InfiniBand does not span placement groups; CLOUD-PLACEMENT warns above its
-size), no overprovisioning (extra VMs would join the fabric), manual upgrades."""
+placement group (InfiniBand does not span placement groups; CLOUD-PLACEMENT refuses more than
+its 100 VMs), no overprovisioning (extra VMs would join the fabric), manual upgrades."""
 
 from __future__ import annotations
 
@@ -43,10 +43,11 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     assert pool.instance_type is not None and spec.cloud is not None
     group = args.management.scope
     assert group is not None
-    linux: dict[str, Any] = {"disable_password_authentication": True}
-    if spec.cloud.ssh_public_key:
-        linux["ssh"] = {"public_keys": [{"path": f"/home/{ADMIN_USER}/.ssh/authorized_keys",
-                                         "key_data": spec.cloud.ssh_public_key}]}
+    # Password login is off, so the key is the only way in: the resolver requires it on Azure
+    # and refuses a `user:` prefix, which keyData does not take (cluster/sshkeys.py).
+    assert spec.cloud.ssh_public_key is not None
+    linux: dict[str, Any] = {"disable_password_authentication": True, "ssh": {"public_keys": [{
+        "path": f"/home/{ADMIN_USER}/.ssh/authorized_keys", "key_data": spec.cloud.ssh_public_key}]}}
     nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
     scale_set = compute.VirtualMachineScaleSet(
         f"{name}-vmss",

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from cluster.catalog import load_catalog
+from cluster.resolve import access_of
 from components.addressing import gpu_nic_cidr, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from components.management import ManagementNetworkArgs
     from components.storage import StorageNetworkArgs
 
+IAP_RANGE = "35.235.240.0/20"
 MTU = 8896  # gcloud's default and Google's recommendation for GPU and RDMA VPCs
 
 
@@ -50,6 +52,20 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     if args.spec.cloud.ssh_cidrs:
         gcp.compute.Firewall(f"{name}-ssh", network=vpc.id, direction="INGRESS",
                              source_ranges=list(args.spec.cloud.ssh_cidrs),
+                             allows=[{"protocol": "tcp", "ports": ["22"]}], opts=child(parent))
+    if args.spec.cloud.egress == "nat":
+        # Cloud NAT on the management VPC (the VMs' nic0 and default route): images and packages
+        # without external IPs (cloud.google.com/nat/docs/overview; Cluster Toolkit's vpc module
+        # does the same with a Cloud Router per region).
+        router = gcp.compute.Router(f"{name}-router", network=vpc.id, region=args.spec.cloud.region,
+                                    opts=child(parent))
+        gcp.compute.RouterNat(f"{name}-nat", router=router.name, region=args.spec.cloud.region,
+                              nat_ip_allocate_option="AUTO_ONLY",
+                              source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES", opts=child(parent))
+    if access_of(args.spec.cloud, "gcp") == "iap":
+        # IAP TCP forwarding reaches VMs without external IPs from Google's range 35.235.240.0/20
+        # (cloud.google.com/iap/docs/using-tcp-forwarding, "Create a firewall rule").
+        gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS", source_ranges=[IAP_RANGE],
                              allows=[{"protocol": "tcp", "ports": ["22"]}], opts=child(parent))
     return NetworkAttachment("management", (subnet.id,), network_id=vpc.id)
 
@@ -86,9 +102,12 @@ def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: in
                                                f"{args.spec.cloud.zone}-vpc-roce")  # type: ignore[union-attr]
     vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)
     subnets = [_subnet(parent, f"{name}-nic{nic}", args, vpc, gpu_nic_cidr(nic)) for nic in range(count)]
-    gcp.compute.Firewall(f"{name}-internal", network=vpc.id, direction="INGRESS",
-                         source_ranges=[gpu_nic_cidr(nic) for nic in range(count)],
-                         allows=[{"protocol": "all"}], opts=child(parent))
+    # No firewall rule: a VPC with the RoCE network profile takes only regional network firewall
+    # policies of type RDMA_ROCE_POLICY and admits all traffic between its NICs without one; a
+    # plain VPC firewall rule on it is refused at deploy. Cluster Toolkit's gpu-rdma-vpc module
+    # creates none and rejects any (GoogleCloudPlatform/cluster-toolkit
+    # modules/network/gpu-rdma-vpc/main.tf `firewall_rules = []` and variables.tf "firewall_rules
+    # can not be specified for gpu-rdma-vpc", commit 1047080375afbb44da4b596be314634e7486af4a).
     return NetworkAttachment("fabric", tuple(subnet.id for subnet in subnets), network_id=vpc.id)
 
 

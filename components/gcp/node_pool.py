@@ -1,6 +1,7 @@
-"""GCP node pool: compact placement policy, instance template (gVNIC management and storage
+"""GCP node pool: a HIGH_THROUGHPUT workload policy, instance template (gVNIC management and storage
 NICs, then one NIC per GPU NIC: MRDMA on the RDMA VPC, gVNIC on the GPU VPCs), reservation
-affinity when the stack names one, and a managed instance group of `nodes` VMs."""
+affinity when the stack names one, and a managed instance group of `nodes` VMs that carries the
+workload policy and that `pulumi up` waits for."""
 
 from __future__ import annotations
 
@@ -40,9 +41,15 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     assert instance is not None and instance.layout is not None
     fabric = args.fabric.layouts[instance.layout]
     labels = {"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name}
+    # A workload policy of type HIGH_THROUGHPUT on the managed instance group, not a compact
+    # placement policy in its template: Google's way to place A3 High / Mega / Ultra and A4 VMs
+    # of a MIG close together (cloud.google.com/compute/docs/instance-groups/about-workload-policies
+    # and create-workload-policies; pulumi-gcp ResourcePolicy.workload_policy and
+    # InstanceGroupManager.resource_policies.workload_policy, a full or partial URL: the
+    # policy's id is `projects/<p>/regions/<r>/resourcePolicies/<name>`).
     placement = gcp.compute.ResourcePolicy(
         f"{name}-placement", region=spec.cloud.region,
-        group_placement_policy={"collocation": "COLLOCATED"}, opts=child(parent))
+        workload_policy={"type": "HIGH_THROUGHPUT"}, opts=child(parent))
     reservation: dict[str, Any] = {"type": "ANY_RESERVATION"}
     if spec.cloud.reservation:
         reservation = {"type": "SPECIFIC_RESERVATION", "specific_reservation": {
@@ -63,7 +70,6 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
                                               list(fabric.subnet_ids[:instance.fabric.count])),
         reservation_affinity=reservation,
         scheduling=scheduling,
-        resource_policies=placement.id,
         metadata=metadata,
         labels=labels,
         opts=child(parent),
@@ -74,6 +80,11 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         zone=spec.cloud.zone,
         versions=[{"instance_template": template.id, "name": "primary"}],
         target_size=pool.nodes,
+        resource_policies={"workload_policy": placement.id},
+        # `pulumi up` returns only when every VM is running (STABLE), so a missing reservation or
+        # quota fails the update instead of leaving an empty group that looks deployed.
+        wait_for_instances=True,
+        wait_for_instances_status="STABLE",
         opts=child(parent),
     )
     return group.id

@@ -1,0 +1,128 @@
+"""What `pulumi up` leaves behind on a cloud target, and what the user must still do.
+
+`plan` prints this beside the resource tree: the resources say what is registered, these lines
+say what it amounts to (nodes, placement, the way in and out) and what no stack can do for you
+(quota, the reservation, the image, the login key). Worked out from the validated spec and the
+instance catalog only, so it reads the same offline and live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cluster.catalog import load_catalog
+from cluster.resolve import access_of
+from cluster.spec import ClusterSpec
+
+PROVIDER = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
+GROUP = {"aws": "auto scaling group", "gcp": "managed instance group", "azure": "VM scale set"}
+ACCESS = {
+    "ssm": "Session Manager: an instance profile with AmazonSSMManagedInstanceCore on every node "
+           "(`aws ssm start-session --target <instance id>`)",
+    "iap": "IAP TCP forwarding: TCP 22 from 35.235.240.0/20 on the management VPC "
+           "(`gcloud compute ssh <vm> --tunnel-through-iap`)",
+    "bastion": "Azure Bastion (Standard, native-client tunneling) in AzureBastionSubnet "
+               "(`az network bastion ssh ... --auth-type ssh-key --username azureuser`)",
+}
+DEFAULT_IMAGE = {
+    "aws": "the Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04), resolved from its SSM parameter",
+    "gcp": "Ubuntu 22.04 accelerator image with the NVIDIA 580 driver",
+    "azure": "Microsoft's Ubuntu HPC 22.04 image (Mellanox OFED, NVIDIA driver)",
+}
+IMAGE_NEEDS = {
+    "aws": "the NVIDIA driver, the EFA installer (libfabric) and aws-ofi-nccl",
+    "gcp": "the NVIDIA driver and, for A3 Ultra / A4, the gIB NCCL plugin in /usr/local/gib",
+    "azure": "the NVIDIA driver and the InfiniBand (OFED) stack",
+}
+
+
+@dataclass(frozen=True)
+class Deployment:
+    creates: tuple[str, ...]  # what exists after `pulumi up`
+    todo: tuple[str, ...]  # what the user must still do
+
+
+def deployment(spec: ClusterSpec) -> Deployment | None:
+    """The cloud target's summary; None on premises (the plan there is files on disk)."""
+    if not spec.is_cloud or spec.cloud is None:
+        return None
+    cloud, target = spec.cloud, spec.target
+    catalog = load_catalog()
+    creates: list[str] = []
+    todo: list[str] = []
+    access = access_of(cloud, target)
+    for pool in spec.pools:
+        instance = catalog.instance(target, pool.instance_type or "")
+        assert instance is not None  # the resolver rejects unknown instance types
+        where = cloud.zone or cloud.region
+        creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in one "
+                       f"{GROUP[target]} in {where}, {_placement(spec)}; no public IP on any node")
+        vcpus = pool.nodes * instance.vcpus
+        if target == "aws":
+            todo.append(f"quota: {vcpus:,} vCPUs of EC2 'Running On-Demand P instances' in {cloud.region} for pool "
+                        f"{pool.name} ({pool.nodes} x {instance.vcpus}; Service Quotas says how your reservation "
+                        "counts against it)")
+        elif target == "gcp":
+            todo.append(f"quota: {pool.gpus:,} {pool.gpu} GPUs in {cloud.region} for pool {pool.name} (Compute Engine "
+                        "GPU quota of the machine series)")
+        else:
+            todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
+                        f"{pool.name} ({pool.nodes} x {instance.vcpus})")
+    creates.append(_egress(spec))
+    creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
+                   f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
+                   f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
+    todo.append(_reservation(spec))
+    todo.append(f"image: {cloud.image} must carry {IMAGE_NEEDS[target]}" if cloud.image else
+                f"image: the default is {DEFAULT_IMAGE[target]}; check it is published in {cloud.region} for your "
+                "project or account")
+    if target == "azure":
+        todo.append("login: the scale set's only login is cloud.ssh_public_key for azureuser; the example stack's "
+                    "placeholder key logs nobody in: put your own key there")
+    if target == "gcp" and any(catalog.instance("gcp", pool.instance_type or "").layout == "rdma-vpc"  # type: ignore[union-attr]
+                               for pool in spec.pools):
+        todo.append(f"network profile: {cloud.zone}-vpc-roce must exist in the project (RoCE zones of A3 Ultra / A4 "
+                    "only)")
+    if access == "ssm":
+        todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
+    todo.append(f"Kubernetes: the exported Kueue objects select nodes by the labels {PROVIDER[target]}'s managed "
+                "Kubernetes sets; joining these nodes to a cluster is yours")
+    return Deployment(tuple(creates), tuple(todo))
+
+
+def _placement(spec: ClusterSpec) -> str:
+    assert spec.cloud is not None
+    if spec.target == "aws":
+        if spec.cloud.market == "capacity-block" or spec.cloud.reservation:
+            return "placed by its reservation (no new placement group)"
+        return "in a new cluster placement group"
+    if spec.target == "gcp":
+        return "placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs"
+    return "in one placement group (one InfiniBand fabric)"
+
+
+def _egress(spec: ClusterSpec) -> str:
+    assert spec.cloud is not None
+    if spec.cloud.egress == "none":
+        return "way out: none (cloud.egress none): nodes cannot pull images or packages without a proxy of yours"
+    if spec.target == "aws" and spec.cloud.vpc_id is not None:
+        return f"way out: the existing VPC {spec.cloud.vpc_id}'s own routes (no NAT gateway created)"
+    return {"aws": "way out: a NAT gateway in a public subnet; every private subnet routes through it",
+            "gcp": "way out: Cloud NAT on the management VPC",
+            "azure": "way out: a NAT gateway on the management and storage subnets"}[spec.target]
+
+
+def _reservation(spec: ClusterSpec) -> str:
+    assert spec.cloud is not None
+    cloud = spec.cloud
+    nodes = sum(pool.nodes for pool in spec.pools)
+    if spec.target == "azure":
+        return (f"capacity: {nodes} ND VMs in {cloud.region}: the scale set asks for them on demand (cloud.reservation "
+                "is not used on Azure); arrange capacity with Azure ahead of time")
+    if cloud.reservation is None:
+        return (f"reservation: none: {nodes} GPU nodes on demand in one {'zone' if cloud.zone else 'region'} are "
+                "rarely available at once; get a Capacity Block / ODCR (AWS) or a reservation (GCP) and name it "
+                "in cloud.reservation")
+    kind = {"aws": "Capacity Block" if cloud.market == "capacity-block" else "ODCR", "gcp": "reservation"}[spec.target]
+    return (f"reservation: {kind} {cloud.reservation} must exist in {cloud.zone or cloud.region} with room for "
+            f"{nodes} nodes of the pools' type, and be active whenever the group launches")

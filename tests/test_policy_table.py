@@ -1,0 +1,137 @@
+"""The policy pack's decisions as a table: whole stacks (recorded by `plan`'s mock run, edited into
+the shape each row describes) through pulumi-policy's own analyzer, every resource policy on every
+resource and the stack policies on the stack. Each row passes, or fails with exactly the named
+policy."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from test_components_support import cloud_stack, run_program
+from test_policy_support import analyze, analyze_stack, recorded
+
+from components.offline import Registration
+
+Pairs = list[tuple[Any, dict[str, Any]]]
+
+
+def pairs_of(outcome: Any, edits: dict[str, Callable[[dict[str, Any]], None]] | None = None) -> Pairs:
+    """(registration, props) for every resource, props edited per registration name suffix."""
+    pairs = []
+    for registration in outcome.resources:
+        props = copy.deepcopy(dict(registration.inputs))
+        for suffix, edit in (edits or {}).items():
+            if registration.name.endswith(suffix):
+                edit(props)
+        pairs.append((registration, props))
+    return pairs
+
+
+def extra(pairs: Pairs, type_: str, name: str, props: dict[str, Any]) -> Pairs:
+    """`pairs` with one more resource, registered under the stack."""
+    stack = pairs[0][0].urn.split("::")[0]
+    registration = Registration(f"{stack}::gpu-cluster::{type_}::{name}", type_, name, "", True, props)
+    return [*pairs, (registration, props)]
+
+
+def violated(pairs: Pairs) -> set[str]:
+    found = {violation.policy for registration, props in pairs for violation in analyze(registration, props)}
+    return found | {violation.policy for violation in analyze_stack(pairs)}
+
+
+def _aws(**cloud: Any) -> Any:
+    return run_program(cloud_stack("aws", "p5e.48xlarge", **cloud))
+
+
+def _mega() -> Any:
+    return run_program({**cloud_stack("gcp", "a3-megagpu-8g"), "policy": {"suppress": ["FAB-GPU-NIC"]}})
+
+
+def tcp_only(props: dict[str, Any]) -> None:
+    for rule in props["ingress"] + props["egress"]:
+        rule.update(protocol="tcp", fromPort=0.0, toPort=65535.0)
+
+
+def cpu_login(props: dict[str, Any]) -> None:
+    props.update(instanceType="m7i.xlarge", networkInterfaces=props["networkInterfaces"][:1])
+
+
+def second_primary(props: dict[str, Any]) -> None:
+    props["networkInterfaces"].append(copy.deepcopy(props["networkInterfaces"][0]))
+
+
+def one_gpu_vpc(props: dict[str, Any]) -> None:
+    props["network"] = "<t-fabric-gpu0-vpc>"
+
+
+def halves(key: str) -> Callable[[dict[str, Any]], None]:
+    def edit(props: dict[str, Any]) -> None:
+        if key == "ingress":
+            props["ingress"][0]["cidrBlocks"] = ["0.0.0.0/1", "128.0.0.0/1"]
+        elif key == "sourceRanges":
+            props["sourceRanges"] = ["0.0.0.0/1", "128.0.0.0/1"]
+        else:
+            props["securityRules"][0]["sourceAddressPrefixes"] = ["0.0.0.0/1", "128.0.0.0/1"]
+    return edit
+
+
+def new_group_beside_the_block() -> Pairs:
+    template = next(item for item in _aws(market="capacity-block", reservation="cr-0123456789abcdef0").resources
+                    if item.name.endswith("gpu-template"))
+    return pairs_of(_aws(), {"gpu-template": lambda props: props.update(copy.deepcopy(dict(template.inputs)))})
+
+
+ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
+    # --- right: passes
+    ("aws-p5e as planned (Capacity Block, no new placement group)", lambda: pairs_of(recorded("aws-p5e")), None),
+    ("gcp-a3ultra as planned (MIG with a HIGH_THROUGHPUT workload policy)",
+     lambda: pairs_of(recorded("gcp-a3ultra")), None),
+    ("azure-ndh200 as planned", lambda: pairs_of(recorded("azure-ndh200")), None),
+    ("targeted ODCR without a new placement group", lambda: pairs_of(_aws(reservation="cr-0123456789abcdef0")), None),
+    ("on demand in a cluster placement group", lambda: pairs_of(_aws()), None),
+    ("a CPU login group and its template, no placement group", lambda: pairs_of(
+        _aws(), {"gpu-template": cpu_login, "gpu-group": lambda props: props.pop("placementGroup")}), None),
+    ("a bastion instance of a CPU type", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "bastion",
+                                                       {"instanceType": "t3.micro", "subnetId": "subnet-1"}), None),
+    ("a GKE node pool with a workload policy", lambda: extra(
+        pairs_of(recorded("gcp-a3ultra")), "gcp:container/nodePool:NodePool", "gpu-pool",
+        {"nodeConfig": {"machineType": "a3-ultragpu-8g"}, "placementPolicy": {"policyName": "wp-high-throughput"}}),
+     None),
+    ("A3 Mega with one VPC per GPU NIC", lambda: pairs_of(_mega()), None),
+    # --- wrong: fails with the policy named
+    ("EFA security group with TCP-only self rules", lambda: pairs_of(_aws(), {"efa-sg": tcp_only}),
+     "gpu-fabric-security-group-not-shared"),
+    ("EFA security group without egress", lambda: pairs_of(_aws(), {"efa-sg": lambda props: props.update(egress=[])}),
+     "gpu-fabric-security-group-not-shared"),
+    ("A3 Mega with every GPU NIC in one VPC", lambda: pairs_of(_mega(), {
+        f"t-fabric-gpu{nic}-subnet": one_gpu_vpc for nic in range(1, 8)}), "gcp-gpu-vpc-per-nic"),
+    ("two interfaces at card 0 device 0", lambda: pairs_of(_aws(), {"gpu-template": second_primary}),
+     "gpu-efa-per-network-card"),
+    ("a p5 aws:ec2/Instance without EFA", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "gpu-node",
+                                                        {"instanceType": "p5.48xlarge", "subnetId": "subnet-1"}),
+     "gpu-efa-per-network-card"),
+    ("a GPU type missing from the catalog", lambda: pairs_of(_aws(), {"gpu-template": lambda props: props.update(
+        instanceType="p4de.24xlarge")}), "gpu-type-in-catalog"),
+    ("an ND size missing from the catalog", lambda: pairs_of(recorded("azure-ndh200"), {
+        "h200-vmss": lambda props: props["sku"].update(name="Standard_ND96amsr_A100_v4")}), "gpu-type-in-catalog"),
+    ("SSH through two /1 CIDRs (AWS)", lambda: pairs_of(_aws(ssh_cidrs=["203.0.113.0/24"]), {
+        "management-sg": halves("ingress")}), "ssh-not-open-to-world"),
+    ("SSH through two /1 CIDRs (GCP)", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "management-ssh": halves("sourceRanges")}), "ssh-not-open-to-world"),
+    ("SSH through two /1 CIDRs (Azure)", lambda: pairs_of(recorded("azure-ndh200"), {
+        "management-nsg": halves("securityRules")}), "ssh-not-open-to-world"),
+    ("a new placement group beside a Capacity Block", new_group_beside_the_block, "gpu-placement-group"),
+    ("a MIG without a workload policy", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "h200-group": lambda props: props.pop("resourcePolicies")}), "gpu-placement-group"),
+    ("a public IP on a GPU node", lambda: pairs_of(recorded("aws-p5e"), {
+        "h200-template": lambda props: props["networkInterfaces"][0].update(associatePublicIpAddress=True)}),
+     "gpu-no-public-ip"),
+]
+
+
+@pytest.mark.parametrize("case, build, policy", ROWS, ids=[row[0] for row in ROWS])
+def test_policy_table(case: str, build: Callable[[], Pairs], policy: str | None) -> None:
+    assert violated(build()) == (set() if policy is None else {policy})
