@@ -11,17 +11,23 @@ import jinja2
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    """One environment per process, so each template is parsed and compiled once."""
+def build_environment(templates: Path, autoescape: bool) -> jinja2.Environment:
+    """The project's template settings: StrictUndefined, trimmed blocks, trailing newlines kept;
+    autoescape only for HTML/SVG (cluster.report_html.engine), never for configs."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FileSystemLoader(str(templates)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=autoescape,
     )
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """One environment per process, so each template is parsed and compiled once."""
+    return build_environment(TEMPLATES, autoescape=False)
 
 
 def render(name: str, **context: Any) -> str:

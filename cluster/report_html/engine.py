@@ -13,20 +13,15 @@ from typing import Any
 
 import jinja2
 
+from cluster.render.engine import build_environment
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "report"
 
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """One environment per process, so each template is parsed and compiled once."""
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=True,  # every template here is HTML or SVG
-    )
+    return build_environment(TEMPLATES, autoescape=True)  # every template here is HTML or SVG
 
 
 def render(name: str, **context: Any) -> str:
