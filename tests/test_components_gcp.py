@@ -103,3 +103,11 @@ def test_mixed_pools_get_each_layout_and_keep_their_own_nics(program: Callable[.
     assert [nic["nicType"] for nic in templates["t-gpu-template"]].count("MRDMA") == 8
     assert all("rdma" not in nic["subnetwork"] for nic in templates["t-mega-template"])
     assert len(of_type(outcome, "compute/network:Network")) == 3 + 8  # management, storage, RDMA + 8 GPU VPCs
+
+
+def test_ssh_keys_metadata_carries_the_user_gcp_requires() -> None:
+    from components.gcp.node_pool import GCP_SSH_USER, gcp_ssh_keys
+
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdS1jbHVzdGVyIGV4YW1wbGUga2V5LCByZXBsYWNl me@laptop"
+    assert gcp_ssh_keys(key) == f"{GCP_SSH_USER}:{key}"
+    assert gcp_ssh_keys(f"alice:{key}") == f"alice:{key}"

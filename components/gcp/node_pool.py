@@ -11,6 +11,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from cluster.catalog import load_catalog
+from cluster.sshkeys import split_user
 from components.base import child
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
                       "preemptible": True}
     other = instance.other_nics.count if instance.other_nics else 1
-    metadata = {"ssh-keys": spec.cloud.ssh_public_key} if spec.cloud.ssh_public_key else {}
+    metadata = {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key else {}
     template = gcp.compute.InstanceTemplate(
         f"{name}-template",
         machine_type=pool.instance_type,
@@ -88,3 +89,14 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         opts=child(parent),
     )
     return group.id
+
+
+GCP_SSH_USER = "gpu-cluster"  # the login a key without `user:` gets on GCP
+
+
+def gcp_ssh_keys(key: str) -> str:
+    """The `ssh-keys` metadata entry: GCP reads `USERNAME:KEY_VALUE` and ignores a line without the
+    user (cloud.google.com/compute/docs/connect/add-ssh-keys, "Add SSH keys to VM metadata"); a key
+    given without one logs in as GCP_SSH_USER."""
+    user, bare = split_user(key)
+    return f"{user or GCP_SSH_USER}:{bare}"
