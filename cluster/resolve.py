@@ -17,6 +17,7 @@ from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
 from cluster.schema_errors import pydantic_findings
+from cluster.sizing import size_network
 from cluster.spec import (
     CLOUD_TARGETS,
     MAX_TOTAL_NODES,
@@ -156,16 +157,60 @@ class _Resolver:
         )
         return model if self._sonic_ports(model, ref) else None
 
+    def _leaf_by_cost(self, name: str, gbps: int, pools: list[PoolSpec], raw: sf.Network) -> tuple[str, str] | None:
+        """(model, why) of the storage or management leaf that gives the network the lowest switch
+        cost (leaves and the spines they need, sized as the builder sizes them, low-end prices),
+        among catalog models with ports at the NICs' speed whose port names are known."""
+        if name not in ("storage", "management"):
+            return None  # the oob network's devices include every switch: its leaf stays the catalog's
+        nics = [getattr(pool, f"{name}_nics") for pool in pools]
+        devices = sum(pool.nodes for pool, nic in zip(pools, nics, strict=True) if nic.ports)
+        ports = max((nic.ports for nic in nics), default=0)
+        if not devices or not ports:
+            return None
+        prices = load_prices()
+        best: tuple[float, str, str] | None = None
+        for model in self._known_at(gbps):
+            entry = self.catalog.switches[model]
+            uplinks = entry.uplink_ports
+            leaf = SwitchModel(model=model, ports=entry.port_modes[gbps], port_gbps=gbps,
+                               uplink_ports=uplinks.count if uplinks else 0, uplink_gbps=uplinks.gbps if uplinks else 0,
+                               path=f"{name}.leaf")
+            spine_model = self._cheapest_at(leaf.uplink_gbps or gbps)
+            if spine_model is None or leaf.ports + leaf.uplink_ports < ports:
+                continue
+            spine_entry = self.catalog.switches[spine_model]
+            spine = SwitchModel(model=spine_model, ports=spine_entry.port_modes[leaf.uplink_gbps or gbps],
+                                port_gbps=leaf.uplink_gbps or gbps, path=f"{name}.spine")
+            plan = size_network(NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
+                                            leaf_uplinks=raw.leaf_uplinks, max_oversubscription=raw.max_oversubscription
+                                            or 3.0), devices, ports, gbps)
+            leaf_price, spine_price = prices.get(model), prices.get(spine_model)
+            assert leaf_price is not None and spine_price is not None  # _known_at lists priced models only
+            cost = plan.leaves * leaf_price.usd[0] + plan.spines * spine_price.usd[0]
+            why = (f"the lowest switch cost for {devices * ports} x {gbps}G ports: {plan.leaves} of these"
+                   + (f" and {plan.spines} {spine_model}" if plan.spines else ""))
+            if best is None or (cost, model) < (best[0], best[1]):
+                best = (cost, model, why)
+        return (best[1], best[2]) if best else None
+
+    def _known_at(self, gbps: int) -> list[str]:
+        """Ethernet catalog models that fit `gbps`: main ports at that speed, a native speed at most
+        four times it (no 800G switch for a 10G network), a price, and port names the renderers know
+        (cage data, or ports that are no breakout)."""
+        prices = load_prices()
+        return [model for model, entry in sorted(self.catalog.switches.items())
+                if entry.transport == "ethernet" and gbps in entry.port_modes and entry.port_modes[gbps] >= 2
+                and max(entry.port_modes) <= 4 * gbps
+                and (entry.cages is not None or entry.port_modes[gbps] == min(entry.port_modes.values()))
+                and prices.get(model) is not None]
+
     def _cheapest_at(self, gbps: int) -> str | None:
         """The Ethernet catalog model with main ports at `gbps` whose price (cluster/catalog/prices.yaml,
         low end, then high end) is lowest: a storage, management or oob spine is never a 51.2T
         switch for a 100G network when a smaller one fits."""
         prices = load_prices()
-        # Models whose ports at that speed are a breakout need cage data, or their port names are unknown.
-        priced = [(price.usd, model) for model, entry in sorted(self.catalog.switches.items())
-                  if entry.transport == "ethernet" and gbps in entry.port_modes and entry.port_modes[gbps] >= 2
-                  and (entry.cages is not None or entry.port_modes[gbps] == min(entry.port_modes.values()))
-                  and (price := prices.get(model)) is not None]
+        priced = [(price.usd, model) for model in self._known_at(gbps) if (price := prices.get(model)) is not None]
         return min(priced)[1] if priced else None
 
     def _sonic_ports(self, model: SwitchModel, ref: sf.SwitchRef) -> bool:
@@ -435,9 +480,12 @@ class _Resolver:
             nic_gbps = max((pool.management_nics.gbps for pool in pools), default=None)
         else:
             nic_gbps = 1
-        leaf = self.switch(raw.leaf, f"{name}.leaf", default_model, nic_gbps)
+        by_cost = self._leaf_by_cost(name, nic_gbps, pools, raw) if raw.leaf is None and nic_gbps else None
+        leaf = self.switch(raw.leaf, f"{name}.leaf", by_cost[0] if by_cost else default_model, nic_gbps)
         if leaf is None:
             return None
+        if by_cost is not None:
+            leaf = leaf.model_copy(update={"chosen": by_cost[1]})
         spine_ref = raw.spine or (raw.leaf if raw.leaf is not None and raw.leaf.switch is None else None)
         uplink_gbps = leaf.uplink_gbps or leaf.port_gbps
         cheapest = self._cheapest_at(uplink_gbps) if spine_ref is None else None

@@ -259,7 +259,11 @@ def size_network(network: NetworkSpec, devices: int, ports_per_device: int, devi
     if network.spines is not None:
         spines = network.spines
     elif uplinks:
-        spines, _ = pick_spines(leaves, uplinks, spine.ports)
+        # Spare leaf ports may round the uplinks up to a count the spines divide evenly: 29
+        # uplinks would otherwise need 29 spines of one link each (29 is prime).
+        spare = 0 if network.leaf_uplinks is not None else max(
+            0, min(uplinks, leaf.ports + leaf.uplink_ports - nodes_per_leaf * ports_per_device - uplinks))
+        spines, uplinks = pick_spines(leaves, uplinks, spine.ports, spare)
         auto.append("spines")
     else:
         spines = 0
