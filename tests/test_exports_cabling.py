@@ -277,3 +277,19 @@ def test_network_spines_are_the_cheapest_model_at_the_uplink_speed_and_the_bom_s
     chosen = run(named)
     assert chosen.spec is not None and chosen.spec.management is not None
     assert chosen.spec.management.spine.model == "SN5600" and chosen.spec.management.spine.chosen == ""
+
+
+@pytest.mark.parametrize(("stack", "model", "spines"), [("dev", "SN4700", 0), ("superpod", "SN5600", 3)])
+def test_storage_leaves_are_the_lowest_switch_cost_that_fits(stack: str, model: str, spines: int) -> None:
+    """dev's 8 storage ports fit one SN4700; superpod's 508 take three SN5600 leaves and three spines
+    (uplinks rounded up to a count the spines divide: not 29 spines of one link). prod names its own."""
+    result = validate(stack)
+    assert result.spec is not None and result.topology is not None and result.spec.storage is not None
+    assert result.spec.storage.leaf.model == model and "lowest switch cost" in result.spec.storage.leaf.chosen
+    assert len([n for n, d in result.topology.switches("storage") if d["tier"] == "spine"]) == spines
+    [line] = [line for line in bill_of_materials(result.spec, result.topology).lines
+              if line.network == "storage" and line.tier == "leaf" and line.category == "switch"]
+    assert "lowest switch cost" in line.description
+    named = validate("prod")
+    assert named.spec is not None and named.spec.storage is not None
+    assert (named.spec.storage.leaf.model, named.spec.storage.leaf.chosen) == ("SN5600", "")
