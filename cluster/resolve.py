@@ -161,13 +161,9 @@ class _Resolver:
         """(model, why) of the storage or management leaf that gives the network the lowest switch
         cost (leaves and the spines they need, sized as the builder sizes them, low-end prices),
         among catalog models with ports at the NICs' speed whose port names are known."""
-        if name not in ("storage", "management"):
-            return None  # the oob network's devices include every switch: its leaf stays the catalog's
-        nics = [getattr(pool, f"{name}_nics") for pool in pools]
-        devices = sum(pool.nodes for pool, nic in zip(pools, nics, strict=True) if nic.ports)
-        ports = max((nic.ports for nic in nics), default=0)
+        devices, ports = self._devices(name, pools)
         if not devices or not ports:
-            return None
+            return None  # the oob network's devices include every switch: its leaf stays the catalog's
         prices = load_prices()
         best: tuple[float, str, str] | None = None
         for model in self._known_at(gbps):
@@ -193,6 +189,42 @@ class _Resolver:
             if best is None or (cost, model) < (best[0], best[1]):
                 best = (cost, model, why)
         return (best[1], best[2]) if best else None
+
+    def _devices(self, name: str, pools: list[PoolSpec]) -> tuple[int, int]:
+        """(devices, ports per device) a storage or management network attaches; (0, 0) for oob,
+        whose devices include every switch (known only once the switches are sized)."""
+        if name not in ("storage", "management"):
+            return 0, 0
+        nics = [getattr(pool, f"{name}_nics") for pool in pools]
+        devices = sum(pool.nodes for pool, nic in zip(pools, nics, strict=True) if nic.ports)
+        return devices, max((nic.ports for nic in nics), default=0)
+
+    def _spine_by_cost(self, name: str, leaf: SwitchModel, pools: list[PoolSpec], raw: sf.Network) -> tuple[str, str] | None:
+        """(model, why) of the spine that costs the network least at the leaves' uplink speed:
+        spines counted as the builder sizes them where the devices are known (storage,
+        management), else the cheapest switch."""
+        gbps = leaf.uplink_gbps or leaf.port_gbps
+        devices, ports = self._devices(name, pools)
+        prices = load_prices()
+        best: tuple[float, str] | None = None
+        for model in self._known_at(gbps):
+            price = prices.get(model)
+            assert price is not None  # _known_at lists priced models only
+            count = 1
+            if devices and ports:
+                spine = SwitchModel(model=model, ports=self.catalog.switches[model].port_modes[gbps], port_gbps=gbps,
+                                    path=f"{name}.spine")
+                plan = size_network(NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
+                                                leaf_uplinks=raw.leaf_uplinks,
+                                                max_oversubscription=raw.max_oversubscription or 3.0),
+                                    devices, ports, leaf.port_gbps)
+                count = plan.spines
+            if best is None or (count * price.usd[0], model) < best:
+                best = (count * price.usd[0], model)
+        if best is None:
+            return None
+        how = "the lowest spine cost" if devices and ports else "the cheapest catalog switch"
+        return best[1], f"{how} with {gbps}G ports, the {name} leaves' uplink speed"
 
     def _known_at(self, gbps: int) -> list[str]:
         """Ethernet catalog models that fit `gbps`: main ports at that speed, a native speed at most
@@ -488,14 +520,13 @@ class _Resolver:
             leaf = leaf.model_copy(update={"chosen": by_cost[1]})
         spine_ref = raw.spine or (raw.leaf if raw.leaf is not None and raw.leaf.switch is None else None)
         uplink_gbps = leaf.uplink_gbps or leaf.port_gbps
-        cheapest = self._cheapest_at(uplink_gbps) if spine_ref is None else None
-        spine_default = cheapest or self.catalog.switch_defaults[f"{name}_spine"]
+        chosen = self._spine_by_cost(name, leaf, pools, raw) if spine_ref is None else None
+        spine_default = chosen[0] if chosen else self.catalog.switch_defaults[f"{name}_spine"]
         spine = self.switch(spine_ref, f"{name}.spine", spine_default, uplink_gbps)
         if spine is None:
             return None
-        if cheapest is not None:
-            spine = spine.model_copy(update={"chosen": f"the cheapest catalog switch with {uplink_gbps}G ports, "
-                                                       f"the {name} leaves' uplink speed"})
+        if chosen is not None:
+            spine = spine.model_copy(update={"chosen": chosen[1]})
         default_ratio = {"storage": 3.0, "management": 3.0, "oob": 3.0}[name]
         return NetworkSpec(
             name=name,

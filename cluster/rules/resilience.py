@@ -68,15 +68,16 @@ class SingleFailure(Rule):
         fabric = NETWORK_CODES[FABRIC]
         switch_to_switch = ((arrays.network == fabric) & ~arrays.is_host[arrays.lower]
                             & (arrays.node_network[arrays.upper] == fabric))
-        pairs = np.unique(np.stack([arrays.lower[switch_to_switch], arrays.upper[switch_to_switch]]), axis=1)
-        lowers, counts = np.unique(pairs[0], return_counts=True)
-        alone = lowers[counts == 1]
-        if not len(alone):
+        # An edge already aggregates every link between its two switches (one edge per pair and
+        # network), so counting a lower switch's fabric edges counts its distinct upper peers.
+        lower, upper = arrays.lower[switch_to_switch], arrays.upper[switch_to_switch]
+        peers = np.bincount(lower, minlength=len(arrays.names))
+        alone = peers[lower] == 1
+        if not alone.any():
             return
         by_upper: dict[str, list[str]] = {}
-        for lower in alone.tolist():
-            upper = arrays.names[int(pairs[1][pairs[0] == lower][0])]
-            by_upper.setdefault(upper, []).append(arrays.names[lower])
+        for low, high in zip(lower[alone].tolist(), upper[alone].tolist(), strict=True):
+            by_upper.setdefault(arrays.names[high], []).append(arrays.names[low])
         upper, cut = min(by_upper.items(), key=lambda item: (-len(item[1]), item[0]))
         tier = topology.graph.nodes[upper]["tier"]
         below = topology.graph.nodes[cut[0]]["tier"]
