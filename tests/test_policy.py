@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import select
 import subprocess
 import sys
 from typing import Any
@@ -253,10 +255,14 @@ def test_unreadable_or_missing_record_fails_the_stack_policy() -> None:
 def test_the_pack_serves_every_policy_over_grpc() -> None:
     """policy/__main__.py as the CLI starts it: it prints its port, serves the analyzer, and a
     real gRPC Analyze rejects the broken template."""
+    # pulumi_policy writes the port without a flush: it relies on an unbuffered stdout, as the CLI
+    # starts the pack; the select bounds the wait (a pack that never answers fails, not hangs).
     pack = subprocess.Popen([sys.executable, str(ROOT / "policy" / "__main__.py")], stdout=subprocess.PIPE,
-                            cwd=ROOT / "policy")
+                            cwd=ROOT / "policy", env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         assert pack.stdout is not None
+        ready, _, _ = select.select([pack.stdout], [], [], 120)
+        assert ready, "the policy pack printed no port in 120 s"
         port = int(pack.stdout.readline())
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         stub = analyzer_pb2_grpc.AnalyzerStub(channel)
