@@ -93,7 +93,10 @@ def run_step(script: str, checkout: Path) -> tuple[subprocess.CompletedProcess[s
     bin_dir.mkdir(exist_ok=True)
     python = bin_dir / "python"
     if not python.exists():
-        python.symlink_to(sys.executable)
+        # A wrapper, not a symlink: a symlink outside the venv would start the base interpreter
+        # without the venv's packages (the venv is found next to the path a program was run by).
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
     env = {**os.environ, "GITHUB_OUTPUT": str(outputs), "PATH": f"{bin_dir}:{os.environ['PATH']}",
            "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=checkout, env=env,
