@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cluster.findings import Finding, schema
-from cluster.sizing import size_fabric, size_network
+from cluster.sizing import FabricPlan, size_fabric, size_network
 from cluster.spec import ClusterSpec, NetworkSpec
 
 MAX_GPUS = 262_144
@@ -26,12 +26,12 @@ class Part:
     cables: int
 
 
-def implied(spec: ClusterSpec) -> list[Part]:
+def implied(spec: ClusterSpec, plan: FabricPlan | None = None) -> list[Part]:
     """Switches and cables per network, as the builder will make them (arithmetic only)."""
     parts: list[Part] = []
     nodes = spec.nodes
     if spec.fabric is not None:
-        fabric, plan = spec.fabric, size_fabric(spec)
+        fabric, plan = spec.fabric, plan or size_fabric(spec)
         planes = fabric.planes
         host_ports = sum(pool.nodes * pool.fabric_nics.ports for pool in spec.pools)
         for shared in fabric.shared_with:
@@ -70,8 +70,9 @@ def limit_findings(spec: ClusterSpec) -> list[Finding]:
         findings.append(schema("node_pools", f"the pools hold {gpus:,} GPUs; gpu-cluster models at most {MAX_GPUS:,}",
                                "split the cluster into several stack files (one per building or pod)"))
         return findings  # the networks below would be sized for all of them
-    if spec.fabric is not None and spec.fabric.pods:
-        groups, pods = size_fabric(spec).groups, spec.fabric.pods
+    plan = size_fabric(spec) if spec.fabric is not None else None
+    if spec.fabric is not None and plan is not None and spec.fabric.pods:
+        groups, pods = plan.groups, spec.fabric.pods
         if _filled(groups, pods) < pods:
             counts = [count for count in range(1, groups + 1) if _filled(groups, count) == count]
             shown = ", ".join(map(str, counts[:12])) + (", ..." if len(counts) > 12 else "")
@@ -80,7 +81,7 @@ def limit_findings(spec: ClusterSpec) -> list[Finding]:
                                    "would have no leaves",
                                    f"give fabric.pods one of {shown} (or 0 to size the tiers for 1:1)"))
             return findings
-    parts = implied(spec)
+    parts = implied(spec, plan)
     for part in parts:
         if part.switches > MAX_SWITCHES:
             findings.append(schema(part.path, f"the design implies {part.switches:,} {part.path} switches; the limit "

@@ -17,7 +17,7 @@ from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
 from cluster.schema_errors import pydantic_findings
-from cluster.sizing import size_network
+from cluster.sizing import NetworkPlan, size_network
 from cluster.spec import (
     CLOUD_TARGETS,
     MAX_TOTAL_NODES,
@@ -47,6 +47,7 @@ SPECIAL_RANGES = {
     "224.0.0.0/4": "multicast (RFC 5771)",
     "240.0.0.0/4": "reserved (RFC 1112), with the broadcast address",
 }
+NETWORK_RATIO = 3.0  # default max_oversubscription of storage, management and out-of-band leaves
 DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10"}
 
 
@@ -167,20 +168,12 @@ class _Resolver:
         prices = load_prices()
         best: tuple[float, str, str] | None = None
         for model in self._known_at(gbps):
-            entry = self.catalog.switches[model]
-            uplinks = entry.uplink_ports
-            leaf = SwitchModel(model=model, ports=entry.port_modes[gbps], port_gbps=gbps,
-                               uplink_ports=uplinks.count if uplinks else 0, uplink_gbps=uplinks.gbps if uplinks else 0,
-                               path=f"{name}.leaf")
+            leaf = self._catalog_switch(model, gbps, f"{name}.leaf")
             spine_model = self._cheapest_at(leaf.uplink_gbps or gbps)
             if spine_model is None or leaf.ports + leaf.uplink_ports < ports:
                 continue
-            spine_entry = self.catalog.switches[spine_model]
-            spine = SwitchModel(model=spine_model, ports=spine_entry.port_modes[leaf.uplink_gbps or gbps],
-                                port_gbps=leaf.uplink_gbps or gbps, path=f"{name}.spine")
-            plan = size_network(NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
-                                            leaf_uplinks=raw.leaf_uplinks, max_oversubscription=raw.max_oversubscription
-                                            or 3.0), devices, ports, gbps)
+            spine = self._catalog_switch(spine_model, leaf.uplink_gbps or gbps, f"{name}.spine")
+            plan = self._sized(name, leaf, spine, raw, devices, ports)
             leaf_price, spine_price = prices.get(model), prices.get(spine_model)
             assert leaf_price is not None and spine_price is not None  # _known_at lists priced models only
             cost = plan.leaves * leaf_price.usd[0] + plan.spines * spine_price.usd[0]
@@ -189,6 +182,22 @@ class _Resolver:
             if best is None or (cost, model) < (best[0], best[1]):
                 best = (cost, model, why)
         return (best[1], best[2]) if best else None
+
+    def _catalog_switch(self, model: str, gbps: int, path: str) -> SwitchModel:
+        """A catalog model as a candidate: its main ports at `gbps`, its fixed uplink ports."""
+        entry = self.catalog.switches[model]
+        uplinks = entry.uplink_ports
+        return SwitchModel(model=model, ports=entry.port_modes[gbps], port_gbps=gbps,
+                           uplink_ports=uplinks.count if uplinks else 0, uplink_gbps=uplinks.gbps if uplinks else 0,
+                           path=path)
+
+    @staticmethod
+    def _sized(name: str, leaf: SwitchModel, spine: SwitchModel, raw: sf.Network, devices: int, ports: int) -> NetworkPlan:
+        """The network as the builder will size it with these two models."""
+        network = NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
+                              leaf_uplinks=raw.leaf_uplinks,
+                              max_oversubscription=raw.max_oversubscription or NETWORK_RATIO)
+        return size_network(network, devices, ports, leaf.port_gbps)
 
     def _devices(self, name: str, pools: list[PoolSpec]) -> tuple[int, int]:
         """(devices, ports per device) a storage or management network attaches; (0, 0) for oob,
@@ -212,13 +221,8 @@ class _Resolver:
             assert price is not None  # _known_at lists priced models only
             count = 1
             if devices and ports:
-                spine = SwitchModel(model=model, ports=self.catalog.switches[model].port_modes[gbps], port_gbps=gbps,
-                                    path=f"{name}.spine")
-                plan = size_network(NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
-                                                leaf_uplinks=raw.leaf_uplinks,
-                                                max_oversubscription=raw.max_oversubscription or 3.0),
-                                    devices, ports, leaf.port_gbps)
-                count = plan.spines
+                count = self._sized(name, leaf, self._catalog_switch(model, gbps, f"{name}.spine"), raw, devices,
+                                    ports).spines
             if best is None or (count * price.usd[0], model) < best:
                 best = (count * price.usd[0], model)
         if best is None:
@@ -527,7 +531,7 @@ class _Resolver:
             return None
         if chosen is not None:
             spine = spine.model_copy(update={"chosen": chosen[1]})
-        default_ratio = {"storage": 3.0, "management": 3.0, "oob": 3.0}[name]
+
         return NetworkSpec(
             name=name,
             leaf=leaf,
@@ -535,7 +539,7 @@ class _Resolver:
             leaves=raw.leaves,
             spines=raw.spines,
             leaf_uplinks=raw.leaf_uplinks,
-            max_oversubscription=raw.max_oversubscription or default_ratio,
+            max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
         )
 
     def addressing(self) -> None:
