@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cluster.pipeline import Result
@@ -34,22 +34,32 @@ def out_target(verb: str, stack: str, raw: str) -> Target | None:
         return None
 
 
-def publish_tree(verb: str, stack: str, files: Mapping[str, str], where: Target) -> int:
-    """Publish `files` at `where`: 0 written; 2 refused or not writable; 128 + N stopped by signal N
-    (the old tree left in place)."""
+def written(verb: str, shown: str, write: Callable[[], None]) -> int:
+    """Run `write` (a publish of cluster.publish); the exit code and one line for what stopped it:
+    0 written; 2 refused or not writable; 128 + N stopped by signal N."""
     from cluster import publish
 
     try:
-        for warning in publish.publish_tree(files, where, verb, stack):
-            print(f"{verb}: warning: {warning}", file=sys.stderr)
+        write()
     except publish.OutputRefused as refused:
         print(f"{verb}: {refused}", file=sys.stderr)
         return 2
     except publish.Interrupted as stopped:
         done = "after it was written in full" if stopped.published else "left as it was"
-        print(f"{verb}: stopped by {stopped}; {where.shown} {done}", file=sys.stderr)
+        print(f"{verb}: stopped by {stopped}; {shown} {done}", file=sys.stderr)
         return 128 + stopped.signum
     except OSError as error:
-        print(f"{verb}: cannot write {where.shown}: {error.strerror or error}; choose another --out", file=sys.stderr)
+        print(f"{verb}: cannot write {shown}: {error.strerror or error}; choose another --out", file=sys.stderr)
         return 2
     return 0
+
+
+def publish_tree(verb: str, stack: str, files: Mapping[str, str], where: Target) -> int:
+    """Publish `files` at `where` (see `written` for the exit code; the old tree stays on failure)."""
+    from cluster import publish
+
+    def write() -> None:
+        for warning in publish.publish_tree(files, where, verb, stack):
+            print(f"{verb}: warning: {warning}", file=sys.stderr)
+
+    return written(verb, where.shown, write)

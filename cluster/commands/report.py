@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cluster import publish
 from cluster.cli import VERBS
+from cluster.commands import written
 from cluster.pipeline import validate
 from cluster.report import to_text
 from cluster.report_html.page import render_report
@@ -33,20 +34,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {result.stack} cannot be read as a design; nothing written", file=sys.stderr)
         return 2
     out = args.out if args.out is not None else str(Path("build") / f"{result.stack}-report.html")
-    try:
+    html: list[str] = []
+
+    def write() -> None:  # the path is checked before the report is rendered
         where = publish.check_file(out)
-        html = render_report(result)
-        publish.publish_file(where, html)
-    except publish.OutputRefused as refused:
-        print(f"report: {refused}", file=sys.stderr)
-        return 2
-    except publish.Interrupted as stopped:
-        print(f"report: stopped by {stopped}; {out} left as it was", file=sys.stderr)  # renamed last: never half
-        return 128 + stopped.signum
-    except OSError as error:
-        print(f"report: cannot write {out}: {error.strerror or error}; choose another --out", file=sys.stderr)
-        return 2
+        html.append(render_report(result))
+        publish.publish_file(where, html[0])
+
+    code = written("report", out, write)  # renamed into place last: never half a file
+    if code:
+        return code
     verdict = "passes" if result.ok else "FAILS validation (see the findings in the report)"
-    print(f"report: {result.stack}: {out} ({len(html) / 1024:.0f} KiB, {time.perf_counter() - started:.2f} s); "
+    print(f"report: {result.stack}: {out} ({len(html[0]) / 1024:.0f} KiB, {time.perf_counter() - started:.2f} s); "
           f"the design {verdict}")
     return result.exit_code
