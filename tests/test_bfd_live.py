@@ -29,6 +29,7 @@ from cluster.pipeline import validate
 from cluster.render import switch_files
 from cluster.render.views import BFD_TIMERS, Port, switch_views
 from tests.conftest import missing_tool
+from tests.test_verify_live import sh
 
 FRR = Path("/usr/lib/frr")
 DAEMONS = ("zebra", "bfdd", "bgpd")  # in start order: bfdd and bgpd connect to zebra
@@ -36,10 +37,6 @@ PATHSPACES = Path("/var/run/frr")  # `-N <ns>` puts each daemon's sockets under 
 LEAF, SPINE = "leaf-001-r0", "spine-001"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
-
-
-def sh(*args: str) -> str:
-    return subprocess.run(args, check=True, capture_output=True, text=True, timeout=30).stdout
 
 
 def wait_for(what: str, ready: Callable[[], bool], timeout: float, polls: int = 1) -> None:
