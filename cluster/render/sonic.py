@@ -21,7 +21,11 @@ from the SKU's port_config.ini); DEVICE_METADATA names that SKU (`hwsku`) and it
 and a base MAC derived from the switch name. Routing: `docker_routing_config_mode:
 split-unified`, the mode in which SONiC's docker-fpm-frr start script keeps the one frr.conf
 written here and runs it as FRR's integrated config (`split` deletes frr.conf; `separated` and
-`unified` generate FRR's config from config_db instead).
+`unified` generate FRR's config from config_db instead). `frr_mgmt_framework_config: "true"`
+because frr.conf runs BFD on every BGP session: the bgp container's supervisord template
+(`dockers/docker-fpm-frr/frr/supervisord/supervisord.conf.common.j2`) starts bfdd, and lists it
+as a critical process, only with that flag. The flag also runs frrcfgd instead of bgpcfgd, which
+only acts on CONFIG_DB's BGP tables (none are written here) and replays nothing in split-unified.
 """
 
 from __future__ import annotations
@@ -179,7 +183,8 @@ def config_db(switch: Switch) -> dict[str, Any]:
         "mac": base_mac(switch.name),
     }
     if switch.routed:
-        metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE})
+        metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE,
+                         "frr_mgmt_framework_config": "true"})
     if switch.qos is not None:
         metadata["buffer_model"] = "dynamic"
         if sku.buffers.create_only_config_db_buffers and switch.qos_ports and len(switch.qos_ports) == len(switch.ports):

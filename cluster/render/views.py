@@ -29,6 +29,30 @@ EOS_LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/40
 
 
 @dataclass(frozen=True)
+class BfdTimers:
+    """BFD timers of every BGP session (RFC 5880): the interval this switch sends at, the one it
+    asks its peer for, and how many missed packets declare the peer down."""
+
+    transmit_ms: int
+    receive_ms: int
+    multiplier: int
+
+    @property
+    def detect_ms(self) -> int:
+        """Time without a packet before the session goes down (RFC 5880 6.8.4): the peer's
+        multiplier times the agreed interval, the larger of our receive and the peer's transmit
+        interval. Both ends of every session run these same timers."""
+        return max(self.transmit_ms, self.receive_ms) * self.multiplier
+
+
+# 200 ms x 3 = 600 ms: a silent switch (links up, nothing forwarded or answered) is detected well
+# under a second, with room left for BGP to withdraw and ECMP to reconverge, instead of after the
+# 9 s hold timer. Not 50-100 ms: a lab runs hundreds of userspace bfdd sessions on 2 cores, and a
+# real switch's control plane under load flaps sessions on timers that tight.
+BFD_TIMERS = BfdTimers(transmit_ms=200, receive_ms=200, multiplier=3)
+
+
+@dataclass(frozen=True)
 class TrafficClass:
     name: str
     dscp: int
@@ -224,6 +248,7 @@ class Switch:
     breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
+    bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
 
     @property
     def routed(self) -> bool:

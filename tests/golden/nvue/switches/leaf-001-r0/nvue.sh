@@ -31,8 +31,16 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.0/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.4/31
 nv set vrf default router bgp neighbor 10.64.0.1 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.1 description 'spine-001 swp1'
+nv set vrf default router bgp neighbor 10.64.0.1 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.1 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.1 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.1 bfd min-tx-interval 200
 nv set vrf default router bgp neighbor 10.64.0.3 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.3 description 'spine-002 swp1'
+nv set vrf default router bgp neighbor 10.64.0.3 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.3 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.3 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.3 bfd min-tx-interval 200
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless

@@ -31,8 +31,16 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.2/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.128.0.6/31
 nv set vrf default router bgp neighbor 10.64.0.17 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.17 description 'spine-001 swp2'
+nv set vrf default router bgp neighbor 10.64.0.17 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.17 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.17 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.17 bfd min-tx-interval 200
 nv set vrf default router bgp neighbor 10.64.0.19 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.19 description 'spine-002 swp2'
+nv set vrf default router bgp neighbor 10.64.0.19 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.19 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.19 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.19 bfd min-tx-interval 200
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless

@@ -21,8 +21,16 @@ nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.128.1/32
 nv set vrf default router bgp neighbor 10.64.0.0 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.0 description 'leaf-001-r0 swp7'
+nv set vrf default router bgp neighbor 10.64.0.0 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.0 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.0 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.0 bfd min-tx-interval 200
 nv set vrf default router bgp neighbor 10.64.0.16 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.16 description 'leaf-001-r1 swp7'
+nv set vrf default router bgp neighbor 10.64.0.16 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.16 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.16 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.16 bfd min-tx-interval 200
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless

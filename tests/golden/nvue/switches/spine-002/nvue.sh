@@ -21,8 +21,16 @@ nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.128.2/32
 nv set vrf default router bgp neighbor 10.64.0.2 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.2 description 'leaf-001-r0 swp8'
+nv set vrf default router bgp neighbor 10.64.0.2 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.2 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.2 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.2 bfd min-tx-interval 200
 nv set vrf default router bgp neighbor 10.64.0.18 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.18 description 'leaf-001-r1 swp8'
+nv set vrf default router bgp neighbor 10.64.0.18 bfd enable on
+nv set vrf default router bgp neighbor 10.64.0.18 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.64.0.18 bfd min-rx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.18 bfd min-tx-interval 200
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless
