@@ -25,6 +25,7 @@ VERBS = {
     "report": "write one self-contained HTML report with a topology diagram",
     "estimate": "predict collective times and a training step's communication share",
     "whatif": "N-1 analysis: the fabric after losing one switch or cable",
+    "lab": "boot the GPU fabric in FRR in network namespaces, check it against the design, fail parts of it",
 }
 
 

@@ -1,0 +1,330 @@
+"""`lab up|check|fail|restore|down|status|export STACK`: the design's GPU fabric in real FRR on this machine.
+
+Exit codes as `validate`: 0 clean, 1 findings (`check`, `fail`) , 2 unusable input, a machine that
+cannot run a lab, or a lab that is not up (or already up, for `up`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from cluster.cli import VERBS
+from cluster.commands import out_target, publish_tree, refusal
+from cluster.findings import Finding
+from cluster.inputs import read_text_bounded
+from cluster.pipeline import Result, validate
+from cluster.spec import ClusterSpec
+from cluster.topology import Topology
+
+ACTIONS = ("up", "check", "fail", "restore", "down", "status", "export")
+MAX_RENDERED_FILE = 64 * 1024 * 1024
+#: Resident memory of one switch's daemons as measured here (zebra ~15 MB, bgpd ~20-30 MB,
+#: bfdd ~8 MB, lldpd ~7 MB; benchmarks/lab.py), plus bgpd's cost per session, and of one host.
+SWITCH_MB, SESSION_MB, HOST_MB = 50.0, 0.4, 8.0
+MEMORY_SHARE = 0.75  # of MemAvailable a lab may take
+
+
+def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = verbs.add_parser("lab", help=VERBS["lab"], description=__doc__.split("\n\n")[0])
+    actions = parser.add_subparsers(dest="action", required=True)
+    state = argparse.ArgumentParser(add_help=False)
+    state.add_argument("--state-dir", default=None,
+                       help="where the lab's state lives (default $GPU_CLUSTER_LAB_DIR or /run/gpu-cluster-lab)")
+    output = argparse.ArgumentParser(add_help=False)
+    output.add_argument("--format", choices=("text", "json"), default="text")
+    stack = argparse.ArgumentParser(add_help=False)
+    stack.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
+    up = actions.add_parser("up", parents=[stack, state, output], help="build the fabric in network namespaces")
+    up.add_argument("--slice", default=None,
+                    help="all, or groups=N: the first N leaf groups, every switch above them and their hosts "
+                         "(default: all when it fits in memory, else the largest groups=N that does)")
+    up.add_argument("--from", dest="source", default=None, metavar="DIR",
+                    help="run the rendered tree in DIR (`render --out DIR`, edited or not) instead of rendering")
+    up.add_argument("--timeout", type=float, default=120, help="seconds to wait for convergence (default 120)")
+    check = actions.add_parser("check", parents=[stack, state, output], help="check the running lab against the design")
+    check.add_argument("--no-lldp", action="store_true", help="skip the LLDP neighbor check")
+    fail = actions.add_parser("fail", parents=[stack, state, output],
+                              help="fail a switch or a cable LOWER~UPPER while probe flows run")
+    fail.add_argument("name", help="a switch of the lab (spine-001) or a cable LOWER~UPPER")
+    fail.add_argument("--mode", choices=("link", "kill", "silent"), default="link",
+                      help="link: ports down; kill: routing daemons killed; silent: every packet dropped, links up")
+    restore = actions.add_parser("restore", parents=[stack, state], help="undo every `lab fail`")
+    restore.add_argument("--timeout", type=float, default=120, help="seconds to wait for convergence (default 120)")
+    actions.add_parser("down", parents=[stack, state], help="remove everything the lab created")
+    actions.add_parser("status", parents=[stack, state, output], help="what the lab holds and whether it is up")
+    export = actions.add_parser("export", parents=[stack], help="write the lab as a containerlab topology")
+    export.add_argument("--format", choices=("containerlab",), default="containerlab", dest="export_format")
+    export.add_argument("--slice", default=None, help="as for `lab up` (default all)")
+    export.add_argument("--out", default=None, help="output directory (default build/lab/<stack>/)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cluster.lab.runtime import LabError
+
+    try:
+        code: int = ACTION_RUN[args.action](args)
+    except LabError as error:
+        print(f"lab {args.action}: {error}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _design(args: argparse.Namespace, verb: str) -> Result | None:
+    result = validate(args.stack)
+    if refusal(result, f"lab {verb}") is not None:
+        return None
+    assert result.spec is not None and result.topology is not None
+    if result.spec.target != "onprem" or result.spec.fabric is None or result.spec.fabric.transport != "roce":
+        print(f"lab {verb}: {result.stack} has no on-prem RoCE fabric of ours to boot (target "
+              f"{result.spec.target}); the lab runs on-prem Ethernet designs", file=sys.stderr)
+        return None
+    return result
+
+
+def _files(args: argparse.Namespace, result: Result) -> dict[str, str]:
+    from cluster.artifacts import render_tree
+
+    assert result.spec is not None and result.topology is not None
+    if args.source is None:
+        return render_tree(result.spec, result.topology)
+    root = Path(args.source)
+    if not root.is_dir():
+        from cluster.lab.runtime import LabError
+        raise LabError(f"--from {root}: not a directory; give the folder `render {result.stack} --out DIR` wrote")
+    return {path.relative_to(root).as_posix(): read_text_bounded(path, MAX_RENDERED_FILE, "rendered file")
+            for path in sorted(root.rglob("*")) if path.is_file() and ("switches" in path.parts or "hosts" in path.parts)}
+
+
+def _estimate_mb(switches: int, sessions: int, hosts: int) -> float:
+    return switches * SWITCH_MB + sessions * SESSION_MB + hosts * HOST_MB
+
+
+def _available_mb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _fitting_plan(args: argparse.Namespace, result: Result, files: dict[str, str]) -> Any:
+    """The lab plan of --slice (or the largest that fits); LabError when it would not fit."""
+    from cluster.lab.model import LabInputError, Slice, build_plan, slice_devices
+    from cluster.lab.runtime import LabError
+
+    assert result.spec is not None and result.topology is not None
+    topology = result.topology
+    try:
+        chosen = Slice.parse(args.slice)
+    except ValueError as error:
+        raise LabError(str(error)) from None
+    budget = _available_mb() * MEMORY_SHARE
+
+    def need(candidate: Slice) -> float:
+        switches, hosts, _ = slice_devices(topology, candidate)
+        sessions = sum(data["links"] for u, v, network, data in topology.graph.edges(switches, keys=True, data=True)
+                       if network == "fabric" and u in switches and v in switches)
+        return _estimate_mb(len(switches), 2 * sessions, len(hosts))
+
+    if args.slice is None and need(chosen) > budget:
+        groups = len({(d.get("pod") or 0, d.get("group") or 0) for _, d in topology.switches("fabric")
+                      if d["tier"] == "leaf"})
+        chosen = next((Slice(n) for n in range(min(groups, 2), 0, -1) if need(Slice(n)) <= budget), Slice(1))
+    needed = need(chosen)
+    if needed > budget:
+        raise LabError(f"slice {chosen} needs about {needed:,.0f} MB ({SWITCH_MB:g} MB a switch, {SESSION_MB:g} MB a "
+                       f"session, {HOST_MB:g} MB a host) and this machine has {budget:,.0f} MB for a lab "
+                       f"({MEMORY_SHARE:.0%} of MemAvailable); choose a smaller --slice groups=N")
+    try:
+        return build_plan(result.spec, topology, files, chosen), chosen
+    except LabInputError as error:
+        raise LabError(str(error)) from None
+
+
+def _up(args: argparse.Namespace) -> int:
+    from cluster.lab import runtime
+
+    result = _design(args, "up")
+    if result is None:
+        return 2
+    root = runtime.state_dir(args.state_dir)
+    if runtime.load(root) is not None:
+        raise runtime.LabError(f"a lab is up (state {root / 'state.json'}); run `lab down` first")
+    plan, chosen = _fitting_plan(args, result, _files(args, result))
+    summary = runtime.up(plan, root, result.stack, str(chosen), args.timeout)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        converged = (f"converged in {summary['converge_s']} s" if summary["converge_s"] is not None
+                     else f"NOT converged within {args.timeout:g} s (run `lab check` to see which sessions)")
+        print(f"lab up: {result.stack}: {summary['slice']}")
+        print(f"  {summary['switches']} switches (FRR: zebra, bgpd, bfdd; lldpd), {summary['hosts']} hosts, "
+              f"{summary['cables']} cables; built in {summary['build_s']} s, {converged}; "
+              f"daemons {summary['memory_mb']} MB resident")
+        for note in summary["notes"]:
+            print(f"  note: {note}")
+        print(f"  next: lab check {args.stack}; lab fail {args.stack} NAME; lab down {args.stack}")
+    return 0 if summary["converge_s"] is not None else 1
+
+
+def _running(args: argparse.Namespace) -> Any:
+    from cluster.lab import runtime
+
+    root = runtime.state_dir(args.state_dir)
+    lab = runtime.load(root)
+    if lab is None or lab.state.get("phase") != "up":
+        raise runtime.LabError(f"no lab is up (state {root}); start one with `lab up {args.stack}`")
+    return lab
+
+
+def _lab_and_design(args: argparse.Namespace, verb: str) -> tuple[Any, str, ClusterSpec, Topology] | None:
+    """The running lab and the design it must be of (None: the design was refused, exit 2)."""
+    lab = _running(args)
+    result = _design(args, verb)
+    if result is None:
+        return None
+    if lab.state["stack"] != result.stack:
+        from cluster.lab.runtime import LabError
+        raise LabError(f"the lab that is up is stack {lab.state['stack']}, not {result.stack}")
+    assert result.spec is not None and result.topology is not None
+    return lab, result.stack, result.spec, result.topology
+
+
+SHOWN_FINDINGS = 40
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    for finding in findings[:SHOWN_FINDINGS]:
+        print(f"  {finding.severity} {finding.rule} {finding.path}: {finding.message}")
+        print(f"      hint: {finding.hint}")
+    if len(findings) > SHOWN_FINDINGS:
+        print(f"  ... and {len(findings) - SHOWN_FINDINGS} more (--format json lists every one)")
+
+
+def _check(args: argparse.Namespace) -> int:
+    from cluster.lab.check import check
+
+    found = _lab_and_design(args, "check")
+    if found is None:
+        return 2
+    lab, stack, spec, topology = found
+    checked = check(lab, spec, topology, lldp=not args.no_lldp)
+    if args.format == "json":
+        print(json.dumps({"stack": stack, "slice": lab.plan.slice, "ok": not checked.findings,
+                          "counts": checked.counts, "findings": [f.to_dict() for f in checked.findings]}, indent=2))
+    else:
+        counts = checked.counts
+        print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established, "
+              f"{counts['prefixes']} prefixes with their ECMP widths, {counts['reach_probes']} reachability and "
+              f"{counts['mtu_probes']} MTU probes, {counts.get('lldp_cables', 0)} cables by LLDP "
+              f"(link speeds are not emulated): {len(checked.findings)} finding"
+              f"{'s' if len(checked.findings) != 1 else ''}")
+        _print_findings(checked.findings)
+    return 1 if checked.findings else 0
+
+
+def _fail(args: argparse.Namespace) -> int:
+    from cluster.lab.failure import fail
+
+    found = _lab_and_design(args, "fail")
+    if found is None:
+        return 2
+    lab, _, spec, topology = found
+    report = fail(lab, spec, topology, args.name, args.mode)
+    if args.format == "json":
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        lossy = [flow for flow in report.flows if flow["lost"]]
+        withdraw = f"{report.withdraw_s} s" if report.withdraw_s is not None else "did not settle"
+        print(f"lab fail: {args.name} ({args.mode}): routes settled to the design's failed fabric in {withdraw}; "
+              f"{len(lossy)} of {len(report.flows)} probe flows lost packets, the worst for "
+              f"{report.worst_loss_s:.2f} s")
+        worst = max(report.measured_ratio.items(), key=lambda item: item[1], default=None)
+        if worst is not None:
+            predicted = ", ".join(f"{name} {ratio:g}:1" for name, ratio in report.predicted_ratio.items())
+            print(f"  worst oversubscription below it: lab {worst[0]} {worst[1]:g}:1; whatif {predicted or 'n/a'}")
+        _print_findings(report.findings)
+        print(f"  the failure stays until `lab restore {args.stack}`")
+    return 1 if report.findings else 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from cluster.lab.failure import restore
+    from cluster.lab.runtime import wait_converged
+
+    lab = _running(args)
+    restored = restore(lab)
+    if not restored:
+        print("lab restore: nothing had failed")
+        return 0
+    converged = wait_converged(lab, args.timeout)
+    again = f"converged again in {converged:.2f} s" if converged is not None else \
+        f"NOT converged again within {args.timeout:g} s (run `lab check`)"
+    print(f"lab restore: {', '.join(restored)}; {again}")
+    return 0 if converged is not None else 1
+
+
+def _down(args: argparse.Namespace) -> int:
+    from cluster.lab import runtime
+
+    removed = runtime.down(runtime.state_dir(args.state_dir))
+    if removed is None:
+        print("lab down: no lab is up")
+        return 0
+    print(f"lab down: removed {removed['namespaces']} namespaces and stopped {removed['processes']} processes")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from cluster.lab import runtime
+
+    lab = runtime.load(runtime.state_dir(args.state_dir))
+    if lab is None:
+        print(json.dumps({"up": False}) if args.format == "json" else "lab status: no lab is up")
+        return 0
+    plan = lab.plan
+    data = {"up": lab.state["phase"] == "up", "stack": lab.state["stack"], "slice": plan.slice,
+            "switches": len(plan.switches), "hosts": len(plan.hosts), "cables": len(plan.cables),
+            "failures": lab.state["failures"], "memory_mb": round(runtime.memory_kb(lab) / 1024, 1),
+            "switch_memory_mb": round(runtime.memory_kb(lab, {s.name for s in plan.switches}) / 1024, 1),
+            "host_memory_mb": round(runtime.memory_kb(lab, {h.name for h in plan.hosts}) / 1024, 1)}
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        print(f"lab status: {data['stack']} ({'up' if data['up'] else lab.state['phase']}): {plan.slice}; "
+              f"failed: {', '.join(f['name'] for f in data['failures']) or 'nothing'}; {data['memory_mb']} MB")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from cluster.lab.containerlab import topology_files
+    from cluster.lab.model import LabInputError, Slice, build_plan
+    from cluster.lab.runtime import LabError
+
+    result = _design(args, "export")
+    if result is None:
+        return 2
+    assert result.spec is not None and result.topology is not None
+    args.source = None
+    try:
+        plan = build_plan(result.spec, result.topology, _files(args, result), Slice.parse(args.slice))
+        files = topology_files(plan)
+    except (LabInputError, ValueError) as error:
+        raise LabError(str(error)) from None
+    out = args.out if args.out is not None else str(Path("build") / "lab" / result.stack)
+    where = out_target("lab export", result.stack, out)
+    if where is None:
+        return 2
+    code = publish_tree("lab export", result.stack, files, where)
+    if code:
+        return code
+    print(f"lab export: {result.stack}: containerlab topology of {plan.slice} in {out} ({len(files)} files); "
+          f"run it with `containerlab deploy -t {Path(out) / f'{result.stack}.clab.yml'}`")
+    return 0
+
+
+ACTION_RUN = {"up": _up, "check": _check, "fail": _fail, "restore": _restore, "down": _down, "status": _status,
+              "export": _export}

@@ -1,0 +1,235 @@
+"""`lab check`: the running lab against the design, as findings (LAB-*).
+
+- LAB-BGP: a session the design has (both ends in the lab) that is not configured or not
+  Established; LAB-ASN: a switch or a peer speaking another ASN than the design gives it.
+- LAB-ROUTE: a prefix (a loopback or a host /31) missing from a switch's kernel, or installed
+  over a different number of next hops than the design's ECMP width.
+- LAB-REACH: a host rail that does (not) reach another host's rail where the design says the
+  opposite (same rail under other leaves, and across rails).
+- LAB-MTU: a cable or a host-to-host path that does not carry the design's MTU with DF set.
+- LAB-LLDP: an LLDP neighbor that is not the one `verify` expects.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster.findings import Finding, Severity
+from cluster.lab import observe
+from cluster.lab.expect import Design, RailAddress, design
+from cluster.lab.model import Slice, lab_cables, slice_devices
+from cluster.lab.observe import Probe
+from cluster.lab.runtime import Lab
+from cluster.spec import ClusterSpec
+from cluster.topology import Topology
+from cluster.verify.check import gather, verify
+
+#: What a veth cannot show: it always reports 10 Gb/s, so link speeds are not checked here.
+NOT_EMULATED = frozenset({"CABLE-SPEED"})
+LAB_RULES = ("LAB-BGP", "LAB-ASN", "LAB-ROUTE", "LAB-REACH", "LAB-MTU", "LAB-LLDP", "LAB-WHATIF")
+
+
+@dataclass
+class Checked:
+    findings: list[Finding]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _switch_file(lab: Lab, name: str) -> str:
+    os_of = {switch.name: switch.os for switch in lab.plan.switches}
+    return f"switches/{name}/" + {"sonic": "frr.conf", "nvue": "nvue.sh", "eos": "eos.cfg"}.get(os_of.get(name, ""),
+                                                                                              "frr.conf")
+
+
+def lab_design(lab: Lab, spec: ClusterSpec, topology: Topology) -> Design:
+    switches, hosts, _ = slice_devices(topology, Slice.parse(lab.state["slice"]))
+    return design(spec, topology, switches, hosts)
+
+
+def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) -> Checked:
+    expected = lab_design(lab, spec, topology)
+    findings: list[Finding] = []
+    counts: dict[str, int] = {}
+    findings += _sessions(lab, expected, counts)
+    findings += routes(lab, expected, counts)
+    findings += _reachability(lab, expected, counts)
+    findings += _mtu(lab, expected, counts)
+    if lldp:
+        findings += _lldp(lab, spec, topology, counts)
+    return Checked(sorted(findings, key=Finding.sort_key), counts)
+
+
+def _finding(rule: str, path: str, message: str, hint: str) -> Finding:
+    return Finding(rule, Severity.ERROR, path, message, hint)
+
+
+def _sessions(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    findings = []
+    established = 0
+    for switch, (local, peers) in sorted(observe.bgp(lab).items()):
+        path = _switch_file(lab, switch)
+        if switch in expected.asns and local is not None and local != expected.asns[switch]:
+            findings.append(_finding("LAB-ASN", path, f"{switch} runs BGP as AS {local}; the design gives it AS "
+                                     f"{expected.asns[switch]}", f"render {switch} again (its `router bgp` line)"))
+        for session in expected.sessions.get(switch, ()):
+            peer = peers.get(session.peer_address)
+            where = f"{switch} {session.port} -> {session.peer} ({session.peer_address})"
+            if peer is None:
+                findings.append(_finding("LAB-BGP", path, f"{where}: no BGP neighbor configured; the design peers them",
+                                         f"add `neighbor {session.peer_address}` to {switch}'s BGP config "
+                                         "(render it again)"))
+                continue
+            state = peer.get("state")
+            remote = peer.get("remoteAs")
+            if state != "Established":
+                findings.append(_finding("LAB-BGP", path, f"{where}: session {state}, not Established",
+                                         f"compare both ends' ASNs, addresses and neighbor lines with the design "
+                                         f"(`vtysh -c 'show bgp neighbors {session.peer_address}'` in the lab)"))
+            else:
+                established += 1
+            if remote is not None and remote != session.peer_asn and state == "Established":
+                findings.append(_finding("LAB-ASN", path, f"{where}: the peer speaks AS {remote}; the design gives "
+                                         f"{session.peer} AS {session.peer_asn}",
+                                         f"render {session.peer} again (its `router bgp` line)"))
+    counts["sessions"] = sum(len(sessions) for sessions in expected.sessions.values())
+    counts["established"] = established
+    return findings
+
+
+def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset[str] = frozenset(),
+           fewer: tuple[tuple[str, str, int], ...] = ()) -> list[Finding]:
+    """LAB-ROUTE findings: every switch's kernel against the design (after `failed`/`fewer`)."""
+    findings = []
+    alive = [switch.name for switch in lab.plan.switches if switch.name not in failed]
+    observed = observe.kernel_routes(lab, alive)
+    checked = 0
+    for switch in alive:
+        want = expected.routes(switch, failed, fewer)
+        have = observed[switch]
+        path = _switch_file(lab, switch)
+        for prefix, width in sorted(want.items()):
+            checked += 1
+            got = len(have.get(prefix, ()))
+            origin = expected.origins[prefix]
+            if got == 0:
+                findings.append(_finding("LAB-ROUTE", path, f"{switch} has no route to {prefix} ({origin}); the design "
+                                         f"reaches it over {width} next hop{'s' if width != 1 else ''}",
+                                         f"check the sessions toward {origin} and that {origin} announces {prefix}"))
+            elif got != width:
+                findings.append(_finding("LAB-ROUTE", path, f"{switch} reaches {prefix} ({origin}) over {got} next "
+                                         f"hops; the design's ECMP width is {width}",
+                                         "check maximum-paths and the sessions of this switch's uplinks"))
+        for prefix in sorted(set(have) - set(want)):
+            announcer = expected.origins.get(prefix)
+            if announcer is None or announcer in failed:
+                findings.append(_finding("LAB-ROUTE", path, f"{switch} holds {prefix}, which no device of the design "
+                                         "in this lab announces", "remove the extra `network` line"))
+    counts["prefixes"] = checked
+    return findings
+
+
+def rail_probes(expected: Design) -> list[tuple[RailAddress, RailAddress]]:
+    """Host rail pairs to test: on each rail, the next host and the first host under another leaf;
+    across rails, the next host's next rail. Bounded: at most three per host rail."""
+    by_rail: dict[int, list[RailAddress]] = {}
+    for rail in expected.rails:
+        by_rail.setdefault(rail.rail, []).append(rail)
+    rails = sorted(by_rail)
+    pairs: list[tuple[RailAddress, RailAddress]] = []
+    for number in rails:
+        members = by_rail[number]
+        for index, source in enumerate(members):
+            targets = []
+            if len(members) > 1:
+                targets.append(members[(index + 1) % len(members)])
+            other = next((member for member in members if member.leaf != source.leaf), None)
+            if other is not None and other not in targets:
+                targets.append(other)
+            if len(rails) > 1:
+                across = by_rail[rails[(rails.index(number) + 1) % len(rails)]]
+                targets.append(across[(index + 1) % len(across)])
+            pairs.extend((source, target) for target in targets if target.host != source.host or
+                         target.rail != source.rail)
+    return pairs
+
+
+def _reachability(lab: Lab, expected: Design, counts: dict[str, int],
+                  failed: frozenset[str] = frozenset()) -> list[Finding]:
+    pairs = rail_probes(expected)
+    answered = observe.ping(lab, [Probe(source.host, source.address, target.address) for source, target in pairs])
+    findings = []
+    for source, target in pairs:
+        want = expected.reachable(source.leaf, target.leaf, failed)
+        got = answered[Probe(source.host, source.address, target.address)]
+        if got != want:
+            verdict = "does not reach" if want else "reaches"
+            findings.append(_finding(
+                "LAB-REACH", f"hosts/{_pool(lab, source.host)}/qos.sh",
+                f"{source.host} rail {source.rail} ({source.address}) {verdict} {target.host} rail {target.rail} "
+                f"({target.address}, under {target.leaf}); the design says it {'should' if want else 'cannot'}",
+                f"trace it: `ip netns exec {lab.ns(source.host)} ping -I {source.address} {target.address}`, then "
+                f"the routes of {source.leaf} and {target.leaf}"))
+    counts["reach_probes"] = len(pairs)
+    return findings
+
+
+def _pool(lab: Lab, host: str) -> str:
+    return next(item.pool for item in lab.plan.hosts if item.name == host)
+
+
+def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    probes: dict[Probe, tuple[str, str]] = {}
+    gateways = {}
+    for switch in lab.plan.switches:
+        for interface in switch.interfaces:
+            if interface.address:
+                gateways[interface.address.split("/")[0]] = (switch.name, interface.port)
+    for host in lab.plan.hosts:
+        for interface in host.interfaces:
+            own = (interface.address or "").split("/")[0]
+            if not own:
+                continue
+            peer = own.rsplit(".", 1)[0] + "." + str(int(own.rsplit(".", 1)[1]) ^ 1)
+            if peer in gateways:
+                leaf, port = gateways[peer]
+                probes[Probe(host.name, own, peer, expected.host_mtu - 28)] = (
+                    f"hosts/{host.pool}/qos.sh", f"the cable {host.name} {interface.port} - {leaf} {port}")
+    for switch in lab.plan.switches:
+        for session in expected.sessions.get(switch.name, ()):
+            if session.peer not in expected.upper_of.get(switch.name, ()):
+                continue  # each switch-to-switch cable once, from its lower end
+            address = next((i.address for i in switch.interfaces if i.port == session.port and i.address), None)
+            if address:
+                probes[Probe(switch.name, address.split("/")[0], session.peer_address, expected.switch_mtu - 28)] = (
+                    f"switches/{switch.name}/config_db.json" if switch.os == "sonic" else _switch_file(lab, switch.name),
+                    f"the cable {switch.name} {session.port} - {session.peer}")
+    for source, target in rail_probes(expected):
+        if expected.reachable(source.leaf, target.leaf):
+            probes[Probe(source.host, source.address, target.address, expected.host_mtu - 28)] = (
+                f"hosts/{_pool(lab, source.host)}/qos.sh",
+                f"the path {source.host} rail {source.rail} -> {target.host} rail {target.rail} ({target.address})")
+    answered = observe.ping(lab, probes)
+    findings = []
+    for probe, (path, what) in probes.items():
+        if not answered[probe]:
+            mtu = probe.size + 28 if probe.size else 0
+            findings.append(_finding("LAB-MTU", path, f"{what} does not carry {mtu}-byte packets with DF set "
+                                     f"(from {probe.source} to {probe.target}); the design's MTU there is {mtu}",
+                                     "set the MTU of every port on it as the design renders it (jumbo end to end)"))
+    counts["mtu_probes"] = len(probes)
+    return findings
+
+
+def _lldp(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:
+    devices = set(lab.state["namespaces"])
+    cables = lab_cables(spec, topology, devices)
+    with tempfile.TemporaryDirectory() as folder:
+        observe.lldp(lab, Path(folder))
+        claims, reporting = gather(topology, cables, Path(folder), None, None)
+    result = verify(spec, topology, cables, claims, reporting, networks={"fabric"})
+    counts["lldp_cables"] = len(cables)
+    return [_finding("LAB-LLDP", finding.path, f"{finding.rule}: {finding.message}", finding.hint)
+            for finding in result.findings
+            if finding.severity >= Severity.WARNING and finding.rule not in NOT_EMULATED]

@@ -1,0 +1,111 @@
+"""Read a running lab: BGP sessions (vtysh JSON), kernel routes (`ip -j route`), pings and LLDP.
+
+Every read is bounded: one process per namespace, each with a timeout, started together so a
+lab of dozens of devices is read in about the time of its slowest device.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cluster.lab.runtime import Lab, LabError, sessions
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One ping: from a namespace and source address to a target, optionally a DF jumbo."""
+
+    device: str
+    source: str
+    target: str
+    size: int | None = None  # ICMP payload with don't-fragment set; None: a plain 56-byte ping
+
+
+def bgp(lab: Lab) -> dict[str, tuple[int | None, dict[str, dict[str, Any]]]]:
+    """switch -> (its local ASN, its peers as `show bgp summary json` lists them)."""
+    result = {}
+    for switch in lab.plan.switches:
+        text = lab.vtysh(switch.name, "show bgp summary json")
+        try:
+            local = json.loads(text or "{}").get("ipv4Unicast", {}).get("as")
+        except ValueError:
+            local = None
+        result[switch.name] = (local, sessions(lab, switch.name))
+    return result
+
+
+def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """device -> {prefix: its next-hop addresses} of the BGP routes its kernel forwards with."""
+    commands = {device: ["ip", "-j", "route", "show", "proto", "bgp"] for device in devices}
+    result: dict[str, dict[str, tuple[str, ...]]] = {}
+    for device, text in _parallel(lab, commands).items():
+        routes: dict[str, tuple[str, ...]] = {}
+        for route in json.loads(text or "[]"):
+            prefix = route["dst"] if "/" in route["dst"] else f"{route['dst']}/32"
+            hops = [hop.get("gateway", "") for hop in route.get("nexthops", ())] or [route.get("gateway", "")]
+            routes[prefix] = tuple(sorted(hop for hop in hops if hop))
+        result[device] = routes
+    return result
+
+
+def ping(lab: Lab, probes: Iterable[Probe], wait_s: float = 2) -> dict[Probe, bool]:
+    """Whether each probe was answered (one echo, `wait_s` to answer; a second try after a miss,
+    since the first packet of a new pair may wait for ARP)."""
+    per_device: dict[str, list[Probe]] = {}
+    for probe in probes:
+        per_device.setdefault(probe.device, []).append(probe)
+    scripts = {}
+    for device, batch in per_device.items():
+        lines = []
+        for index, probe in enumerate(batch):
+            size = f"-M do -s {probe.size}" if probe.size else ""
+            command = f"ping -n -q -c 1 -W {wait_s:g} -I {shlex.quote(probe.source)} {size} {shlex.quote(probe.target)}"
+            lines.append(f"if {command} >/dev/null 2>&1 || {command} >/dev/null 2>&1; then echo {index} ok; "
+                         f"else echo {index} lost; fi")
+        scripts[device] = ["bash", "-c", "\n".join(lines)]
+    answered: dict[Probe, bool] = {}
+    for device, text in _parallel(lab, scripts, timeout=30 + 2 * wait_s * max(map(len, per_device.values()),
+                                                                               default=1)).items():
+        batch = per_device[device]
+        for line in text.splitlines():
+            number, _, verdict = line.partition(" ")
+            answered[batch[int(number)]] = verdict == "ok"
+    return answered
+
+
+def lldp(lab: Lab, folder: Path) -> None:
+    """Write every device's `lldpctl -f json` to folder/<device>.json, as `verify --lldp` reads it."""
+    commands = {device: ["lldpctl", "-u", str(lab.node_dir(device) / "lldpd.sock"), "-f", "json"]
+                for device in lab.state["namespaces"]}
+    for device, text in _parallel(lab, commands).items():
+        (folder / f"{device}.json").write_text(text)
+
+
+def _parallel(lab: Lab, commands: dict[str, list[str]], timeout: float = 30) -> dict[str, str]:
+    """Run one command per device namespace at once; {device: stdout}. A failure raises LabError."""
+    running = {device: subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+               for device, command in commands.items()}
+    result = {}
+    failed = []
+    for device, process in running.items():
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            failed.append(f"{device}: `{commands[device][0]}` did not finish in {timeout:g} s")
+            continue
+        if process.returncode != 0:
+            failed.append(f"{device}: `{' '.join(commands[device][:3])}` failed: {err.strip()[:200]}")
+            continue
+        result[device] = out
+    if failed:
+        raise LabError("; ".join(failed[:5]) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""))
+    return result

@@ -1,0 +1,451 @@
+"""Build and remove a lab: network namespaces, veth cables, FRR and lldpd per device.
+
+Everything created is written to the state file (`<state dir>/state.json`) before it is created,
+so `lab down` removes it after a crash too: namespaces by name, daemons by pid (checked against
+the command they were started with, so a reused pid is never killed) and any other process left
+inside one of the lab's namespaces. One lab per state directory; a second `lab up` refuses while
+the state file exists.
+
+Needs root, iproute2, FRR (zebra, bgpd, bfdd, vtysh; Debian's `frr`), lldpd, iputils ping and
+nftables (`lab fail --mode silent`); `.ci/run` installs them from .ci/apt-packages.txt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cluster.lab.model import LabHost, LabPlan, LabSwitch
+
+DEFAULT_STATE_DIR = Path("/run/gpu-cluster-lab")
+FRR_DIR = Path("/usr/lib/frr")
+#: Daemon sockets, pid files and configs: under /run, whose path FRR's and lldpd's own users can
+#: walk (a state directory may sit below a private folder).
+NODES_ROOT = Path("/run")
+DAEMONS = ("zebra", "bgpd", "bfdd")
+#: Lab-only zebra setting: FRR 8.4's kernel nexthop groups can leave stale next hops in the
+#: kernel after links return (fixed upstream after 8.4.4); plain multipath routes do not.
+ZEBRA_CONF = "no zebra nexthop kernel enable\n"
+#: The kernel's ARP table limits are machine-wide, and every cable end of the lab holds an entry:
+#: past the default 1024 entries pings fail ("No buffer space available"). Restored by `lab down`.
+NEIGH_SYSCTLS = {"net.ipv4.neigh.default.gc_thresh1": 8192, "net.ipv4.neigh.default.gc_thresh2": 32768,
+                 "net.ipv4.neigh.default.gc_thresh3": 65536}
+#: Every switch namespace: forwarding, loose return paths for ECMP, L4 hashing so flows spread
+#: over the equal-cost paths as a switch ASIC spreads them.
+SWITCH_SYSCTLS = {"net.ipv4.ip_forward": "1", "net.ipv4.conf.all.rp_filter": "0",
+                  "net.ipv4.fib_multipath_hash_policy": "1"}
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,200}")
+TOOLS = {"ip": "iproute2", "vtysh": "frr", "lldpd": "lldpd", "lldpctl": "lldpd", "ping": "iputils-ping",
+         "nft": "nftables"}
+
+
+class LabError(Exception):
+    """The lab cannot do what was asked; the message says why and what to do (exit 2)."""
+
+
+def state_dir(given: str | None = None) -> Path:
+    return Path(given or os.environ.get("GPU_CLUSTER_LAB_DIR") or DEFAULT_STATE_DIR)
+
+
+def missing_requirements() -> list[str]:
+    """What this machine lacks to run a lab, one line each (empty: ready)."""
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("root: network namespaces and FRR need it (run as root)")
+    for tool, package in TOOLS.items():
+        if shutil.which(tool) is None:
+            problems.append(f"{tool}: not found (Debian package {package})")
+    for daemon in DAEMONS:
+        if not (FRR_DIR / daemon).exists():
+            problems.append(f"{FRR_DIR / daemon}: not found (Debian package frr)")
+    return problems
+
+
+def sh(*command: str, ns: str | None = None, check: bool = True, timeout: float = 30,
+       stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a command (inside namespace `ns`); a failure raises LabError with its message."""
+    full = ["ip", "netns", "exec", ns, *command] if ns else list(command)
+    try:
+        done = subprocess.run(full, input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise LabError(f"`{' '.join(full)}` did not finish in {timeout:g} s") from None
+    if check and done.returncode != 0:
+        raise LabError(f"`{' '.join(full[:8])}{' ...' if len(full) > 8 else ''}` failed: "
+                       f"{(done.stderr or done.stdout).strip()[:500]}")
+    return done
+
+
+@dataclass
+class Lab:
+    """A lab's state directory and what its state file records."""
+
+    root: Path
+    state: dict[str, Any]
+
+    @functools.cached_property
+    def plan(self) -> LabPlan:
+        return LabPlan.from_dict(self.state["plan"])
+
+    def ns(self, device: str) -> str:
+        return str(self.state["namespaces"][device])
+
+    def node_dir(self, device: str) -> Path:
+        return Path(self.state["nodes"]) / device
+
+    def save(self) -> None:
+        write_state(self.root, self.state)
+
+    def vtysh(self, device: str, command: str, timeout: float = 20) -> str:
+        folder = self.node_dir(device)
+        return sh("vtysh", "--vty_socket", str(folder), "--config_dir", str(folder), "-c", command,
+                  timeout=timeout).stdout
+
+
+def write_state(root: Path, state: dict[str, Any]) -> None:
+    temporary = root / "state.json.tmp"
+    temporary.write_text(json.dumps(state, indent=1, sort_keys=True))
+    os.replace(temporary, root / "state.json")
+
+
+def load(root: Path) -> Lab | None:
+    path = root / "state.json"
+    if not path.exists():
+        return None
+    try:
+        return Lab(root, json.loads(path.read_text()))
+    except (OSError, ValueError) as error:
+        raise LabError(f"{path}: unreadable lab state ({error}); remove the lab's namespaces by hand "
+                       "(`ip netns list`) and delete the file") from None
+
+
+@contextlib.contextmanager
+def locked(root: Path) -> Iterator[None]:
+    """One lab command at a time per state directory."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LabError(f"another lab command is running on {root}; wait for it to finish") from None
+        yield
+
+
+def namespace_prefix(root: Path) -> str:
+    """`gcl-` for the default state directory, else one derived from the directory, so two labs
+    (a user's and a test's) never share a namespace name."""
+    if root == DEFAULT_STATE_DIR:
+        return "gcl-"
+    return "gcl" + hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:5] + "-"
+
+
+def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout: float) -> dict[str, Any]:
+    """Build `plan`, wait (at most `converge_timeout` s) for every session it configures inside the
+    lab, and return the summary (times, memory, what the lab represents)."""
+    problems = missing_requirements()
+    if problems:
+        raise LabError("this machine cannot run a lab:\n  " + "\n  ".join(problems))
+    with locked(root):
+        running = load(root)
+        if running is not None:
+            raise LabError(f"a lab of stack {running.state['stack']} is up (state {root / 'state.json'}); "
+                           "run `lab down` first")
+        prefix = namespace_prefix(root)
+        devices = [switch.name for switch in plan.switches] + [host.name for host in plan.hosts]
+        namespaces = {device: (prefix + device if NAME.fullmatch(device) else f"{prefix}{index}")
+                      for index, device in enumerate(devices)}
+        lab = Lab(root, {"stack": stack, "slice": slice_text, "phase": "building", "plan": plan.to_dict(),
+                         "namespaces": namespaces, "nodes": str(NODES_ROOT / f"{prefix}nodes"),
+                         "created": [], "pids": {}, "sysctl": {}, "failures": []})
+        lab.save()
+        started = time.monotonic()
+        try:
+            _build(lab, plan)
+            built = time.monotonic() - started
+            converged = wait_converged(lab, converge_timeout)
+        except BaseException:
+            teardown(lab)
+            raise
+        lab.state["phase"] = "up"
+        lab.save()
+    summary = {"stack": stack, "slice": plan.slice, "switches": len(plan.switches), "hosts": len(plan.hosts),
+               "cables": len(plan.cables), "build_s": round(built, 2),
+               "converge_s": None if converged is None else round(converged, 2),
+               "memory_mb": round(memory_kb(lab) / 1024, 1), "notes": list(plan.notes), "state": str(root)}
+    return summary
+
+
+def _build(lab: Lab, plan: LabPlan) -> None:
+    created: list[str] = lab.state["created"]
+    for device in lab.state["namespaces"]:
+        created.append(lab.ns(device))
+    lab.save()
+    sh("ip", "-batch", "-", stdin="".join(f"netns add {lab.ns(device)}\n" for device in lab.state["namespaces"]))
+    sh("ip", "-batch", "-", stdin="".join(
+        f"link add {cable.a_if} netns {lab.ns(cable.a)} type veth peer name {cable.b_if} netns {lab.ns(cable.b)}\n"
+        for cable in plan.cables))
+    devices: list[LabSwitch | LabHost] = [*plan.switches, *plan.hosts]
+    for device in devices:
+        commands = ["link set lo up"]
+        for interface in device.interfaces:
+            commands.append(f"link set {interface.name} mtu {interface.mtu}")
+            if interface.address and isinstance(device, LabSwitch):
+                commands.append(f"address add {interface.address} dev {interface.name}")
+            if interface.up:
+                commands.append(f"link set {interface.name} up")
+        loopback = getattr(device, "loopback", None)
+        if loopback:
+            commands.append(f"address add {loopback} dev lo")
+        sh("ip", "-n", lab.ns(device.name), "-batch", "-", stdin="\n".join(commands) + "\n")
+    for key, value in NEIGH_SYSCTLS.items():  # every cable end holds a neighbor entry, machine-wide
+        current = int(Path("/proc/sys", *key.split(".")).read_text())
+        if current < value:
+            lab.state["sysctl"][key] = current
+            lab.save()
+            sh("sysctl", "-qw", f"{key}={value}")
+    for switch in plan.switches:
+        sh("sysctl", "-qw", *(f"{key}={value}" for key, value in SWITCH_SYSCTLS.items()), ns=lab.ns(switch.name))
+    for host in plan.hosts:
+        sh("bash", "-c", host.routing, ns=lab.ns(host.name))
+    for switch in plan.switches:
+        _start_frr(lab, switch.name, switch.frr_conf)
+    for device in devices:
+        _start_lldpd(lab, device.name, isinstance(device, LabSwitch),
+                     {i.name: i.port for i in device.interfaces if i.name != i.port})
+    for switch in plan.switches:
+        _load_frr(lab, switch.name)
+
+
+def _spawn(lab: Lab, device: str, role: str, command: list[str]) -> None:
+    folder = lab.node_dir(device)
+    with open(folder / f"{role}.log", "ab") as log:
+        process = subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command], stdout=log,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    lab.state["pids"][f"{device}/{role}"] = [process.pid, command[0]]
+    lab.save()
+
+
+def _node_folder(lab: Lab, device: str) -> Path:
+    folder = lab.node_dir(device)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)  # FRR and lldpd drop to their own users and must reach their sockets
+    shutil.chown(folder, "frr", "frr")
+    return folder
+
+
+def _start_frr(lab: Lab, device: str, config: str) -> None:
+    folder = _node_folder(lab, device)
+    (folder / "frr.conf").write_text(config)
+    (folder / "zebra.conf").write_text(ZEBRA_CONF)
+    (folder / "empty.conf").write_text("")
+    (folder / "vtysh.conf").write_text("")
+    for name in ("zebra.conf", "empty.conf", "frr.conf"):
+        (folder / name).chmod(0o644)
+    defaults = re.search(r"^frr defaults (\S+)", config, re.MULTILINE)
+    profile = ["-F", defaults.group(1)] if defaults else []
+    common = ["--vty_socket", str(folder), "-P", "0", "-z", str(folder / "zserv.api"), *profile]
+    _spawn(lab, device, "zebra", [str(FRR_DIR / "zebra"), "-f", str(folder / "zebra.conf"),
+                                  "-i", str(folder / "zebra.pid"), *common])
+    _wait_for(folder / "zserv.api", f"{device}: zebra")
+    _spawn(lab, device, "bfdd", [str(FRR_DIR / "bfdd"), "-f", str(folder / "empty.conf"),
+                                 "-i", str(folder / "bfdd.pid"), "--bfdctl", str(folder / "bfdd.sock"), *common])
+    _spawn(lab, device, "bgpd", [str(FRR_DIR / "bgpd"), "-f", str(folder / "empty.conf"),
+                                 "-i", str(folder / "bgpd.pid"), *common])
+
+
+def _load_frr(lab: Lab, device: str) -> None:
+    """Push the rendered config as vtysh does at boot with an integrated config."""
+    folder = lab.node_dir(device)
+    for daemon in DAEMONS:
+        _wait_for(folder / f"{daemon}.vty", f"{device}: {daemon}")
+    done = sh("vtysh", "--vty_socket", str(folder), "--config_dir", str(folder), "-f", str(folder / "frr.conf"),
+              check=False, timeout=60)
+    errors = [line for line in (done.stdout + done.stderr).splitlines()
+              if line.startswith("%") and "vtysh.conf" not in line]
+    if done.returncode != 0 and errors:
+        raise LabError(f"{device}: FRR refused its config: {'; '.join(errors)[:500]}")
+
+
+def _start_lldpd(lab: Lab, device: str, is_switch: bool, port_ids: dict[str, str]) -> None:
+    folder = _node_folder(lab, device)
+    lines = [f"configure system hostname {device}", "configure lldp tx-interval 1"]
+    if is_switch:
+        lines.append("configure lldp portidsubtype ifname")
+        # A port whose platform name Linux cannot carry (EOS Ethernet3/5) advertises that name.
+        lines.extend(f"configure ports {name} lldp portidsubtype local {port}" for name, port in port_ids.items())
+    (folder / "lldpd.conf").write_text("\n".join(lines) + "\n")
+    _spawn(lab, device, "lldpd", ["lldpd", "-d", "-u", str(folder / "lldpd.sock"), "-O", str(folder / "lldpd.conf")])
+
+
+def _wait_for(path: Path, what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise LabError(f"{what} did not start in {timeout:g} s (no {path}); see the .log files beside it")
+        time.sleep(0.02)
+
+
+def sessions(lab: Lab, device: str) -> dict[str, dict[str, Any]]:
+    """The switch's BGP peers as `show bgp summary json` lists them (empty: no BGP running)."""
+    text = lab.vtysh(device, "show bgp summary json")
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        raise LabError(f"{device}: unreadable `show bgp summary json`: {text[:200]}") from None
+    peers: dict[str, dict[str, Any]] = data.get("ipv4Unicast", {}).get("peers", {})
+    return peers
+
+
+def in_lab_peers(lab: Lab) -> dict[str, set[str]]:
+    """Per switch, the peer addresses of its cables inside the lab (a slice leaves the sessions
+    to switches outside it unanswered)."""
+    plan = lab.plan
+    address = {(device.name, interface.name): interface.address.split("/")[0]
+               for device in plan.switches for interface in device.interfaces if interface.address}
+    result: dict[str, set[str]] = {switch.name: set() for switch in plan.switches}
+    for cable in plan.cables:
+        a, b = address.get((cable.a, cable.a_if)), address.get((cable.b, cable.b_if))
+        if a and b:
+            if cable.a in result:
+                result[cable.a].add(b)
+            result[cable.b].add(a)
+    return result
+
+
+def wait_converged(lab: Lab, timeout: float, quiet_s: float = 1.5) -> float | None:
+    """Seconds until every configured session inside the lab is Established and no switch's
+    kernel has changed its BGP routes for `quiet_s` (None: not within `timeout`; `lab check`
+    then says what is missing)."""
+    started = time.monotonic()
+    expected = in_lab_peers(lab)
+    pending = set(expected)
+    while pending:
+        for device in sorted(pending):
+            peers = sessions(lab, device)
+            if all(peers[address].get("state") == "Established" for address in expected[device] & set(peers)):
+                pending.discard(device)
+        if time.monotonic() - started > timeout:
+            return None
+        time.sleep(0.2)
+    last: dict[str, str] = {}
+    changed = time.monotonic()
+    while time.monotonic() - changed < quiet_s:
+        if time.monotonic() - started > timeout:
+            return None
+        now = route_tables(lab)
+        if now != last:
+            last, changed = now, time.monotonic()
+        time.sleep(0.2)
+    return changed - started
+
+
+def route_tables(lab: Lab) -> dict[str, str]:
+    """Every switch's kernel BGP routes as `ip route` prints them (one process for all)."""
+    script = "".join(f"echo '>{switch.name}'; ip -n {lab.ns(switch.name)} route show proto bgp\n"
+                     for switch in lab.plan.switches)
+    text = sh("bash", "-c", script, timeout=60).stdout
+    tables: dict[str, str] = {}
+    current = ""
+    for line in text.splitlines():
+        if line.startswith(">"):
+            current = line[1:]
+            tables[current] = ""
+        else:
+            tables[current] += line + "\n"
+    return tables
+
+
+def memory_kb(lab: Lab, devices: set[str] | None = None) -> int:
+    """Resident memory of the lab's daemons now (of `devices`' daemons, when given)."""
+    total = 0
+    for role, (pid, _) in lab.state["pids"].items():
+        if devices is not None and role.split("/")[0] not in devices:
+            continue
+        with contextlib.suppress(OSError):
+            status = Path(f"/proc/{pid}/status").read_text()
+            match = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
+            total += int(match.group(1)) if match else 0
+    return total
+
+
+def _alive(pid: int, program: str) -> bool:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(part.decode(errors="replace") == program for part in command)
+
+
+def _namespace_processes(namespaces: set[str]) -> list[int]:
+    """Processes whose network namespace is one of `namespaces` (left behind by a crash)."""
+    inodes = set()
+    for name in namespaces:
+        with contextlib.suppress(OSError):
+            inodes.add(os.stat(f"/run/netns/{name}").st_ino)
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(entry / "ns" / "net").st_ino in inodes:
+                    found.append(int(entry.name))
+    return found
+
+
+def teardown(lab: Lab) -> dict[str, int]:
+    """Remove everything the state file records; safe to run again."""
+    killed = 0
+    pids = [int(pid) for pid, program in lab.state["pids"].values() if _alive(int(pid), program)]
+    pids += [pid for pid in _namespace_processes(set(lab.state["created"])) if pid not in pids and pid != os.getpid()]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)  # a frozen (silent) daemon must see its SIGTERM
+            os.kill(pid, signal.SIGTERM)
+            killed += 1
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() and _zombie_free(pid) for pid in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            if _zombie_free(pid):
+                os.kill(pid, signal.SIGKILL)
+    removed = 0
+    existing = set(sh("ip", "netns", "list").stdout.split())
+    for name in lab.state["created"]:
+        if name in existing:
+            sh("ip", "netns", "del", name, check=False)
+            removed += 1
+    for key, value in lab.state.get("sysctl", {}).items():
+        sh("sysctl", "-qw", f"{key}={value}", check=False)
+    shutil.rmtree(lab.state["nodes"], ignore_errors=True)
+    with contextlib.suppress(FileNotFoundError):
+        (lab.root / "state.json").unlink()
+    return {"namespaces": removed, "processes": killed}
+
+
+def _zombie_free(pid: int) -> bool:
+    """True while `pid` is a live process (not a zombie waiting for its parent)."""
+    try:
+        return " Z " not in Path(f"/proc/{pid}/stat").read_text().split(")", 1)[1][:4]
+    except OSError:
+        return False
+
+
+def down(root: Path) -> dict[str, int] | None:
+    """`lab down`: None when no lab is up."""
+    with locked(root):
+        lab = load(root)
+        if lab is None:
+            return None
+        return teardown(lab)
