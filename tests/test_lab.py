@@ -94,6 +94,13 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
         after = lab(state, "check", "dev", "--no-lldp", "--format", "json")
         assert after.returncode == 0, json.loads(after.stdout)["findings"][:3]
 
+    # One cable of a bundle: the leaf keeps its other uplinks, as whatif's ratio for that cable says.
+    cable = lab(state, "fail", "dev", "leaf-001-r0~spine-002", "--mode", "silent", "--format", "json")
+    result = json.loads(cable.stdout)
+    assert cable.returncode == 0, result["findings"]
+    assert result["whatif_ratio"] == {"leaf-001-r0": max(result["measured_ratio"].values())}
+    assert lab(state, "restore", "dev").returncode == 0
+
     down = lab(state, "down", "dev")
     assert down.returncode == 0 and "removed 14 namespaces" in down.stdout
     assert leftovers(state) == ([], [])

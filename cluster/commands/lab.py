@@ -238,8 +238,10 @@ def _fail(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         lossy = [flow for flow in report.flows if flow["lost"]]
-        withdraw = f"{report.withdraw_s} s" if report.withdraw_s is not None else "did not settle"
-        print(f"lab fail: {args.name} ({args.mode}): routes settled to the design's failed fabric in {withdraw}; "
+        first = f"first route change after {report.first_change_s} s" if report.first_change_s is not None \
+            else "no route changed"
+        withdraw = f"in {report.withdraw_s} s" if report.withdraw_s is not None else "did NOT settle"
+        print(f"lab fail: {args.name} ({args.mode}): {first}, routes settled to the design's failed fabric {withdraw}; "
               f"{len(lossy)} of {len(report.flows)} probe flows lost packets, the worst for "
               f"{report.worst_loss_s:.2f} s")
         worst = max(report.measured_ratio.items(), key=lambda item: item[1], default=None)

@@ -2,10 +2,11 @@
 lab itself): the BGP sessions and the peer's ASN, every prefix on every switch with its ECMP
 width, which host rails reach which, and the MTU every path carries.
 
-ECMP widths follow eBGP over a Clos (RFC 7938): traffic climbs to a switch from which the
-destination lies below and then descends (a valley would repeat an upper tier's ASN, which BGP
-refuses), so a switch's next hops for a prefix are its links on the shortest such path. A width
-is capped at the switch's `maximum-paths` (cluster.ecmp), as FRR caps it. With `failed`
+ECMP widths follow eBGP as the rendered configs leave it (no policy, multipath-relax; RFC 7938):
+a switch keeps the shortest AS paths to a prefix over every session that offers one and refuses a
+path that holds its own ASN (RFC 4271's loop prevention), so spines sharing an ASN reach neither
+each other's loopbacks nor anything through a valley. A width is the number of those sessions
+(one per cable), capped at the switch's `maximum-paths` (cluster.ecmp), as FRR caps it. With `failed`
 switches or cables, the same rules give the fabric after the failure (`lab fail`).
 """
 
@@ -13,15 +14,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cache
 
 from cluster.addressing import allocate
 from cluster.qos import host_plan
 from cluster.render.views import Switch, qos_view, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
-
-INFINITY = 10**6
 
 
 @dataclass(frozen=True)
@@ -54,19 +52,21 @@ class Design:
     links: dict[tuple[str, str], int]  # (lower, upper) switch pair -> cables between them
     upper_of: dict[str, tuple[str, ...]]
     lower_of: dict[str, tuple[str, ...]]
-    _memo: dict[tuple[object, ...], dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict[tuple[object, ...], dict[str, dict[str, int]]] = field(default_factory=dict, compare=False, repr=False)
 
     def routes(self, switch: str, failed: frozenset[str] = frozenset(),
                fewer: tuple[tuple[str, str, int], ...] = ()) -> dict[str, int]:
         """{prefix: ECMP width} the switch should hold, without the `failed` switches and with
         `fewer` cables ((lower, upper, count) taken away)."""
-        key = (switch, failed, fewer)
+        if switch in failed:
+            return {}
+        key = (failed, fewer)
         if key not in self._memo:
             links = dict(self.links)
             for lower, upper, count in fewer:
                 links[(lower, upper)] = links.get((lower, upper), 0) - count
-            self._memo[key] = _routes(self, switch, failed, tuple(sorted(links.items())))
-        return self._memo[key]
+            self._memo[key] = _routes(self, failed, tuple(sorted(links.items())))
+        return dict(self._memo[key].get(switch, {}))
 
     def reachable(self, source: str, target: str, failed: frozenset[str] = frozenset()) -> bool:
         """Whether traffic from leaf `source` reaches leaf `target` along the fabric's routes."""
@@ -128,46 +128,40 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
     )
 
 
-def _routes(expected: Design, switch: str, failed: frozenset[str],
-            links: tuple[tuple[tuple[str, str], int], ...]) -> dict[str, int]:
+def _routes(expected: Design, failed: frozenset[str],
+            links: tuple[tuple[tuple[str, str], int], ...]) -> dict[str, dict[str, int]]:
+    """{switch: {prefix: ECMP width}} for every switch that is up, by simulating eBGP's choice per
+    originating switch: a route travels one session hop at a time, a switch refuses one whose AS
+    path holds its own ASN, keeps the shortest AS paths over all its sessions that offer them
+    (multipath-relax: equal length, any ASNs) and passes on one of them (its best: the first
+    neighbor by name, as the next switches only read its ASNs)."""
     counts = {pair: count for pair, count in links if count > 0}
-    if switch in failed:
-        return {}
-
-    def uppers(name: str) -> list[str]:
-        return [up for up in expected.upper_of.get(name, ()) if up not in failed and counts.get((name, up), 0) > 0]
-
-    def lowers(name: str) -> list[str]:
-        return [low for low in expected.lower_of.get(name, ()) if low not in failed and counts.get((low, name), 0) > 0]
-
-    result: dict[str, int] = {}
+    neighbors: dict[str, dict[str, int]] = defaultdict(dict)
+    for (lower, upper), count in counts.items():
+        if lower not in failed and upper not in failed:
+            neighbors[lower][upper] = count
+            neighbors[upper][lower] = count
+    asn = expected.asns
     by_origin: dict[str, list[str]] = defaultdict(list)
     for prefix, origin in expected.origins.items():
-        if origin != switch and origin not in failed:
+        if origin not in failed:
             by_origin[origin].append(prefix)
+    result: dict[str, dict[str, int]] = defaultdict(dict)
     for origin, prefixes in by_origin.items():
-
-        @cache
-        def down(name: str, target: str = origin) -> int:
-            """Hops from `name` down to the origin, descending only."""
-            if name == target:
-                return 0
-            return min((1 + down(low) for low in lowers(name)), default=INFINITY)
-
-        @cache
-        def anywhere(name: str) -> int:
-            """Hops along the shortest up-then-down path."""
-            return min([down(name), *(1 + anywhere(up) for up in uppers(name))])
-
-        best = anywhere(switch)
-        if best >= INFINITY:
-            continue
-        width = 0
-        if down(switch) == best:
-            width += sum(counts[(low, switch)] for low in lowers(switch) if 1 + down(low) == best)
-        else:
-            width += sum(counts[(switch, up)] for up in uppers(switch) if 1 + anywhere(up) == best)
-        width = min(width, expected.maximum_paths.get(switch, width))
-        for prefix in prefixes:
-            result[prefix] = width
+        sent: dict[str, tuple[int | None, ...]] = {origin: (asn.get(origin),)}  # switch -> the AS path it announces
+        frontier = [origin]
+        while frontier:
+            offers: dict[str, list[str]] = defaultdict(list)
+            for speaker in frontier:
+                for peer in neighbors[speaker]:
+                    if peer not in sent and asn.get(peer) not in sent[speaker]:
+                        offers[peer].append(speaker)
+            for peer, speakers in offers.items():
+                speakers.sort()
+                sent[peer] = (asn.get(peer), *sent[speakers[0]])
+                width = sum(neighbors[peer][speaker] for speaker in speakers)
+                width = min(width, expected.maximum_paths.get(peer, width))
+                for prefix in prefixes:
+                    result[peer][prefix] = width
+            frontier = sorted(offers)
     return result

@@ -8,8 +8,9 @@ links and kernel routes left as they are; `silent` drops every packet in and out
 only BFD (or, without it, the BGP hold timer) notices that.
 
 Measured: per probe flow (host rail to host rail, 100 pings a second) the longest run of lost
-replies, as time; the time until every surviving switch's kernel holds the design's routes for
-the failed fabric (withdrawal); the ECMP widths then. Compared: those widths against the
+replies, as time; from `ip -ts monitor route` in every surviving switch, the first kernel route
+change after the failure and the last one before every kernel holds the design's routes for the
+failed fabric (withdrawal); the ECMP widths then. Compared: those widths against the
 design's routes without the failed device (LAB-ROUTE) and the worst ratio of the tier below the
 failure against `whatif`'s (LAB-WHATIF), and the switches left without uplinks against whatif's
 cut-off list.
@@ -18,6 +19,7 @@ cut-off list.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import re
 import signal
@@ -50,7 +52,8 @@ class FailReport:
     failed: str
     mode: str
     flows: list[dict[str, Any]] = field(default_factory=list)
-    withdraw_s: float | None = None
+    first_change_s: float | None = None  # the first kernel route change anywhere after the failure
+    withdraw_s: float | None = None  # the last one, once every kernel holds the design's routes
     widths: dict[str, dict[str, int]] = field(default_factory=dict)  # switch -> {prefix: next hops} during failure
     measured_ratio: dict[str, float] = field(default_factory=dict)
     predicted_ratio: dict[str, float] = field(default_factory=dict)
@@ -61,7 +64,8 @@ class FailReport:
         return max((flow["loss_s"] for flow in self.flows), default=0.0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"failed": self.failed, "mode": self.mode, "withdraw_s": self.withdraw_s,
+        return {"failed": self.failed, "mode": self.mode, "first_change_s": self.first_change_s,
+                "withdraw_s": self.withdraw_s,
                 "worst_loss_s": round(self.worst_loss_s, 3), "flows": self.flows,
                 "measured_ratio": self.measured_ratio, "whatif_ratio": self.predicted_ratio, "widths": self.widths,
                 "findings": [finding.to_dict() for finding in self.findings]}
@@ -197,6 +201,20 @@ def _loss(text: str) -> tuple[float, int, int]:
     return longest * PROBE_INTERVAL_S, sent - len(seen), sent
 
 
+def _route_changes(monitors: dict[str, subprocess.Popen[str]], since: float) -> list[float]:
+    """Seconds after `since` of every kernel route change the monitors saw, in order."""
+    for process in monitors.values():
+        process.terminate()
+    times = []
+    for process in monitors.values():
+        out, _ = process.communicate(timeout=10)
+        for stamp in re.findall(r"^\[(\d{4}-\d\d-\d\dT[\d:.]+)\]", out, re.MULTILINE):
+            moment = datetime.datetime.fromisoformat(stamp).timestamp()  # local time, as `ip -ts` prints it
+            if moment >= since:
+                times.append(moment - since)
+    return sorted(times)
+
+
 def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
          settle_timeout: float = 20.0) -> FailReport:
     """Fail NAME while probe flows run, until the fabric has settled (at most `settle_timeout` s)
@@ -208,20 +226,23 @@ def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
     report = FailReport(name, mode)
     flows = _flows(expected)
     processes = _start_flows(lab, flows, settle_timeout + 5)
-    time.sleep(1.0)  # the flows run before the failure
-    started = time.monotonic()
-    apply(lab, name, mode)
     survivors = [s.name for s in lab.plan.switches if s.name not in failed]
+    monitors = {s: subprocess.Popen(["ip", "-n", lab.ns(s), "-ts", "monitor", "route"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True) for s in survivors}
+    time.sleep(1.0)  # the flows run, and the monitors listen, before the failure
+    started_at, started = time.time(), time.monotonic()
+    apply(lab, name, mode)
     want = {s: expected.routes(s, failed, fewer) for s in survivors}
-    while True:
+    settled = False
+    while not settled and time.monotonic() - started < settle_timeout:
         observed = observe.kernel_routes(lab, survivors)
-        if all({p: len(h) for p, h in observed[s].items() if p in want[s]} == want[s] for s in survivors):
-            report.withdraw_s = round(time.monotonic() - started, 3)
-            break
-        if time.monotonic() - started > settle_timeout:
-            break
+        settled = all({p: len(h) for p, h in observed[s].items() if p in want[s]} == want[s] for s in survivors)
         time.sleep(0.05)
     time.sleep(1.0)  # flows that recovered show it
+    changes = _route_changes(monitors, started_at)
+    if changes:
+        report.first_change_s = round(changes[0], 3)
+        report.withdraw_s = round(changes[-1], 3) if settled else None
     for process in processes:
         process.send_signal(signal.SIGINT)  # ping prints its summary and exits
     for (host, source, target), process in zip(flows, processes, strict=True):

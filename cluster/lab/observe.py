@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.lab.runtime import Lab, LabError, sessions
+from cluster.lab.runtime import Lab, run_each, sessions
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple
     """device -> {prefix: its next-hop addresses} of the BGP routes its kernel forwards with."""
     commands = {device: ["ip", "-j", "route", "show", "proto", "bgp"] for device in devices}
     result: dict[str, dict[str, tuple[str, ...]]] = {}
-    for device, text in _parallel(lab, commands).items():
+    for device, text in run_each(lab, commands).items():
         routes: dict[str, tuple[str, ...]] = {}
         for route in json.loads(text or "[]"):
             prefix = route["dst"] if "/" in route["dst"] else f"{route['dst']}/32"
@@ -70,7 +69,7 @@ def ping(lab: Lab, probes: Iterable[Probe], wait_s: float = 2) -> dict[Probe, bo
                          f"else echo {index} lost; fi")
         scripts[device] = ["bash", "-c", "\n".join(lines)]
     answered: dict[Probe, bool] = {}
-    for device, text in _parallel(lab, scripts, timeout=30 + 2 * wait_s * max(map(len, per_device.values()),
+    for device, text in run_each(lab, scripts, timeout=30 + 2 * wait_s * max(map(len, per_device.values()),
                                                                                default=1)).items():
         batch = per_device[device]
         for line in text.splitlines():
@@ -83,29 +82,5 @@ def lldp(lab: Lab, folder: Path) -> None:
     """Write every device's `lldpctl -f json` to folder/<device>.json, as `verify --lldp` reads it."""
     commands = {device: ["lldpctl", "-u", str(lab.node_dir(device) / "lldpd.sock"), "-f", "json"]
                 for device in lab.state["namespaces"]}
-    for device, text in _parallel(lab, commands).items():
+    for device, text in run_each(lab, commands).items():
         (folder / f"{device}.json").write_text(text)
-
-
-def _parallel(lab: Lab, commands: dict[str, list[str]], timeout: float = 30) -> dict[str, str]:
-    """Run one command per device namespace at once; {device: stdout}. A failure raises LabError."""
-    running = {device: subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-               for device, command in commands.items()}
-    result = {}
-    failed = []
-    for device, process in running.items():
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            failed.append(f"{device}: `{commands[device][0]}` did not finish in {timeout:g} s")
-            continue
-        if process.returncode != 0:
-            failed.append(f"{device}: `{' '.join(commands[device][:3])}` failed: {err.strip()[:200]}")
-            continue
-        result[device] = out
-    if failed:
-        raise LabError("; ".join(failed[:5]) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""))
-    return result

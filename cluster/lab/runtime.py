@@ -352,19 +352,32 @@ def wait_converged(lab: Lab, timeout: float, quiet_s: float = 1.5) -> float | No
 
 
 def route_tables(lab: Lab) -> dict[str, str]:
-    """Every switch's kernel BGP routes as `ip route` prints them (one process for all)."""
-    script = "".join(f"echo '>{switch.name}'; ip -n {lab.ns(switch.name)} route show proto bgp\n"
-                     for switch in lab.plan.switches)
-    text = sh("bash", "-c", script, timeout=60).stdout
-    tables: dict[str, str] = {}
-    current = ""
-    for line in text.splitlines():
-        if line.startswith(">"):
-            current = line[1:]
-            tables[current] = ""
-        else:
-            tables[current] += line + "\n"
-    return tables
+    """Every switch's kernel BGP routes as `ip route` prints them."""
+    return run_each(lab, {switch.name: ["ip", "route", "show", "proto", "bgp"] for switch in lab.plan.switches})
+
+
+def run_each(lab: Lab, commands: dict[str, list[str]], timeout: float = 30) -> dict[str, str]:
+    """Run one command per device namespace at once; {device: stdout}. A failure raises LabError."""
+    running = {device: subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+               for device, command in commands.items()}
+    result = {}
+    failed = []
+    for device, process in running.items():
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            failed.append(f"{device}: `{commands[device][0]}` did not finish in {timeout:g} s")
+            continue
+        if process.returncode != 0:
+            failed.append(f"{device}: `{' '.join(commands[device][:3])}` failed: {err.strip()[:200]}")
+            continue
+        result[device] = out
+    if failed:
+        raise LabError("; ".join(failed[:5]) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""))
+    return result
 
 
 def memory_kb(lab: Lab, devices: set[str] | None = None) -> int:
