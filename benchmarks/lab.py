@@ -1,9 +1,9 @@
 """`lab` on this machine: time to build and converge, memory per switch, a silent spine's loss,
 and the largest slice this machine holds.
 
-    sudo python benchmarks/lab.py [--stack dev --stack article-c] [--pods-slice 2]
+    sudo python benchmarks/lab.py [--stack dev --stack article-c --stack pods:groups=2]
 
-For each stack: `lab up` (build and convergence times as the command reports them), the
+For each stack (STACK or STACK:SLICE): `lab up` (build and convergence times as the command reports them), the
 daemons' resident memory per switch, `lab check` wall time, and `lab fail spine-001 --mode
 silent` (longest loss of any probe flow, time to settled routes). Then, from the largest
 measured memory per switch and per host, how many switches this machine's MemAvailable holds
@@ -39,16 +39,18 @@ def available_mb() -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", action="append", help="stacks to boot (default dev and article-c)")
+    parser.add_argument("--stack", action="append",
+                        help="stacks to boot, STACK or STACK:SLICE (default dev, article-c, pods:groups=2)")
     args = parser.parse_args()
     per_switch = []
-    print(f"{'stack':<12} {'switches':>8} {'hosts':>6} {'cables':>6} {'build s':>8} {'converge s':>10} "
+    print(f"{'stack':<14} {'switches':>8} {'hosts':>6} {'cables':>6} {'build s':>8} {'converge s':>10} "
           f"{'MB/switch':>9} {'check s':>8} {'silent loss s':>13} {'settled s':>9}")
-    for stack in args.stack or ["dev", "article-c"]:
+    for given in args.stack or ["dev", "article-c", "pods:groups=2"]:
+        stack, _, chosen = given.partition(":")
         with tempfile.TemporaryDirectory() as folder:
             state = Path(folder) / "lab"
             try:
-                up = lab(state, "up", stack, "--format", "json")
+                up = lab(state, "up", stack, "--format", "json", *(["--slice", chosen] if chosen else []))
                 if up.returncode != 0:
                     print(f"{stack}: lab up failed: {up.stderr.strip()}")
                     return 1
@@ -62,7 +64,7 @@ def main() -> int:
                 mb = status["switch_memory_mb"] / summary["switches"]
                 host_mb = status["host_memory_mb"] / max(1, summary["hosts"])
                 per_switch.append((mb, host_mb, summary["hosts"] / summary["switches"]))
-                print(f"{stack:<12} {summary['switches']:>8} {summary['hosts']:>6} {summary['cables']:>6} "
+                print(f"{given:<14} {summary['switches']:>8} {summary['hosts']:>6} {summary['cables']:>6} "
                       f"{summary['build_s']:>8} {summary['converge_s']!s:>10} {mb:>9.1f} {check_s:>8.1f} "
                       f"{failed['worst_loss_s']:>13} {failed['withdraw_s']!s:>9}"
                       + ("" if checked.returncode == 0 else "  (check found problems)"))

@@ -65,10 +65,13 @@ def state(tmp_path: Path, ready: None) -> Iterator[Path]:
 
 
 def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Path) -> None:
+    limit = Path("/proc/sys/net/ipv4/neigh/default/gc_thresh3")
+    before = limit.read_text()
     up = lab(state, "up", "dev", "--format", "json")
     assert up.returncode == 0, up.stderr
     summary = json.loads(up.stdout)
     assert (summary["switches"], summary["hosts"], summary["cables"]) == (10, 4, 64)
+    assert int(limit.read_text()) >= 65536  # every cable end holds an ARP entry, machine-wide
     assert summary["converge_s"] is not None
 
     again = lab(state, "up", "dev")
@@ -105,6 +108,7 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert down.returncode == 0 and "removed 14 namespaces" in down.stdout
     assert leftovers(state) == ([], [])
     assert lab(state, "check", "dev").returncode == 2
+    assert limit.read_text() == before
 
 
 def _break(tree: Path) -> dict[str, str]:

@@ -41,6 +41,7 @@ DAEMONS = ("zebra", "bgpd", "bfdd")
 ZEBRA_CONF = "no zebra nexthop kernel enable\n"
 #: The kernel's ARP table limits are machine-wide, and every cable end of the lab holds an entry:
 #: past the default 1024 entries pings fail ("No buffer space available"). Restored by `lab down`.
+NEIGH_SAVED = Path("/run/gpu-cluster-lab.neighbor-limits.json")  # what the machine had before any lab
 NEIGH_SYSCTLS = {"net.ipv4.neigh.default.gc_thresh1": 8192, "net.ipv4.neigh.default.gc_thresh2": 32768,
                  "net.ipv4.neigh.default.gc_thresh3": 65536}
 #: Every switch namespace: forwarding, loose return paths for ECMP, L4 hashing so flows spread
@@ -168,7 +169,7 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
                       for index, device in enumerate(devices)}
         lab = Lab(root, {"stack": stack, "slice": slice_text, "phase": "building", "plan": plan.to_dict(),
                          "namespaces": namespaces, "nodes": str(NODES_ROOT / f"{prefix}nodes"),
-                         "created": [], "pids": {}, "sysctl": {}, "failures": []})
+                         "created": [], "pids": {}, "failures": []})
         lab.save()
         started = time.monotonic()
         try:
@@ -209,12 +210,7 @@ def _build(lab: Lab, plan: LabPlan) -> None:
         if loopback:
             commands.append(f"address add {loopback} dev lo")
         sh("ip", "-n", lab.ns(device.name), "-batch", "-", stdin="\n".join(commands) + "\n")
-    for key, value in NEIGH_SYSCTLS.items():  # every cable end holds a neighbor entry, machine-wide
-        current = int(Path("/proc/sys", *key.split(".")).read_text())
-        if current < value:
-            lab.state["sysctl"][key] = current
-            lab.save()
-            sh("sysctl", "-qw", f"{key}={value}")
+    _raise_neighbor_limits()
     for switch in plan.switches:
         sh("sysctl", "-qw", *(f"{key}={value}" for key, value in SWITCH_SYSCTLS.items()), ns=lab.ns(switch.name))
     for host in plan.hosts:
@@ -226,6 +222,29 @@ def _build(lab: Lab, plan: LabPlan) -> None:
                      {i.name: i.port for i in device.interfaces if i.name != i.port})
     for switch in plan.switches:
         _load_frr(lab, switch.name)
+
+
+def _raise_neighbor_limits() -> None:
+    """Raise the machine-wide ARP table limits; the first lab records the values it found."""
+    found = {key: int(Path("/proc/sys", *key.split(".")).read_text()) for key in NEIGH_SYSCTLS}
+    if not NEIGH_SAVED.exists():
+        NEIGH_SAVED.write_text(json.dumps(found, sort_keys=True))
+    for key, value in NEIGH_SYSCTLS.items():
+        if found[key] < value:
+            sh("sysctl", "-qw", f"{key}={value}")
+
+
+def _restore_neighbor_limits(own_nodes: Path) -> None:
+    """The last lab down puts back the limits the first one found (another lab's daemon folder
+    in NODES_ROOT means it still runs)."""
+    others = [folder for folder in NODES_ROOT.glob("gcl*-nodes") if folder != own_nodes]
+    if others or not NEIGH_SAVED.exists():
+        return
+    with contextlib.suppress(OSError, ValueError):
+        for key, value in json.loads(NEIGH_SAVED.read_text()).items():
+            if key in NEIGH_SYSCTLS:
+                sh("sysctl", "-qw", f"{key}={int(value)}", check=False)
+    NEIGH_SAVED.unlink(missing_ok=True)
 
 
 def _spawn(lab: Lab, device: str, role: str, command: list[str]) -> None:
@@ -439,8 +458,7 @@ def teardown(lab: Lab) -> dict[str, int]:
         if name in existing:
             sh("ip", "netns", "del", name, check=False)
             removed += 1
-    for key, value in lab.state.get("sysctl", {}).items():
-        sh("sysctl", "-qw", f"{key}={value}", check=False)
+    _restore_neighbor_limits(Path(lab.state["nodes"]))
     shutil.rmtree(lab.state["nodes"], ignore_errors=True)
     with contextlib.suppress(FileNotFoundError):
         (lab.root / "state.json").unlink()
