@@ -199,3 +199,15 @@ def test_down_removes_a_lab_whose_up_was_killed_half_way(state: Path) -> None:
     down = lab(state, "down", "dev")
     assert down.returncode == 0 and "removed" in down.stdout
     assert leftovers(state) == ([], [])
+
+
+def test_up_refuses_a_namespace_it_did_not_create_and_leaves_it_alone(state: Path) -> None:
+    foreign = runtime.namespace_prefix(state) + "spine-001"
+    subprocess.run(["ip", "netns", "add", foreign], check=True)
+    try:
+        up = lab(state, "up", "dev")
+        assert up.returncode == 2 and f"network namespace {foreign} exists" in up.stderr
+        assert foreign in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert lab(state, "status", "dev").stdout.startswith("lab status: no lab is up")
+    finally:
+        subprocess.run(["ip", "netns", "del", foreign], check=False)

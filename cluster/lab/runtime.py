@@ -189,6 +189,12 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
 
 
 def _build(lab: Lab, plan: LabPlan) -> None:
+    existing = set(sh("ip", "netns", "list").stdout.split())
+    taken = sorted(existing & {lab.ns(device) for device in lab.state["namespaces"]})
+    if taken:  # never record, and so never remove, a namespace this lab did not create
+        raise LabError(f"network namespace {taken[0]} exists and is not this lab's"
+                       f"{f' (and {len(taken) - 1} more)' if len(taken) > 1 else ''}: remove it "
+                       f"(`ip netns del {taken[0]}`) if it is a left-over lab's, or use another --state-dir")
     created: list[str] = lab.state["created"]
     for device in lab.state["namespaces"]:
         created.append(lab.ns(device))
