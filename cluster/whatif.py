@@ -18,6 +18,9 @@ from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
 KINDS = ("leaf", "spine", "core", "link")
+#: The tier whose oversubscription a failure in this tier changes (a failed leaf only takes its
+#: own hosts' rail away; its tier is the one to read).
+TIER_BELOW = {"leaf": "leaf", "spine": "leaf", "core": "spine"}
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def _available_mb() -> float:
 
 def _fitting_plan(args: argparse.Namespace, result: Result, files: dict[str, str]) -> Any:
     """The lab plan of --slice (or the largest that fits); LabError when it would not fit."""
-    from cluster.lab.model import LabInputError, Slice, build_plan, slice_devices
+    from cluster.lab.model import LabInputError, Slice, build_plan, leaf_groups, slice_devices
     from cluster.lab.runtime import LabError
 
     assert result.spec is not None and result.topology is not None
@@ -130,8 +130,7 @@ def _fitting_plan(args: argparse.Namespace, result: Result, files: dict[str, str
         return _estimate_mb(len(switches), 2 * sessions, len(hosts))
 
     if args.slice is None and need(chosen) > budget:
-        groups = len({(d.get("pod") or 0, d.get("group") or 0) for _, d in topology.switches("fabric")
-                      if d["tier"] == "leaf"})
+        groups = len(set(leaf_groups(topology).values()))
         chosen = next((Slice(n) for n in range(min(groups, 2), 0, -1) if need(Slice(n)) <= budget), Slice(1))
     needed = need(chosen)
     if needed > budget:

@@ -20,8 +20,6 @@ from cluster.rules.base import plural
 from cluster.rules.resilience import degraded_limit
 from cluster.whatif import KINDS, Outcome, UnknownDevice, fabric_switches, fail, fail_link, worst_single
 
-BELOW = {"leaf": "leaf", "spine": "leaf", "core": "spine"}
-
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = verbs.add_parser("whatif", help=VERBS["whatif"])

@@ -28,7 +28,6 @@ from cluster.verify.check import gather, verify
 
 #: What a veth cannot show: it always reports 10 Gb/s, so link speeds are not checked here.
 NOT_EMULATED = frozenset({"CABLE-SPEED"})
-LAB_RULES = ("LAB-BGP", "LAB-ASN", "LAB-ROUTE", "LAB-REACH", "LAB-MTU", "LAB-LLDP", "LAB-WHATIF")
 
 
 @dataclass
@@ -99,11 +98,14 @@ def _sessions(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Findin
 
 
 def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset[str] = frozenset(),
-           fewer: tuple[tuple[str, str, int], ...] = ()) -> list[Finding]:
-    """LAB-ROUTE findings: every switch's kernel against the design (after `failed`/`fewer`)."""
+           fewer: tuple[tuple[str, str, int], ...] = (),
+           observed: dict[str, dict[str, tuple[str, ...]]] | None = None) -> list[Finding]:
+    """LAB-ROUTE findings: every switch's kernel (as `observed` already read it, else read now)
+    against the design (after `failed`/`fewer`)."""
     findings = []
     alive = [switch.name for switch in lab.plan.switches if switch.name not in failed]
-    observed = observe.kernel_routes(lab, alive)
+    if observed is None:
+        observed = observe.kernel_routes(lab, alive)
     checked = 0
     for switch in alive:
         want = expected.routes(switch, failed, fewer)
@@ -181,21 +183,14 @@ def _pool(lab: Lab, host: str) -> str:
 
 def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
     probes: dict[Probe, tuple[str, str]] = {}
-    gateways = {}
-    for switch in lab.plan.switches:
-        for interface in switch.interfaces:
-            if interface.address:
-                gateways[interface.address.split("/")[0]] = (switch.name, interface.port)
-    for host in lab.plan.hosts:
-        for interface in host.interfaces:
-            own = (interface.address or "").split("/")[0]
-            if not own:
-                continue
-            peer = own.rsplit(".", 1)[0] + "." + str(int(own.rsplit(".", 1)[1]) ^ 1)
-            if peer in gateways:
-                leaf, port = gateways[peer]
-                probes[Probe(host.name, own, peer, expected.host_mtu - 28)] = (
-                    f"hosts/{host.pool}/qos.sh", f"the cable {host.name} {interface.port} - {leaf} {port}")
+    pools = {host.name: host.pool for host in lab.plan.hosts}
+    ports = {(device.name, interface.name): interface.port
+             for device in lab.plan.devices for interface in device.interfaces}
+    for cable, own, gateway in lab.plan.cable_addresses():
+        if cable.a in pools and own and gateway:
+            probes[Probe(cable.a, own, gateway, expected.host_mtu - 28)] = (
+                f"hosts/{pools[cable.a]}/qos.sh",
+                f"the cable {cable.a} {ports[(cable.a, cable.a_if)]} - {cable.b} {ports[(cable.b, cable.b_if)]}")
     for switch in lab.plan.switches:
         for session in expected.sessions.get(switch.name, ()):
             if session.peer not in expected.upper_of.get(switch.name, ()):

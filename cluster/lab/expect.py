@@ -72,9 +72,8 @@ class Design:
         """Whether traffic from leaf `source` reaches leaf `target` along the fabric's routes."""
         if source == target:
             return source not in failed
-        origin_prefixes = [prefix for prefix, origin in self.origins.items() if origin == target]
-        routes = self.routes(source, failed)
-        return bool(origin_prefixes) and all(routes.get(prefix, 0) > 0 for prefix in origin_prefixes[:1])
+        announced = next((prefix for prefix, origin in self.origins.items() if origin == target), None)
+        return announced is not None and self.routes(source, failed).get(announced, 0) > 0
 
 
 def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set[str]) -> Design:

@@ -32,18 +32,17 @@ from cluster.findings import Finding, Severity
 from cluster.lab import observe
 from cluster.lab.check import lab_design, rail_probes, routes
 from cluster.lab.expect import Design
-from cluster.lab.runtime import DAEMONS, Lab, LabError, _load_frr, _start_frr, sh
+from cluster.lab.runtime import DAEMONS, Lab, LabError, load_frr, sh, start_frr
 from cluster.load import switch_loads
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
-from cluster.whatif import Outcome
+from cluster.whatif import TIER_BELOW, Outcome
 from cluster.whatif import fail as whatif_fail
 from cluster.whatif import fail_link as whatif_fail_link
 
 MODES = ("link", "kill", "silent")
 PROBE_INTERVAL_S = 0.01
 MAX_FLOWS = 64
-BELOW = {"leaf": "leaf", "spine": "leaf", "core": "spine"}
 NFT_TABLE = "gpu_cluster_lab"
 
 
@@ -161,8 +160,8 @@ def restore(lab: Lab) -> list[str]:
                 for leftover in (f"{daemon}.pid", f"{daemon}.vty"):
                     (lab.node_dir(switch) / leftover).unlink(missing_ok=True)
             (lab.node_dir(switch) / "zserv.api").unlink(missing_ok=True)
-            _start_frr(lab, switch, next(s.frr_conf for s in lab.plan.switches if s.name == switch))
-            _load_frr(lab, switch)
+            start_frr(lab, switch, next(s.frr_conf for s in lab.plan.switches if s.name == switch))
+            load_frr(lab, switch)
         else:
             _unsilence(lab, cable[0] if cable is not None else str(switch))
         restored.append(f"{name} ({mode})")
@@ -254,9 +253,8 @@ def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
         loss_s, lost, sent = _loss(out)
         report.flows.append({"host": host, "source": source, "target": target, "sent": sent, "lost": lost,
                              "loss_s": round(loss_s, 3)})
-    counts: dict[str, int] = {}
-    report.findings += routes(lab, expected, counts, failed, fewer)
     observed = observe.kernel_routes(lab, survivors)
+    report.findings += routes(lab, expected, {}, failed, fewer, observed)
     report.widths = {s: {p: len(h) for p, h in sorted(observed[s].items())} for s in survivors}
     outcome = (whatif_fail_link(topology, spec, cable[0], cable[2]) if cable is not None
                else whatif_fail(topology, spec, name))
@@ -270,7 +268,7 @@ def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,
     """The tier below the failure as measured against whatif: its worst oversubscription (design
     downlinks over the uplinks its kernel still forwards on) and the switches left without one."""
     graph = topology.graph
-    tier = BELOW.get(str(graph.nodes[switch]["tier"]), "leaf") if switch else "leaf"
+    tier = TIER_BELOW.get(str(graph.nodes[switch]["tier"]), "leaf") if switch else "leaf"
     loads = switch_loads(graph)
     uplink_gbps = {lower: int(graph.edges[lower, upper, FABRIC]["gbps"]) for lower, upper in expected.links}
     cut_off = []

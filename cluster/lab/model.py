@@ -94,6 +94,21 @@ class LabPlan:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def devices(self) -> tuple[LabSwitch | LabHost, ...]:
+        """Switches, then hosts."""
+        return (*self.switches, *self.hosts)
+
+    def cable_addresses(self, switches_only: bool = False) -> list[tuple[LabCable, str | None, str | None]]:
+        """Every cable (between two switches only, when asked) with the address, without its
+        length, of each end as its device is configured (None: that end has none)."""
+        devices = self.switches if switches_only else self.devices
+        address = {(device.name, interface.name): interface.address.split("/")[0]
+                   for device in devices for interface in device.interfaces if interface.address}
+        names = {device.name for device in devices}
+        return [(cable, address.get((cable.a, cable.a_if)), address.get((cable.b, cable.b_if)))
+                for cable in self.cables if cable.a in names and cable.b in names]
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LabPlan:
         def interfaces(rows: list[dict[str, Any]]) -> tuple[Interface, ...]:
@@ -130,19 +145,25 @@ class Slice:
         return "all" if self.groups is None else f"groups={self.groups}"
 
 
+def leaf_groups(topology: Topology) -> dict[str, tuple[int, int]]:
+    """Every fabric leaf -> its leaf group, as (pod, group)."""
+    return {name: (data.get("pod") or 0, data.get("group") or 0) for name, data in topology.switches(FABRIC)
+            if data["tier"] == "leaf"}
+
+
 def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str], str]:
     """(fabric switches, hosts, a sentence saying what they represent) of a slice."""
     graph = topology.graph
     switches = {name for name, _ in topology.switches(FABRIC)}
-    leaves = {name for name in switches if graph.nodes[name]["tier"] == "leaf"}
-    groups = sorted({(graph.nodes[name].get("pod") or 0, graph.nodes[name].get("group") or 0) for name in leaves})
+    group_of = leaf_groups(topology)
+    leaves = set(group_of)
+    groups = sorted(set(group_of.values()))
     hosts_all = {host for hosts in topology.hosts_by_pool.values() for host in hosts}
     if chosen.groups is None or chosen.groups >= len(groups):
         return switches, hosts_all, (f"the whole GPU fabric: {len(switches)} switches, {len(hosts_all)} hosts "
                                      f"({len(groups)} leaf group{'s' if len(groups) != 1 else ''})")
     kept = set(groups[: chosen.groups])
-    chosen_leaves = {name for name in leaves
-                     if (graph.nodes[name].get("pod") or 0, graph.nodes[name].get("group") or 0) in kept}
+    chosen_leaves = {name for name in leaves if group_of[name] in kept}
     selected = set(chosen_leaves)
     frontier = list(chosen_leaves)
     while frontier:  # every switch above the chosen leaves

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.lab.runtime import Lab, run_each, sessions
+from cluster.lab.runtime import Lab, bgp_summary, run_each
 
 
 @dataclass(frozen=True)
@@ -28,15 +28,7 @@ class Probe:
 
 def bgp(lab: Lab) -> dict[str, tuple[int | None, dict[str, dict[str, Any]]]]:
     """switch -> (its local ASN, its peers as `show bgp summary json` lists them)."""
-    result = {}
-    for switch in lab.plan.switches:
-        text = lab.vtysh(switch.name, "show bgp summary json")
-        try:
-            local = json.loads(text or "{}").get("ipv4Unicast", {}).get("as")
-        except ValueError:
-            local = None
-        result[switch.name] = (local, sessions(lab, switch.name))
-    return result
+    return {switch.name: bgp_summary(lab, switch.name) for switch in lab.plan.switches}
 
 
 def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:

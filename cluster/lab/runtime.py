@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.lab.model import LabHost, LabPlan, LabSwitch
+from cluster.lab.model import LabPlan, LabSwitch
 
 DEFAULT_STATE_DIR = Path("/run/gpu-cluster-lab")
 FRR_DIR = Path("/usr/lib/frr")
@@ -203,8 +203,7 @@ def _build(lab: Lab, plan: LabPlan) -> None:
     sh("ip", "-batch", "-", stdin="".join(
         f"link add {cable.a_if} netns {lab.ns(cable.a)} type veth peer name {cable.b_if} netns {lab.ns(cable.b)}\n"
         for cable in plan.cables))
-    devices: list[LabSwitch | LabHost] = [*plan.switches, *plan.hosts]
-    for device in devices:
+    for device in plan.devices:
         commands = ["link set lo up"]
         for interface in device.interfaces:
             commands.append(f"link set {interface.name} mtu {interface.mtu}")
@@ -222,12 +221,12 @@ def _build(lab: Lab, plan: LabPlan) -> None:
     for host in plan.hosts:
         sh("bash", "-c", host.routing, ns=lab.ns(host.name))
     for switch in plan.switches:
-        _start_frr(lab, switch.name, switch.frr_conf)
-    for device in devices:
+        start_frr(lab, switch.name, switch.frr_conf)
+    for device in plan.devices:
         _start_lldpd(lab, device.name, isinstance(device, LabSwitch),
                      {i.name: i.port for i in device.interfaces if i.name != i.port})
     for switch in plan.switches:
-        _load_frr(lab, switch.name)
+        load_frr(lab, switch.name)
 
 
 def _raise_neighbor_limits() -> None:
@@ -270,7 +269,7 @@ def _node_folder(lab: Lab, device: str) -> Path:
     return folder
 
 
-def _start_frr(lab: Lab, device: str, config: str) -> None:
+def start_frr(lab: Lab, device: str, config: str) -> None:
     folder = _node_folder(lab, device)
     (folder / "frr.conf").write_text(config)
     (folder / "zebra.conf").write_text(ZEBRA_CONF)
@@ -290,7 +289,7 @@ def _start_frr(lab: Lab, device: str, config: str) -> None:
                                  "-i", str(folder / "bgpd.pid"), *common])
 
 
-def _load_frr(lab: Lab, device: str) -> None:
+def load_frr(lab: Lab, device: str) -> None:
     """Push the rendered config as vtysh does at boot with an integrated config."""
     folder = lab.node_dir(device)
     for daemon in DAEMONS:
@@ -322,29 +321,25 @@ def _wait_for(path: Path, what: str, timeout: float = 20) -> None:
         time.sleep(0.02)
 
 
-def sessions(lab: Lab, device: str) -> dict[str, dict[str, Any]]:
-    """The switch's BGP peers as `show bgp summary json` lists them (empty: no BGP running)."""
+def bgp_summary(lab: Lab, device: str) -> tuple[int | None, dict[str, dict[str, Any]]]:
+    """(the switch's own ASN, its BGP peers) as `show bgp summary json` lists them (None and
+    none: no BGP running)."""
     text = lab.vtysh(device, "show bgp summary json")
     try:
-        data = json.loads(text or "{}")
+        summary = json.loads(text or "{}").get("ipv4Unicast", {})
     except ValueError:
         raise LabError(f"{device}: unreadable `show bgp summary json`: {text[:200]}") from None
-    peers: dict[str, dict[str, Any]] = data.get("ipv4Unicast", {}).get("peers", {})
-    return peers
+    return summary.get("as"), summary.get("peers", {})
 
 
 def in_lab_peers(lab: Lab) -> dict[str, set[str]]:
     """Per switch, the peer addresses of its cables inside the lab (a slice leaves the sessions
     to switches outside it unanswered)."""
     plan = lab.plan
-    address = {(device.name, interface.name): interface.address.split("/")[0]
-               for device in plan.switches for interface in device.interfaces if interface.address}
     result: dict[str, set[str]] = {switch.name: set() for switch in plan.switches}
-    for cable in plan.cables:
-        a, b = address.get((cable.a, cable.a_if)), address.get((cable.b, cable.b_if))
+    for cable, a, b in plan.cable_addresses(switches_only=True):
         if a and b:
-            if cable.a in result:
-                result[cable.a].add(b)
+            result[cable.a].add(b)
             result[cable.b].add(a)
     return result
 
@@ -358,7 +353,7 @@ def wait_converged(lab: Lab, timeout: float, quiet_s: float = 1.5) -> float | No
     pending = set(expected)
     while pending:
         for device in sorted(pending):
-            peers = sessions(lab, device)
+            _, peers = bgp_summary(lab, device)
             if all(peers[address].get("state") == "Established" for address in expected[device] & set(peers)):
                 pending.discard(device)
         if time.monotonic() - started > timeout:
