@@ -61,12 +61,15 @@ def _parent(path: str) -> str:
 
 
 def stack_path(ref: str) -> Path:
-    """`prod` -> stacks/Pulumi.prod.yaml (in the working directory, else the project); else a path."""
+    """`prod` -> stacks/Pulumi.prod.yaml (in the working directory, else the checkout this package
+    runs from); else a path. A name found in neither is the working directory's, so the message
+    about a missing file names ./stacks/, never a folder of the installed package."""
     candidate = Path(ref)
     if candidate.suffix in {".yaml", ".yml", ".json"} or "/" in ref or candidate.exists():
         return candidate
     local = Path("stacks") / f"Pulumi.{ref}.yaml"
-    return local if local.exists() else PROJECT_ROOT / "stacks" / f"Pulumi.{ref}.yaml"
+    project = PROJECT_ROOT / "stacks" / f"Pulumi.{ref}.yaml"
+    return project if not local.exists() and project.exists() else local
 
 
 def stack_name(source: Path) -> str:

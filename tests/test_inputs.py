@@ -85,3 +85,23 @@ def test_verify_inputs_never_block_or_stream(option: str, special: str, fifo: Pa
 def test_a_missing_input_is_named(tmp_path: Path) -> None:
     with pytest.raises(Unreadable, match="neighbor data not found"):
         read_bounded(tmp_path / "gone.json", 10, "neighbor data")
+
+
+def test_a_stack_name_found_nowhere_is_named_in_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed package has no stacks/ of its own: the missing file is ./stacks/Pulumi.X.yaml,
+    not a path inside site-packages; a name only the checkout has still resolves there."""
+    from cluster import loader
+
+    installed = tmp_path / "site-packages"
+    monkeypatch.setattr(loader, "PROJECT_ROOT", installed)
+    monkeypatch.chdir(tmp_path)
+    loaded = loader.load_stack("prod")
+    [finding] = loaded.findings
+    assert finding.rule == "SCHEMA" and "stacks/Pulumi.prod.yaml" in finding.message
+    assert str(installed) not in finding.message
+    monkeypatch.setattr(loader, "PROJECT_ROOT", ROOT)
+    assert loader.stack_path("prod") == ROOT / "stacks" / "Pulumi.prod.yaml"
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config: {}\n", encoding="utf-8")
+    assert loader.stack_path("prod") == Path("stacks") / "Pulumi.prod.yaml"
