@@ -27,13 +27,15 @@ if not result.ok or result.spec is None or result.topology is None or loaded.dat
 for finding in result.findings:
     pulumi.log.warn(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
 
-try:  # which part of the design this stack deploys, and the core stack a pod part checks
-    part = parts.choose(settings.get("part"), result.spec, result.topology)
-    core_stack = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
-                                  pulumi.get_organization() or "organization", pulumi.get_project())
-except parts.PartError as error:
-    pulumi.log.error(str(error))
-    raise pulumi.RunError(f"stack {stack}: {error}: nothing was registered") from None
+# which part of the design this stack deploys, and the core stack a pod part checks
+part, part_findings = parts.choose(settings.get("part"), result.spec, result.topology)
+core_stack, core_findings = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
+                                             pulumi.get_organization() or "organization", pulumi.get_project())
+part_problems = part_findings or core_findings
+if part_problems:
+    for finding in part_problems:
+        pulumi.log.error(f"{finding.rule} at {finding.path}: {finding.message}; hint: {finding.hint}")
+    raise pulumi.RunError(f"stack {stack}: {part_problems[0].message}: nothing was registered")
 
 try:  # switch / BMC logins: secret config or environment only, handed on as a secret output
     credentials = secrets.device_credentials(config)

@@ -109,9 +109,13 @@ class Warm:
 
 
 def _warm(data: dict[str, Any]) -> Warm:
+    from functools import cache, partial
+
+    from cluster.addressing import allocate
+    from cluster.artifacts import rendered_qos
     from cluster.report import summary
     from cluster.resolve import resolve
-    from cluster.rules import ALL_RULES, apply_policy
+    from cluster.rules import ALL_RULES, RULE_IDS, Derived, apply_policy
     from cluster.rules.base import run_rules
     from cluster.topology import build
 
@@ -124,15 +128,19 @@ def _warm(data: dict[str, Any]) -> Warm:
         run.cpu[name] = time.process_time() - mark[1]
         mark = (time.perf_counter(), time.process_time())
 
-    run.spec, _ = resolve(data)
+    run.spec, _ = resolve(data, RULE_IDS)
     assert run.spec is not None
     timed("resolve")
     run.topology = build(run.spec)
     timed("build")
     findings = []
+    # each derived fact once, timed with the first rule that reads it (the pipeline has the address
+    # check from fitting the default pools; here ADDR-POOL's time includes it, as it did)
+    derived = Derived(address_check=cache(partial(allocate, run.spec, run.topology, links=False)),
+                      rendered_qos=cache(partial(rendered_qos, run.spec, run.topology)))
     for rule in ALL_RULES:
         one = time.perf_counter()
-        findings.extend(run_rules([rule], run.spec, run.topology))
+        findings.extend(run_rules([rule], run.spec, run.topology, derived))
         run.per_rule[rule.id] = time.perf_counter() - one
     apply_policy(findings, run.spec.policy.suppress)
     timed("rules")

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from cluster.findings import Finding, Severity
 from cluster.load import edge_list, link_arrays
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import FABRIC, Topology, gc_paused
@@ -72,14 +73,7 @@ def pow2(value: int) -> int:
     return 1 << max(0, value - 1).bit_length()
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something the pools cannot hold: config path, message and fix."""
-
-    path: str
-    message: str
-    hint: str
-    fits: int | None = None  # the prefix length of a pool that holds this allocation
+POOL_RULE = "ADDR-POOL"  # the rule whose findings the allocation writes (cluster.rules.addressing)
 
 
 @dataclass
@@ -90,7 +84,27 @@ class Addresses:
     asns: dict[str, int] = field(default_factory=dict)
     # (lower, upper, network, parallel index) -> lower-side address; upper side is +1
     links: dict[tuple[str, str, str, int], int] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    # (config path, region) -> (message, hint) of the first device that does not fit there
+    shortfalls: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # config path -> the longest prefix that holds every allocation of that pool
+    fits: dict[str, int] = field(default_factory=dict)
+
+    def short(self, path: str, region: str, message: str, hint: str, fits: int | None = None) -> None:
+        """Record that `region` of the pool at `path` cannot hold an allocation."""
+        self.shortfalls.setdefault((path, region), (message, hint))
+        if fits is not None:
+            self.fits[path] = min(self.fits.get(path, 32), fits)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """ADDR-POOL findings: one per pool and region, the first device that does not fit naming
+        the gap, each hint naming the prefix that holds all of the pool's allocations."""
+        findings = []
+        for (path, _), (message, hint) in self.shortfalls.items():
+            if path in self.fits:
+                hint = f"use a /{self.fits[path]} or larger {path.removeprefix('addressing.')} pool"
+            findings.append(Finding(POOL_RULE, Severity.ERROR, path, message, hint))
+        return findings
 
     def link(self, lower: str, upper: str, network: str, index: int) -> tuple[str, str]:
         """(lower side, upper side) of one cable, as `a.b.c.d/31` strings."""
@@ -148,14 +162,18 @@ def switch_slot(name: str, data: dict[str, Any], rails: int, planes: int) -> tup
 WIDEST_DEFAULT = {"loopbacks": 10, "fabric_links": 10, "hosts": 9}
 
 
-def fit_default_pools(spec: ClusterSpec, topology: Topology) -> ClusterSpec:
+def fit_default_pools(spec: ClusterSpec, topology: Topology) -> tuple[ClusterSpec, Addresses]:
     """`spec` with each default address pool that cannot hold the design widened (same base, the
     longest prefix that fits, at most WIDEST_DEFAULT): the defaults address every design the sizer
     makes up to the documented scale. A pool the stack file gives is never changed (ADDR-POOL
-    reports it when too small). The summary names each widened pool."""
+    reports it when too small). The summary names each widened pool.
+
+    Also returns the fit check (`allocate(..., links=False)`) of the spec it returns, which
+    ADDR-POOL reads, so a validation checks the pools once, not once here and once in the rule."""
+    checked = allocate(spec, topology, links=False)
     if spec.fabric is None or not spec.default_pools:
-        return spec
-    short = {problem.path.removeprefix("addressing.") for problem in allocate(spec, topology, links=False).problems}
+        return spec, checked
+    short = {path.removeprefix("addressing.") for path, _ in checked.shortfalls}
     derived = list(spec.derived_pools)
     for key in spec.default_pools:
         if key not in short:
@@ -167,11 +185,13 @@ def fit_default_pools(spec: ClusterSpec, topology: Topology) -> ClusterSpec:
             if wider.network_address != default.network_address or any(wider.overlaps(o) for o in others):
                 break
             candidate = spec.model_copy(update={"addressing": spec.addressing.model_copy(update={key: str(wider)})})
-            if not any(p.path == f"addressing.{key}" for p in allocate(candidate, topology, links=False).problems):
+            candidate_check = allocate(candidate, topology, links=False)
+            if not any(path == f"addressing.{key}" for path, _ in candidate_check.shortfalls):
                 spec = candidate.model_copy(update={"derived_pools": (*derived, (key, str(default)))})
+                checked = candidate_check
                 derived = list(spec.derived_pools)
                 break
-    return spec
+    return spec, checked
 
 
 def allocate(spec: ClusterSpec, topology: Topology, links: bool = True) -> Addresses:
@@ -206,12 +226,11 @@ def _allocate(spec: ClusterSpec, topology: Topology, links: bool) -> Addresses:
         slots[name] = slot
         base, size = _region(loopbacks, 8, *LOOPBACK_REGIONS[slot[0]])
         if slot[1] + 1 >= size:
-            result.problems.append(Problem(
-                "addressing.loopbacks",
+            prefix = _prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1])
+            result.short(
+                "addressing.loopbacks", slot[0],
                 f"{loopbacks} gives {slot[0]} switches {size - 1:,} loopbacks; {name} needs slot {slot[1] + 1:,}",
-                f"use a /{_prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1])} or larger loopbacks pool",
-                _prefix_for(slot[1] + 2, 8, LOOPBACK_REGIONS[slot[0]][1]),
-            ))
+                f"use a /{prefix} or larger loopbacks pool", prefix)
             continue
         result.loopbacks[name] = base + 1 + slot[1]
         result.asns[name] = _asn(spec, data, base + 1 + slot[1] - loopback_base, three_tier)
@@ -235,15 +254,15 @@ def _check_asns(spec: ClusterSpec, result: Addresses, tiers: dict[str, str]) -> 
     upper = {asn for name, asn in result.asns.items() if tiers[name] != "leaf"}
     top = max(leaves, default=0)
     if top > MAX_ASN:
-        result.problems.append(Problem(
-            "asn.leaf_base", f"leaf ASNs reach {top:,}, above the 4-byte limit {MAX_ASN:,}",
-            f"lower asn.leaf_base to at most {MAX_ASN - (top - spec.asn.leaf_base):,}"))
+        result.short(
+            "asn.leaf_base", "limit", f"leaf ASNs reach {top:,}, above the 4-byte limit {MAX_ASN:,}",
+            f"lower asn.leaf_base to at most {MAX_ASN - (top - spec.asn.leaf_base):,}")
     clash = sorted(leaves & upper)
     if clash:
-        result.problems.append(Problem(
-            "asn.leaf_base", f"leaf ASN {clash[0]:,} is also a spine or core ASN",
+        result.short(
+            "asn.leaf_base", "clash", f"leaf ASN {clash[0]:,} is also a spine or core ASN",
             "keep asn.leaf_base clear of asn.spine and the pod ASNs above it (RFC 7938: spines 4200000000, "
-            "leaves from 4200001000)"))
+            "leaves from 4200001000)")
 
 
 def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tuple[str, int]],
@@ -277,11 +296,11 @@ def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tu
         stride = 2 * pow2(widest[region_name])
         start = slots[lower][1] * stride
         if start + stride > size:
-            result.problems.append(Problem(
-                "addressing.fabric_links",
+            prefix = _prefix_for(start + stride, 8, LINK_REGIONS[region][1])
+            result.short(
+                "addressing.fabric_links", region,
                 f"{pool} gives {region} uplinks {size:,} addresses; {lower} needs {start + stride:,}",
-                f"use a /{_prefix_for(start + stride, 8, LINK_REGIONS[region][1])} or larger fabric_links pool",
-                _prefix_for(start + stride, 8, LINK_REGIONS[region][1])))
+                f"use a /{prefix} or larger fabric_links pool", prefix)
             continue
         for ordinal, (upper, network, index) in enumerate(sorted(uplinks[lower])):
             result.links[(lower, upper, network, index)] = base + start + 2 * ordinal
@@ -306,12 +325,12 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
             nics = _host_nics(pool_spec, network)
             needed = pool_spec.nodes * 2 * pow2(nics.ports)
             if needed > block:
-                result.problems.append(Problem(
-                    "addressing.hosts",
+                prefix = _prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])
+                result.short(
+                    "addressing.hosts", f"{pool_spec.name}/{network}",
                     f"{pool} gives pool {pool_spec.name} {block:,} {network} addresses; "
                     f"{pool_spec.nodes} nodes x {nics.ports} ports need {needed:,}",
-                    f"use a /{_prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])} or larger hosts pool",
-                    _prefix_for(needed * blocks, 4, HOST_REGIONS[network][1])))
+                    f"use a /{prefix} or larger hosts pool", prefix)
             else:
                 fitting[pool_spec.name] = pool_spec
         if not enumerate_links:

@@ -1,22 +1,35 @@
 """The artifacts stage: every file of a validated design, from the renderers (device configs, host
 scripts), the exports (scheduler topology, labels, cabling, bill of materials) and the verify
-files (what every device should see). Nothing touches the disk here (see `cluster.publish`)."""
+files (what every device should see). Nothing touches the disk here (see `cluster.publish`).
+
+Validation reads one thing from this stage: the QoS plan as the renderers write it
+(`rendered_qos`), so QOS-PFC-MAP and FAB-ISOLATION check the files, not the intention."""
 
 from __future__ import annotations
 
 from cluster import parts
 from cluster.addressing import Addresses, allocate
-from cluster.exports.files import export_files
+from cluster.qos import RenderedQos
 from cluster.render import render_configs, switch_files
+from cluster.render.emitted import emitted_plans
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
-from cluster.verify.expected import expected_neighbors, ptm_dot
+
+
+def rendered_qos(spec: ClusterSpec, topology: Topology) -> RenderedQos | None:
+    """The host script of the first pool and a probe leaf per fabric dialect, rendered and read
+    back (None without a RoCE QoS plan)."""
+    return emitted_plans(spec, topology)
 
 
 def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
     """Every on-prem artifact of a design that passed validation: the device configs, and from the
     same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
     device should see (expected LLDP neighbors, a Cumulus PTM topology.dot)."""
+    # imported here: validation needs only the renderers above, and every command pays for imports
+    from cluster.exports.files import export_files
+    from cluster.verify.expected import expected_neighbors, ptm_dot
+
     with gc_paused():
         files = render_configs(spec, topology, addresses)
         files.update(export_files(spec, topology))
@@ -30,6 +43,8 @@ def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, s
     """The files of one part of a split design (cluster.parts), as `render_tree` has them. A pod
     renders only its leaves' and spines' configs and expected neighbors (at 131,072 GPUs a few
     seconds instead of the whole tree's 27); the core and `all` get the whole tree."""
+    from cluster.verify.expected import expected_neighbors
+
     if not parts.POD.fullmatch(part):
         return render_tree(spec, topology)
     devices = {name for name, _ in topology.switches(FABRIC) if parts.of_bundle(topology, name) == part}

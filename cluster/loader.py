@@ -283,14 +283,14 @@ def from_config(stack: str, cluster: object | None, settings: dict[str, Any]) ->
     problems = parts.check_settings(settings)
     design = settings.get("design")
     if cluster is not None and design is not None:
-        problems.append(("design", *BOTH_KEYS))
+        problems.append(schema(f"config.{DESIGN_KEY}", *BOTH_KEYS))
     loaded = Loaded(stack=stack, source=None, data=None)
     if cluster is not None or design is None:
         loaded = from_mapping(stack, cluster)
     elif not problems:
         _follow(loaded, str(design))
     loaded.settings = dict(settings)
-    loaded.findings.extend(schema(f"config.gpu-cluster:{key}", problem, hint) for key, problem, hint in problems)
+    loaded.findings.extend(problems)
     return loaded
 
 
@@ -319,9 +319,9 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
                                           f"remove it (`pulumi config rm {key}`) and set it with `pulumi config set "
                                           f"--secret {key}`, or export {variable}"))
         loaded.settings = {key: config[f"gpu-cluster:{key}"] for key in parts.SETTINGS if f"gpu-cluster:{key}" in config}
-        for key, problem, fix in parts.check_settings(loaded.settings):
-            setting_lines[f"config.gpu-cluster:{key}"] = top_lines.get(f"config.gpu-cluster:{key}", 1)
-            loaded.findings.append(schema(f"config.gpu-cluster:{key}", problem, fix))
+        for finding in parts.check_settings(loaded.settings):
+            setting_lines[finding.path] = top_lines.get(finding.path, 1)
+            loaded.findings.append(finding)
         loaded.lines.update(setting_lines)
         if CLUSTER_KEY in config and DESIGN_KEY in config:
             loaded.findings.append(schema(f"config.{DESIGN_KEY}", *BOTH_KEYS))

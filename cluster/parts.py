@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from cluster.findings import Finding, schema
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, number
 
@@ -35,10 +36,6 @@ POD = re.compile(r"pod-\d{3,}")
 STACK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 QUALIFIED_STACK = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/){0,2}[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 SETTINGS = ("part", "design", "core_stack")
-
-
-class PartError(ValueError):
-    """A part setting that cannot be deployed; the message names the key and the fix."""
 
 
 def pod_part(pod: int) -> str:
@@ -62,56 +59,68 @@ def of_bundle(topology: Topology, bundle: str) -> str:
     return CORE
 
 
-def choose(part: str | None, spec: ClusterSpec, topology: Topology) -> str:
-    """`part` checked against the design (None -> `all`); raises PartError with the fix."""
+PART_KEY = "config.gpu-cluster:part"
+CORE_KEY = "config.gpu-cluster:core_stack"
+
+
+def choose(part: str | None, spec: ClusterSpec, topology: Topology) -> tuple[str, list[Finding]]:
+    """`part` checked against the design (None -> `all`), with a SCHEMA finding naming the fix
+    when this design has no such part."""
     if part is None or part == ALL:
-        return ALL
+        return ALL, []
     valid = names(spec, topology)
     if not valid:
-        raise PartError(f"gpu-cluster:part is {part!r}, but a {spec.target} stack is not split: its resources do not "
-                        "grow with nodes; remove gpu-cluster:part")
+        return part, [schema(PART_KEY, f"gpu-cluster:part is {part!r}, but a {spec.target} stack is not split: its "
+                                       "resources do not grow with nodes", "remove gpu-cluster:part")]
     if part not in valid:
         shown = ", ".join(valid if len(valid) <= 6 else [*valid[:5], "...", valid[-1]])
-        raise PartError(f"gpu-cluster:part is {part!r}; this design has the parts all, {shown}; set one of them")
-    return part
+        return part, [schema(PART_KEY, f"gpu-cluster:part is {part!r}; this design has the parts all, {shown}",
+                             "set one of them")]
+    return part, []
 
 
-def core_stack(part: str, design: str | None, core: str | None, organization: str, project: str) -> str | None:
-    """The fully qualified stack a pod part checks (None for `all` and `core`)."""
+def core_stack(part: str, design: str | None, core: str | None, organization: str,
+               project: str) -> tuple[str | None, list[Finding]]:
+    """The fully qualified stack a pod part checks (None for `all` and `core`), with a SCHEMA
+    finding when a pod part names none or names it in a shape Pulumi does not take."""
     if not POD.fullmatch(part):
-        return None
+        return None, []
     reference = core or design
     if reference is None:
-        raise PartError(f"gpu-cluster:part is {part!r} but no core stack is named: set gpu-cluster:design to the "
-                        "stack that holds the design (its part is core), or gpu-cluster:core_stack")
+        return None, [schema(CORE_KEY, f"gpu-cluster:part is {part!r} but no core stack is named",
+                             "set gpu-cluster:design to the stack that holds the design (its part is core), "
+                             "or gpu-cluster:core_stack")]
     if not QUALIFIED_STACK.fullmatch(reference):
-        raise PartError(f"gpu-cluster:core_stack {reference!r} is not a stack name (stack, project/stack or "
-                        "org/project/stack)")
+        return None, [schema(CORE_KEY, f"gpu-cluster:core_stack {reference!r} is not a stack name",
+                             "use stack, project/stack or org/project/stack")]
     parts = reference.split("/")
     if len(parts) == 1:
-        return f"{organization}/{project}/{reference}"
+        return f"{organization}/{project}/{reference}", []
     if len(parts) == 2:
-        return f"{organization}/{reference}"
-    return reference
+        return f"{organization}/{reference}", []
+    return reference, []
 
 
-def check_settings(settings: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(key, problem, hint) for each part setting of the wrong shape (before the design is known)."""
-    problems: list[tuple[str, str, str]] = []
+def check_settings(settings: Mapping[str, Any]) -> list[Finding]:
+    """A SCHEMA finding at `config.gpu-cluster:<key>` for each part setting of the wrong shape
+    (before the design is known)."""
+    problems: list[Finding] = []
     for key in SETTINGS:
         value = settings.get(key)
+        path = f"config.gpu-cluster:{key}"
         if value is None:
             continue
         if not isinstance(value, str):
-            problems.append((key, f"gpu-cluster:{key} is a {type(value).__name__}, not a string", "give a string"))
+            problems.append(schema(path, f"gpu-cluster:{key} is a {type(value).__name__}, not a string", "give a string"))
         elif key == "part" and value not in (ALL, CORE) and not POD.fullmatch(value):
-            problems.append((key, f"gpu-cluster:part is {value!r}", "use all, core or pod-NNN (pod-001 is the first pod)"))
+            problems.append(schema(path, f"gpu-cluster:part is {value!r}",
+                                   "use all, core or pod-NNN (pod-001 is the first pod)"))
         elif key == "design" and not STACK.fullmatch(value):
-            problems.append((key, f"gpu-cluster:design {value!r} is not a stack name",
-                             "name a stack under stacks/ (prod -> stacks/Pulumi.prod.yaml)"))
+            problems.append(schema(path, f"gpu-cluster:design {value!r} is not a stack name",
+                                   "name a stack under stacks/ (prod -> stacks/Pulumi.prod.yaml)"))
         elif key == "core_stack" and not QUALIFIED_STACK.fullmatch(value):
-            problems.append((key, f"gpu-cluster:core_stack {value!r} is not a stack name",
-                             "use stack, project/stack or org/project/stack"))
+            problems.append(schema(path, f"gpu-cluster:core_stack {value!r} is not a stack name",
+                                   "use stack, project/stack or org/project/stack"))
     return problems
 
 

@@ -6,13 +6,15 @@ Stops between steps when a step produced SCHEMA errors, like a compiler's phases
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache, partial
 
 from cluster.addressing import fit_default_pools
+from cluster.artifacts import rendered_qos
 from cluster.findings import Finding, Severity
 from cluster.limits import limit_findings
 from cluster.loader import Loaded, from_mapping, load_stack
 from cluster.resolve import resolve
-from cluster.rules import ALL_RULES, Rule, apply_policy, run_rules
+from cluster.rules import ALL_RULES, RULE_IDS, Derived, Rule, apply_policy, run_rules
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, build
 
@@ -55,7 +57,7 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
     if loaded.data is None or result.findings:
         result.findings.sort(key=Finding.sort_key)
         return result
-    spec, findings = resolve(loaded.data)
+    spec, findings = resolve(loaded.data, RULE_IDS)
     result.findings.extend(findings)
     if spec is None:
         result.findings.sort(key=Finding.sort_key)
@@ -66,8 +68,11 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
         result.findings.sort(key=Finding.sort_key)
         return result
     result.topology = build(spec)
-    result.spec = spec = fit_default_pools(spec, result.topology)
-    result.findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, result.topology))
+    spec, address_check = fit_default_pools(spec, result.topology)
+    result.spec = spec
+    derived = Derived(address_check=lambda: address_check,
+                      rendered_qos=cache(partial(rendered_qos, spec, result.topology)))  # read back once, if asked
+    result.findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, result.topology, derived))
     result.findings = apply_policy(result.findings, spec.policy.suppress)
     return result
 

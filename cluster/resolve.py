@@ -69,9 +69,10 @@ def _pool_problem(text: str) -> str | None:
 
 
 class _Resolver:
-    def __init__(self, raw: sf.StackFile, catalog: Catalog) -> None:
+    def __init__(self, raw: sf.StackFile, catalog: Catalog, rule_ids: tuple[str, ...]) -> None:
         self.raw = raw
         self.catalog = catalog
+        self.rule_ids = rule_ids
         self.findings: list[Finding] = []
 
     def error(self, path: str, message: str, hint: str) -> None:
@@ -608,14 +609,12 @@ class _Resolver:
 
     def policy(self) -> PolicySpec:
         raw = self.raw.policy
-        from cluster.rules import RULE_IDS  # the rule set knows its ids (resolving needs no rule before)
-
         for index, rule in enumerate(raw.suppress):
-            if rule not in RULE_IDS or rule == "SCHEMA":
+            if rule not in self.rule_ids or rule == "SCHEMA":
                 self.error(
                     f"policy.suppress[{index}]",
                     f"unknown or unsuppressible rule id {rule!r}",
-                    f"use one of {', '.join(r for r in RULE_IDS if r != 'SCHEMA')}",
+                    f"use one of {', '.join(r for r in self.rule_ids if r != 'SCHEMA')}",
                 )
         if raw.recommended_gbps_per_gpu < raw.min_gbps_per_gpu:
             self.error(
@@ -718,12 +717,16 @@ def access_of(cloud: sf.Cloud, target: str) -> str:
     return cloud.access or ACCESS[target][0]
 
 
-def resolve(data: dict[str, Any], catalog: Catalog | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
-    """Check the raw mapping against the contract and fill defaults. Never raises on bad input."""
+def resolve(data: dict[str, Any], rule_ids: tuple[str, ...],
+            catalog: Catalog | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
+    """Check the raw mapping against the contract and fill defaults. Never raises on bad input.
+
+    `rule_ids` are the ids `policy.suppress` may name (the rule set's registry, given by the
+    pipeline: resolving comes before the rules and imports none of them)."""
     try:
         raw = sf.StackFile.model_validate(data)
     except ValidationError as error:
         return None, pydantic_findings(error)
-    resolver = _Resolver(raw, catalog or load_catalog())
+    resolver = _Resolver(raw, catalog or load_catalog(), rule_ids)
     spec = resolver.cluster()
     return spec, resolver.findings

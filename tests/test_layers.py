@@ -1,5 +1,6 @@
-"""The house's layers: no import cycle between the packages and modules of cluster/ (function-level
-imports included), and cluster/ never imports pulumi."""
+"""The house's layers: every package and module of cluster/ sits in one layer and imports only its
+own layer and those below (function-level imports included), so there is no import cycle; and
+cluster/ never imports pulumi."""
 
 from __future__ import annotations
 
@@ -33,6 +34,56 @@ def import_graph() -> nx.DiGraph:
                 if target.split(".")[0] in ("cluster", "pulumi") and _unit(target) != source:
                     graph.add_edge(source, _unit(target), file=str(path.relative_to(ROOT)))
     return graph
+
+
+# Lowest first: a unit imports only units of its own layer or of layers before it. The stages of
+# cluster.pipeline read upward through them: load and resolve, build the graph, derive, rules that
+# only read, artifacts (whose QoS read-back the pipeline hands to the rules), then what uses it all.
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
+    ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials",
+              "cluster.sshkeys", "cluster.catalog", "cluster.load"}),
+    ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.qos", "cluster.sizing",
+                  "cluster.naming", "cluster.limits"}),
+    ("graph", {"cluster.topology", "cluster.parts"}),
+    # above the graph only because the loader checks part settings, which live with the pod split
+    ("load and resolve", {"cluster.loader", "cluster.resolve"}),
+    ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.ports", "cluster.reach",
+                "cluster.whatif"}),
+    ("rules", {"cluster.rules"}),
+    ("artifacts", {"cluster.render", "cluster.exports", "cluster.verify", "cluster.artifacts"}),
+    ("pipeline", {"cluster.pipeline"}),
+    ("uses", {"cluster.report", "cluster.estimate", "cluster.formats", "cluster.report_html", "cluster.deployment",
+              "cluster.lab", "cluster.publish"}),
+    ("cli", {"cluster.commands", "cluster.cli", "cluster.__main__"}),
+))
+
+
+def _rank() -> dict[str, int]:
+    return {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
+
+
+def upward_imports(graph: nx.DiGraph) -> list[tuple[str, str, str]]:
+    rank = _rank()
+    return [(a, b, graph.edges[a, b]["file"]) for a, b in graph.edges
+            if b.startswith("cluster") and rank[b] > rank[a]]
+
+
+def test_every_unit_has_a_layer() -> None:
+    graph = import_graph()
+    units = {unit for unit in graph if unit.startswith("cluster")}
+    assert sorted(units - set(_rank())) == [], "place the new module in LAYERS"
+    assert sorted(set(_rank()) - units) == [], "a unit in LAYERS no longer exists"
+    assert sum(len(units) for _, units in LAYERS) == len(_rank()), "a unit sits in two layers"
+
+
+def test_imports_run_downward_only() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = import_graph()
+    graph.add_edge("cluster.rules", "cluster.render", file="(added)")
+    assert upward_imports(graph) == [("cluster.rules", "cluster.render", "(added)")]
 
 
 def test_no_import_cycle_between_packages() -> None:

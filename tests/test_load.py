@@ -7,6 +7,7 @@ import gc
 from collections import defaultdict
 from typing import Any
 
+import networkx as nx
 import pytest
 
 from cluster.addressing import allocate
@@ -89,10 +90,10 @@ def test_check_only_allocation_finds_what_the_full_one_finds(name: str, addressi
     assert result.spec is not None and result.topology is not None
     full = allocate(result.spec, result.topology)
     checked = allocate(result.spec, result.topology, links=False)
-    assert checked.problems == full.problems
+    assert checked.findings == full.findings
     assert (checked.loopbacks, checked.asns) == (full.loopbacks, full.asns)
     assert not checked.links
-    assert bool(full.problems) == (addressing is not None)
+    assert bool(full.findings) == (addressing is not None)
 
 
 def test_switch_to_switch_edges_are_not_rescanned_by_the_cycle_collector() -> None:
@@ -152,3 +153,18 @@ def test_isolation_guests_equal_a_walk_of_every_edge(shared: list[str]) -> None:
             expected[data["network"]].update({lower, upper} & fabric_switches)
     assert _guests(result.topology) == {network: names for network, names in expected.items() if names}
     assert set(_guests(result.topology)) == set(shared)
+
+
+def test_the_derived_data_cache_follows_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """edge_list, link_arrays and switch loads live in networkx's own per-graph cache
+    (`__networkx_cache__`), which networkx clears on a structural change, and the bulk insert
+    clears with the private `nx._clear_cache`: if the pinned networkx changes either, this fails."""
+    graph = graph_of(DESIGNS["rail-optimized"]).copy()
+    before = len(link_arrays(graph).lower)
+    assert link_arrays(graph) is link_arrays(graph)  # cached, not rebuilt
+    lower, upper, key, _ = edge_list(graph)[0]
+    graph.remove_edge(lower, upper, key)
+    assert len(link_arrays(graph).lower) == before - 1 and len(edge_list(graph)) == before - 1
+    graph.__networkx_cache__["gpu_cluster.probe"] = 1
+    nx._clear_cache(graph)
+    assert "gpu_cluster.probe" not in graph.__networkx_cache__

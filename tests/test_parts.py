@@ -142,8 +142,18 @@ def test_design_and_cluster_together_are_refused() -> None:
     ("pods", "org/gpu-cluster/pods"), ("fabric/pods", "org/fabric/pods"), ("acme/fabric/pods", "acme/fabric/pods"),
 ])
 def test_core_stack_names_are_qualified_like_pulumi(reference: str, qualified: str) -> None:
-    assert parts.core_stack("pod-001", reference, None, "org", "gpu-cluster") == qualified
-    assert parts.core_stack("core", reference, None, "org", "gpu-cluster") is None
+    assert parts.core_stack("pod-001", reference, None, "org", "gpu-cluster") == (qualified, [])
+    assert parts.core_stack("core", reference, None, "org", "gpu-cluster") == (None, [])
+
+
+@pytest.mark.parametrize(("part", "design", "core", "path", "message"), [
+    ("pod-001", None, None, "config.gpu-cluster:core_stack", "no core stack is named"),
+    ("pod-001", None, "a/b/c/d", "config.gpu-cluster:core_stack", "is not a stack name"),
+])
+def test_a_core_stack_that_cannot_be_read_is_a_schema_finding(part: str, design: str | None, core: str | None,
+                                                              path: str, message: str) -> None:
+    reference, [finding] = parts.core_stack(part, design, core, "org", "gpu-cluster")
+    assert reference is None and (finding.rule, finding.path) == ("SCHEMA", path) and message in finding.message
 
 
 def test_the_fingerprint_ignores_key_order_and_sees_every_value() -> None:
@@ -172,7 +182,7 @@ def test_the_example_split_covers_the_design(cli: Any) -> None:
         loaded = load_stack(str(ROOT / SPLIT / name))
         assert loaded.design == "pods" and loaded.data == DESIGN
         settings = {key: str(value) for key, value in loaded.settings.items()}
-        core = parts.core_stack(settings["part"], "pods", settings.get("core_stack"), "organization", "gpu-cluster")
+        core, _ = parts.core_stack(settings["part"], "pods", settings.get("core_stack"), "organization", "gpu-cluster")
         outcome = offline.run(loaded.stack, None, part_settings=settings,
                               references={core: UP[CORE]} if core else {})
         assert outcome.ok, (name, outcome.failure)

@@ -262,6 +262,39 @@ def test_a_template_that_breaks_agreement_fails_validation(tmp_path: Path, monke
     assert any("rendered host script and nvue switch config disagree" in m for m in messages), messages
 
 
+@pytest.mark.parametrize(("tos", "expected"), [
+    # the article's NCCL_IB_TC=104: DSCP 26 without ECT, so the switch's ECN marks become drops
+    (26 << 2, "host and switch plans disagree: ECN: host sends ECN-capable traffic on no priority, "
+              "switch marks on [3]"),
+    # the host marks RoCE with another DSCP than the one the switch queues on priority 3
+    (27 << 2 | 0b10, "host and switch plans disagree: DSCP 26: host priority None, switch priority 3"),
+])
+def test_host_and_switch_plans_are_derived_apart(tos: int, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host plan follows the ToS byte the host sends, the switch plan the queues: a host that
+    marks RoCE differently from the plan fails QOS-PFC-MAP (before, both plans had one body)."""
+    from cluster import qos
+
+    assert _qos_findings(validate("prod")) == []
+    monkeypatch.setattr(qos, "roce_tos", lambda plan: tos)
+    result = validate("prod")
+    assert result.exit_code == 1
+    assert expected in _qos_findings(result), _qos_findings(result)
+
+
+def test_the_rendered_qos_is_read_back_once_per_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QOS-PFC-MAP and FAB-ISOLATION both read the rendered files (a fabric shared with storage on
+    its own priority makes FAB-ISOLATION read them too): one render and read-back for both."""
+    from cluster import artifacts
+    from tests.conftest import stack
+
+    calls = []
+    real = artifacts.emitted_plans
+    monkeypatch.setattr(artifacts, "emitted_plans", lambda spec, topology: calls.append(1) or real(spec, topology))
+    result = validate_mapping("t", stack(fabric={"shared_with": ["storage"]}))
+    [isolation] = [f for f in result.findings if f.rule == "FAB-ISOLATION"]
+    assert "RoCE keeps PFC-protected priority 3" in isolation.message and len(calls) == 1
+
+
 def test_a_switch_template_that_drops_pfc_fails_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     templates = tmp_path / "templates"
     shutil.copytree(engine.TEMPLATES, templates)

@@ -20,7 +20,7 @@ def design(a_nodes: int, b_nodes: int) -> Addresses:
     assert result.ok, [f.message for f in result.findings if str(f.severity) == "error"]
     assert result.spec is not None and result.topology is not None
     addresses = allocate(result.spec, result.topology)
-    assert addresses.problems == []
+    assert addresses.findings == []
     return addresses
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from cluster.catalog import read_yaml
 
 HERE = Path(__file__).parent
 Range = tuple[float, float]
@@ -53,8 +53,7 @@ def generic_port_id(gbps: int) -> str:
 @lru_cache(maxsize=1)
 def load_prices() -> Prices:
     """prices.yaml, checked: every entry has usd, watts (low <= high) and a source."""
-    with open(HERE / "prices.yaml", encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
+    data = read_yaml(HERE / "prices.yaml")
     items: dict[str, Price] = {}
     entries = [*data["switches"].items(), *data["transceivers"].items(), *data["cables"].items()]
     entries += [(generic_port_id(int(gbps)), entry) for gbps, entry in data["generic_switch_port"].items()]

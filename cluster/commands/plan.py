@@ -56,12 +56,12 @@ def run(args: argparse.Namespace) -> int:
         settings["part"] = args.part or parts.ALL
         if not settings.get("design") and not settings.get("core_stack"):
             settings["core_stack"] = result.stack  # the design's own stack is its core
-    try:
-        part = parts.choose(settings.get("part"), result.spec, result.topology)
-        core = parts.core_stack(part, settings.get("design"), settings.get("core_stack"), offline.ORGANIZATION,
-                                offline.PROJECT)
-    except parts.PartError as error:
-        print(f"{result.stack}: {error}")
+    part, part_findings = parts.choose(settings.get("part"), result.spec, result.topology)
+    core, core_findings = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
+                                           offline.ORGANIZATION, offline.PROJECT)
+    if part_findings or core_findings:
+        for finding in part_findings or core_findings:
+            print(f"{result.stack}: {finding.message} ({finding.path}); {finding.hint}")
         return 2
     # Offline there is no state to read: a pod part's core stack is taken to be up with this design.
     sha = parts.design_sha256(result.loaded.data)

@@ -9,8 +9,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from cluster.catalog import read_yaml
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.yaml")
 Protocol = Literal["LL", "LL128", "Simple"]
@@ -81,9 +82,7 @@ class Calibration(_Frozen):
 
 def read_calibration(path: Path = CALIBRATION_FILE) -> Calibration:
     """Parse and check a calibration file."""
-    with open(path, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    return Calibration.model_validate(data)
+    return Calibration.model_validate(read_yaml(path))
 
 
 @lru_cache(maxsize=1)

@@ -11,15 +11,14 @@ starts from the device's own default (what it does when a line is missing):
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 
 from cluster.naming import switch_port
-from cluster.qos import QosSide, classes, default_host_priority, switch_plan
+from cluster.qos import SWITCH_MTU, QosSide, RenderedQos, classes, default_host_priority, switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_pool
-from cluster.render.views import SWITCH_MTU, Port, Switch, qos_view
+from cluster.render.views import Port, Switch, qos_view
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
@@ -108,19 +107,7 @@ READERS = {"sonic": (sonic.render_switch, "config_db.json", read_sonic),
            "eos": (eos.render_switch, "eos.cfg", read_eos)}
 
 
-@dataclasses.dataclass(frozen=True)
-class Emitted:
-    """The plans as rendered: host (both paths of the script) and each fabric dialect in use."""
-
-    host_mlnx: QosSide
-    host_dcb: QosSide
-    switches: dict[str, QosSide]
-    # per dialect: DSCPs the plan does not name that the rendered config (over the platform's
-    # default map) leaves on a PFC priority, where stray traffic could pause the fabric
-    stray: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
-
-
-def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
+def emitted_plans(spec: ClusterSpec, topology: Topology) -> RenderedQos | None:
     """Render the host script of the first pool and a probe leaf per fabric dialect, and read them back."""
     if spec.qos is None or not spec.pools:
         return None
@@ -140,7 +127,7 @@ def emitted_plans(spec: ClusterSpec, topology: Topology) -> Emitted | None:
     every_mlnx, every_dcb = read_host(script, list(range(64)))
     stray["host script (mlnx_qos)"] = _stray(every_mlnx, planned)
     stray["host script (dcb)"] = _stray(every_dcb, planned)
-    return Emitted(host_mlnx, host_dcb, switches, stray)
+    return RenderedQos(host_mlnx, host_dcb, switches, stray)
 
 
 def _stray(every: QosSide, planned: list[int]) -> tuple[int, ...]:

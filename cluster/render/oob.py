@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster.render.views import SWITCH_MTU, Switch
+from cluster.qos import SWITCH_MTU
+from cluster.render.views import Switch
 
 OOB_VLAN = 100
 SPINE_BRIDGE_PRIORITY = 4096  # spines win the root election; leaves keep the default

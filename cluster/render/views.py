@@ -16,12 +16,11 @@ from cluster.addressing import Addresses
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.naming import breakout, host_port_label, switch_port
 from cluster.ports import port_index, switch_ports
-from cluster.qos import QosSide, classes
+from cluster.qos import SWITCH_MTU, QosSide, classes
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology
 
-SWITCH_MTU = 9216  # jumbo on every switch port: above any host MTU the stack allows (<= 9216)
 CABLE_METERS = {"host": 5, "leaf": 40, "spine": 300}  # by the lower end's kind/tier: DAC in rack, AOC/fibre above
 ROCE_WEIGHT = 50  # DWRR share of the RoCE queue, as NVIDIA's RoCE profile (FACTS.md 4.1)
 PFC_WATCHDOG_MS = 200

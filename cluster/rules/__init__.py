@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cluster.findings import apply_policy
 from cluster.rules.addressing import AddressPools
-from cluster.rules.base import Rule, run_rules
+from cluster.rules.base import Derived, Rule, run_rules
 from cluster.rules.bisection import Bisection
 from cluster.rules.cloud import Placement
 from cluster.rules.ecmp import EcmpWidth
@@ -37,4 +37,4 @@ ALL_RULES: list[Rule] = [
 #: findings), then the rules above in report order. Suppression, SARIF and the docs read this.
 RULE_IDS: tuple[str, ...] = ("SCHEMA", "SPEC-IGNORED", *(rule.id for rule in ALL_RULES))
 
-__all__ = ["ALL_RULES", "RULE_IDS", "Rule", "apply_policy", "run_rules"]
+__all__ = ["ALL_RULES", "RULE_IDS", "Derived", "Rule", "apply_policy", "run_rules"]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import ClassVar
 
+from cluster.addressing import Addresses
 from cluster.findings import UNSUPPRESSIBLE, Finding, Severity
+from cluster.qos import RenderedQos
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, gc_paused
 
@@ -31,7 +34,27 @@ class Rule:
         return Finding(self.id, self.severity if severity is None else severity, path, message, hint)
 
 
-def run_rules(rules: list[Rule], spec: ClusterSpec, topology: Topology) -> list[Finding]:
+@dataclass(frozen=True)
+class Derived:
+    """What rules read beyond the spec and the graph, each computed once by the stage that owns
+    it and only when a rule asks: the address pools' fit check (derive) and the QoS plan as the
+    renderers write it (artifacts; None where the design has no RoCE QoS plan)."""
+
+    address_check: Callable[[], Addresses]
+    rendered_qos: Callable[[], RenderedQos | None]
+
+
+class ReadsDerived(Rule):
+    """A rule that reads `Derived` facts (and so never computes them itself)."""
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        raise TypeError(f"{self.id} reads derived facts: run it through run_rules")
+
+    def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
+        raise NotImplementedError
+
+
+def run_rules(rules: list[Rule], spec: ClusterSpec, topology: Topology, derived: Derived) -> list[Finding]:
     """Every applicable rule, every finding; a crashing rule becomes an ERROR finding of its own."""
     findings: list[Finding] = []
     for rule in rules:
@@ -39,7 +62,10 @@ def run_rules(rules: list[Rule], spec: ClusterSpec, topology: Topology) -> list[
             continue
         try:
             with gc_paused():  # see gc_paused: passes over a 100k-GPU graph allocate heavily
-                findings.extend(rule.check(spec, topology))
+                if isinstance(rule, ReadsDerived):
+                    findings.extend(rule.check_derived(spec, topology, derived))
+                else:
+                    findings.extend(rule.check(spec, topology))
         except Exception as error:
             where = traceback.extract_tb(error.__traceback__)[-1]
             findings.append(

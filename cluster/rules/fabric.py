@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict, deque
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections import defaultdict
+from collections.abc import Hashable, Iterator
 from typing import TypeVar
 
-import numpy as np
-
 from cluster.findings import Finding, Severity
-from cluster.load import NETWORK_CODES, edge_list, link_arrays, ports_used, switch_load, uplinks_for, worst_per_tier
+from cluster.load import edge_list, ports_used, switch_load, uplinks_for, worst_per_tier
+from cluster.reach import plane_reach
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -146,51 +145,21 @@ class Connected(Rule):
         default_hops = {1: 1, 2: 3, 3: 5}[plan.tiers]
         limit = spec.policy.max_switch_hops or default_hops
         yield from self._planes_shared(spec)
-        graph = topology.graph
-        arrays = link_arrays(graph)
-        names = arrays.names
-        fabric = arrays.network == NETWORK_CODES[FABRIC]
-        switch = (arrays.node_network == NETWORK_CODES[FABRIC]) & ~arrays.is_host
-        # Switch-to-switch adjacency by node position, from the link arrays (260k fabric cables
-        # between switches at 131,072 GPUs: a dict insertion per cable cost more than the searches).
-        between = fabric & switch[arrays.lower] & switch[arrays.upper]
-        ends = np.concatenate([arrays.lower[between], arrays.upper[between]])
-        peers = np.concatenate([arrays.upper[between], arrays.lower[between]])
-        order = np.argsort(ends, kind="stable")
-        peers = peers[order].tolist()
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=len(names)))]).tolist()
-        adjacency = {node: peers[bounds[node]:bounds[node + 1]] for node in np.flatnonzero(switch).tolist()}
-        host_leaves = np.unique(arrays.upper[fabric & arrays.is_host[arrays.lower]]).tolist()
-        plane_of = dict(graph.nodes(data="plane"))
-        leaves_with_hosts: dict[int, list[int]] = defaultdict(list)
-        for leaf in sorted(host_leaves, key=names.__getitem__):
-            leaves_with_hosts[plane_of[names[leaf]]].append(leaf)
-        twins = _Twins(adjacency)
-        for plane, leaves in sorted(leaves_with_hosts.items()):
-            worst = (0, "", "")
-            # Leaves with the same neighbours are interchangeable: search from one of each kind.
-            classes: dict[frozenset[int], int] = {}
-            for leaf in leaves:
-                classes.setdefault(frozenset(adjacency[leaf]), leaf)
-            for source in classes.values():
-                distance = twins.distances(source)
-                for leaf in leaves:
-                    hops = distance(leaf)
-                    if hops is None:
-                        yield self.finding(
-                            "fabric",
-                            f"GPUs on {names[source]} cannot reach GPUs on {names[leaf]}: no fabric path"
-                            + (f" in plane {plane}" if spec.fabric.planes > 1 else ""),
-                            "give every leaf uplinks to spines that reach every other leaf (fabric.spines, "
-                            "leaf_uplinks)",
-                        )
-                        return
-                    if hops + 1 > worst[0]:
-                        worst = (hops + 1, names[source], names[leaf])
-            if worst[0] > limit:
+        for reach in plane_reach(topology.graph):
+            if reach.unreachable is not None:
+                source, leaf = reach.unreachable
+                yield self.finding(
+                    "fabric",
+                    f"GPUs on {source} cannot reach GPUs on {leaf}: no fabric path"
+                    + (f" in plane {reach.plane}" if spec.fabric.planes > 1 else ""),
+                    "give every leaf uplinks to spines that reach every other leaf (fabric.spines, leaf_uplinks)",
+                )
+                return
+            if reach.worst_hops > limit:
                 yield self.finding(
                     "policy.max_switch_hops",
-                    f"expected at most {limit} switch hops between GPUs, found {worst[0]} from {worst[1]} to {worst[2]}",
+                    f"expected at most {limit} switch hops between GPUs, found {reach.worst_hops} from "
+                    f"{reach.worst[0]} to {reach.worst[1]}",
                     "flatten the fabric or raise policy.max_switch_hops",
                 )
 
@@ -227,52 +196,3 @@ class Connected(Rule):
                                 "use NICs with one port per plane (ports_per_nic = planes), or planes: 1"
                             )
                             return
-
-
-class _Twins:
-    """Switch-to-switch distances, searched on the graph of twin classes.
-
-    Switches with the same neighbour set ("twins", never adjacent to each other) are at the
-    same distance from every other switch, so the search runs on one node per class: 560
-    classes instead of 5,120 switches and 1k instead of 260k edges at 131,072 GPUs, where one
-    search per leaf class over every switch grew as pods x links. Exact: a shortest path never
-    visits two twins (it could skip from the first to the second's successor), and twin
-    classes that touch are joined member to member. Two twins are 2 apart via a shared neighbour.
-    """
-
-    def __init__(self, adjacency: Mapping[int, Iterable[int]]) -> None:
-        keys: dict[frozenset[int], int] = {}
-        self.class_of: dict[int, int] = {}
-        for node, neighbours in adjacency.items():
-            self.class_of[node] = keys.setdefault(frozenset(neighbours), len(keys))
-        self.isolated = {index for key, index in keys.items() if not key}
-        self.adjacent: dict[int, list[int]] = {
-            index: sorted({self.class_of[node] for node in key}) for key, index in keys.items()
-        }
-
-    def distances(self, source: int) -> Callable[[int], int | None]:
-        """Hops from switch `source` to a switch (None: unreachable); switches by graph position."""
-        home = self.class_of[source]
-        by_class = _bfs(self.adjacent, home)
-
-        def hops(target: int) -> int | None:
-            if target == source:
-                return 0
-            index = self.class_of[target]
-            if index == home:
-                return None if index in self.isolated else 2
-            return by_class.get(index)
-
-        return hops
-
-
-def _bfs(graph: Mapping[Node, Iterable[Node]], source: Node) -> dict[Node, int]:
-    distance = {source: 0}
-    queue = deque([source])
-    while queue:
-        node = queue.popleft()
-        for neighbour in graph[node]:
-            if neighbour not in distance:
-                distance[neighbour] = distance[node] + 1
-                queue.append(neighbour)
-    return distance

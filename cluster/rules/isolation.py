@@ -8,14 +8,13 @@ import numpy as np
 
 from cluster.findings import Finding, Severity
 from cluster.load import NETWORK_CODES, link_arrays
-from cluster.qos import classes
-from cluster.render.emitted import emitted_plans
-from cluster.rules.base import Rule
+from cluster.qos import RenderedQos, classes
+from cluster.rules.base import Derived, ReadsDerived
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
 
-class Isolation(Rule):
+class Isolation(ReadsDerived):
     """On premises the GPU fabric shares no switch with storage or management. Shared: ERROR,
     unless RoCE has its own PFC-protected priority and every guest network a different one, in
     the plan and in the host and switch configs as rendered (read back), then WARNING.
@@ -27,14 +26,15 @@ class Isolation(Rule):
     def applies(self, spec: ClusterSpec) -> bool:
         return spec.fabric is not None
 
-    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+    def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
+        rendered = derived.rendered_qos()
         guests = _guests(topology)
         if not guests:
             return
         networks = sorted(guests)
         switches = sorted(set().union(*guests.values()))
         example = ", ".join(switches[:3]) + (f" and {len(switches) - 3} more" if len(switches) > 3 else "")
-        protected, why = self._protected(spec, topology, networks)
+        protected, why = self._protected(spec, rendered, networks)
         severity = Severity.WARNING if protected else Severity.ERROR
         yield self.finding(
             "fabric.shared_with",
@@ -47,7 +47,7 @@ class Isolation(Rule):
         )
 
     @staticmethod
-    def _protected(spec: ClusterSpec, topology: Topology, networks: list[str]) -> tuple[bool, str]:
+    def _protected(spec: ClusterSpec, rendered: RenderedQos | None, networks: list[str]) -> tuple[bool, str]:
         qos = spec.qos
         if qos is None:
             return False, "an InfiniBand fabric has no RoCE priority to protect GPU traffic"
@@ -57,16 +57,16 @@ class Isolation(Rule):
         for network in networks:
             if planned[network][1] == qos.roce.priority:
                 return False, f"{network} traffic shares RoCE priority {qos.roce.priority}"
-        problem = Isolation._rendered_problem(spec, topology, networks)
+        assert rendered is not None  # a RoCE plan is always rendered and read back
+        problem = Isolation._rendered_problem(spec, rendered, networks)
         if problem:
             return False, problem
         return True, f"RoCE keeps PFC-protected priority {qos.roce.priority}, so this is a warning"
 
     @staticmethod
-    def _rendered_problem(spec: ClusterSpec, topology: Topology, networks: list[str]) -> str:
+    def _rendered_problem(spec: ClusterSpec, emitted: RenderedQos, networks: list[str]) -> str:
         """The protection as the rendered host and switch configs really apply it (read back)."""
-        emitted = emitted_plans(spec, topology)
-        assert spec.qos is not None and emitted is not None
+        assert spec.qos is not None
         planned = classes(spec.qos)
         roce_dscp = spec.qos.roce.dscp
         sides = [("host script", emitted.host_mlnx)] + [(f"{os} switch config", side)

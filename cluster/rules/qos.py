@@ -6,18 +6,18 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
-from cluster.qos import classes, disagreements, host_plan, switch_plan
-from cluster.render.emitted import emitted_plans
-from cluster.rules.base import Rule
+from cluster.qos import RenderedQos, classes, disagreements, host_plan, plan_disagreements, switch_plan
+from cluster.rules.base import Derived, ReadsDerived, Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
 ROCE_MIN_MTU = 4200  # a 4096-byte RoCE payload plus headers; below it RoCE falls back to 2048
 
 
-class PfcMap(Rule):
+class PfcMap(ReadsDerived):
     """Lossless mode: the RoCE priority has PFC on; the CNP priority differs and has no PFC;
-    DSCP values are unique; host and switch plans agree. Skipped for InfiniBand and cloud."""
+    DSCP values are unique; host and switch plans agree (derived separately, and as rendered).
+    Skipped for InfiniBand and cloud."""
 
     id = "QOS-PFC-MAP"
     title = "lossless QoS plan"
@@ -25,7 +25,8 @@ class PfcMap(Rule):
     def applies(self, spec: ClusterSpec) -> bool:
         return spec.qos is not None
 
-    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+    def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
+        rendered = derived.rendered_qos()
         qos = spec.qos
         assert qos is not None
         pfc = set(qos.pfc_priorities)
@@ -67,13 +68,13 @@ class PfcMap(Rule):
         by_dscp: dict[int, list[str]] = defaultdict(list)
         for name, (dscp, _) in classes(qos).items():
             by_dscp[dscp].append(name)
-        for dscp, names in sorted(by_dscp.items()):
-            if len(names) > 1:
-                yield self.finding(
-                    f"qos.{names[1]}.dscp",
-                    f"DSCP {dscp} is used by {' and '.join(names)}; each class needs its own DSCP",
-                    "give every traffic class a distinct DSCP",
-                )
+        shared = {dscp: names for dscp, names in by_dscp.items() if len(names) > 1}
+        for dscp, names in sorted(shared.items()):
+            yield self.finding(
+                f"qos.{names[1]}.dscp",
+                f"DSCP {dscp} is used by {' and '.join(names)}; each class needs its own DSCP",
+                "give every traffic class a distinct DSCP",
+            )
         if qos.storage.priority == qos.roce.priority:
             yield self.finding(
                 "qos.storage.priority",
@@ -81,16 +82,17 @@ class PfcMap(Rule):
                 "give storage its own priority (default 1)",
                 Severity.WARNING,
             )
-        for problem in disagreements(host_plan(qos), switch_plan(qos)):
-            yield self.finding("qos", f"host and switch plans disagree: {problem}",
-                               "render host and switch configs from the same qos plan")
-        yield from self._rendered(spec, topology)
+        if not shared:  # a DSCP two classes claim is reported above; each side would pick one of them
+            for problem in plan_disagreements(host_plan(qos), switch_plan(qos)):
+                yield self.finding("qos", f"host and switch plans disagree: {problem}",
+                                   "a derivation in cluster/qos.py no longer follows the qos section "
+                                   "(a bug, not your stack)")
+        if rendered is not None:
+            yield from self._rendered(spec, rendered)
 
-    def _rendered(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+    def _rendered(self, spec: ClusterSpec, emitted: RenderedQos) -> Iterator[Finding]:
         """Compare what the renderers actually write (read back) with the plan and with each other."""
-        emitted = emitted_plans(spec, topology)
-        if emitted is None or spec.qos is None:
-            return
+        assert spec.qos is not None
         hint = "a template no longer writes the plan: fix cluster/templates or cluster/render (a bug, not your stack)"
         sides = [("host script (mlnx_qos)", host_plan(spec.qos), emitted.host_mlnx),
                  ("host script (dcb)", host_plan(spec.qos), emitted.host_dcb)]
