@@ -59,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
     part, part_findings = parts.choose(settings.get("part"), result.spec, result.topology)
     core, core_findings = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
                                            offline.ORGANIZATION, offline.PROJECT)
-    if part_findings or core_findings:
-        for finding in part_findings or core_findings:
-            print(f"{result.stack}: {finding.message} ({finding.path}); {finding.hint}")
+    part_problems = part_findings or core_findings
+    for finding in part_problems:
+        print(f"{result.stack}: {finding.message} ({finding.path}); {finding.hint}")
+    if part_problems:
         return 2
     # Offline there is no state to read: a pod part's core stack is taken to be up with this design.
     sha = parts.design_sha256(result.loaded.data)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
 from cluster.load import edge_list, ports_used, switch_load, uplinks_for, worst_per_tier
@@ -15,7 +14,6 @@ from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
 TIERS = ("leaf", "spine", "core")
-Node = TypeVar("Node", bound=Hashable)
 
 
 def _onprem(spec: ClusterSpec) -> bool:
