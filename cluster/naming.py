@@ -7,13 +7,16 @@ ports) and named the way each OS numbers front-panel ports:
   SN5600 at 400G, `Ethernet0`, `Ethernet2`.. at 200G); a model or speed with no SKU there is a
   SCHEMA error before anything renders,
 - nvue (Cumulus Linux): on a model with cage data (catalog `cages`) whose port speed splits each
-  cage into k > 1 ports, port i is `swp{C}s{S}` (cage C = i // k + 1, subport S = i % k), the names
+  cage into k > 1 ports, port i is `swp{C}s{S}` (cage C = i // k + 1, subport S = i % k; at a speed
+  that splits only the odd cages, C = 2 (i // k) + 1, and NVUE disables each even neighbour), the names
   `nv set interface swpC link breakout kx` creates (NVUE reference, docs.nvidia.com/networking-
   ethernet-software/nvue-reference: "breakout 4x, parent ports swp1 through swp32 split into
   sub-interfaces swp1s0 through swp32s3"); otherwise `swp{index + 1}`,
 - eos: on a model with cage data, `Ethernet{C}/{L}` with L the first of the port's lanes (an OSFP
   cage N exposes Ethernet N/1 to N/8, one per lane, arista.com/en/um-eos/eos-layer-1-profiles; so
-  2 x 400G on an 8-lane cage is N/1 and N/5, each `speed 400g-4`); otherwise `Ethernet{index + 1}/1`,
+  2 x 400G on an 8-lane cage is N/1 and N/5, each `speed 400g-4`), and on a modular chassis
+  (catalog `linecards`) `Ethernet{S}/{P}/{L}`, the card in slot S, its cage P (a 7808R3's
+  first port is Ethernet3/1/1); otherwise `Ethernet{index + 1}/1`,
 - opensm (InfiniBand): the port number, from 1.
 
 Host NICs, per pool, in rail order (port r of the node is rail r):
@@ -44,8 +47,25 @@ def sonic_port(model: str, gbps: int, index: int) -> SonicPort:
 
 
 class Breakout(NamedTuple):
-    ports: int  # per cage
-    lanes: int  # per port
+    """How a model's cages split at one port speed (catalog `cages`)."""
+
+    ports: int  # per cage in use
+    stride: int  # lanes from one subport's first lane to the next one's (the cage's lanes / ports)
+    step: int  # 1: every cage in use; 2: the odd cages only (each one's even neighbour disabled)
+    lane_gbps: int  # the cage's fastest lane
+
+    def lanes(self, gbps: int) -> int:
+        """Lanes a port of this split runs on at `gbps` (EOS `speed 400g-8`): the speed over the
+        lane rate, within the port's share of the cage."""
+        return min(self.stride, -(-gbps // self.lane_gbps))
+
+    def cage(self, index: int) -> int:
+        """The 0-based cage of port `index` (0-based, cabling order)."""
+        return index // self.ports * self.step
+
+    def lane(self, index: int) -> int:
+        """The first lane (1-based) of port `index` in its cage, as EOS numbers interfaces."""
+        return index % self.ports * self.stride + 1
 
 
 def breakout(model: str, gbps: int) -> Breakout | None:
@@ -53,11 +73,23 @@ def breakout(model: str, gbps: int) -> Breakout | None:
     entry = load_catalog().switches.get(model)
     if entry is None or entry.cages is None or gbps not in entry.port_modes:
         return None
-    ports, spare = divmod(entry.port_modes[gbps], entry.cages.count)
-    if spare or not ports or entry.cages.lanes % ports:
+    cages = entry.cages
+    step = 2 if gbps in cages.odd_only else 1
+    ports, spare = divmod(entry.port_modes[gbps], cages.count // step)
+    if spare or not ports or cages.lanes % ports:
         raise ValueError(f"catalog: {model} has {entry.port_modes[gbps]} ports at {gbps}G, not a breakout "
-                         f"of its {entry.cages.count} cages of {entry.cages.lanes} lanes")
-    return Breakout(ports, entry.cages.lanes // ports)
+                         f"of its {cages.count // step} cages of {cages.lanes} lanes")
+    return Breakout(ports, cages.lanes // ports, step, cages.lane_gbps)
+
+
+def _eos_port(model: str, split: Breakout, index: int) -> str:
+    """`EthernetC/L`, or `EthernetS/P/L` on a modular chassis (linecard in slot S, its cage P)."""
+    cage, lane = split.cage(index), split.lane(index)
+    cards = load_catalog().switches[model].linecards
+    if cards is None:
+        return f"Ethernet{cage + 1}/{lane}"
+    card, port = divmod(cage, cards.ports)
+    return f"Ethernet{cards.first_slot + card}/{port + 1}/{lane}"
 
 
 def switch_port(os: str, index: int, model: str, gbps: int) -> str:
@@ -66,10 +98,10 @@ def switch_port(os: str, index: int, model: str, gbps: int) -> str:
         split = breakout(model, gbps)
         if split is None:
             return f"swp{index + 1}" if os == "nvue" else f"Ethernet{index + 1}/1"
-        cage, sub = divmod(index, split.ports)
         if os == "eos":
-            return f"Ethernet{cage + 1}/{sub * split.lanes + 1}"
-        return f"swp{cage + 1}s{sub}" if split.ports > 1 else f"swp{cage + 1}"
+            return _eos_port(model, split, index)
+        cage = split.cage(index) + 1
+        return f"swp{cage}s{index % split.ports}" if split.ports > 1 else f"swp{cage}"
     if os == "opensm":
         return str(index + 1)  # InfiniBand switches number their ports from 1
     return sonic_port(model, gbps, index).name
@@ -138,6 +170,16 @@ def dialect(attrs: Mapping[str, Any]) -> str:
     return os_name if os_name in MGMT_PORT else "sonic"
 
 
+def management_port(attrs: Mapping[str, Any]) -> str:
+    """A switch's management port: its OS's name, or its EOS platform's (a modular chassis'
+    supervisors share Management0)."""
+    os_name = dialect(attrs)
+    entry = load_catalog().switches.get(str(attrs.get("model")))
+    if os_name == "eos" and entry is not None and entry.eos is not None:
+        return entry.eos.management
+    return MGMT_PORT[os_name]
+
+
 def front_panel(attrs: Mapping[str, Any], number: int) -> str:
     """Front-panel port `number` (from 1) of a switch (its graph attributes) as the switch names it."""
     os_name = dialect(attrs)
@@ -150,7 +192,7 @@ def plan_port_name(attrs: Mapping[str, Any], plan_port: str) -> str:
     """A plan port (`p3` main, `u1` fixed uplink, `mgmt0`) as the switch names it: one naming for
     the configs, the cabling plan and `verify`."""
     if plan_port == "mgmt0":
-        return MGMT_PORT[dialect(attrs)]
+        return management_port(attrs)
     if plan_port.startswith("u"):
         return front_panel(attrs, int(attrs["ports"]) + int(plan_port[1:]))
     return front_panel(attrs, int(plan_port[1:]))

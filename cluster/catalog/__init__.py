@@ -100,10 +100,42 @@ class UplinkPorts(Entry):
 
 
 class Cages(Entry):
-    """The front-panel cages of a model: `count` cages of `lanes` electrical lanes each."""
+    """The front-panel cages of a model: `count` cages of `lanes` electrical lanes each, a lane at
+    up to `lane_gbps`. At a speed in `odd_only` the model breaks out only its odd cages (each
+    one's even neighbour is disabled, its ASIC ports lent to the split), as `odd_only_source` says."""
 
     count: int = Field(ge=1)
     lanes: int = Field(ge=1)
+    lane_gbps: int = Field(ge=1)
+    odd_only: tuple[int, ...] = ()
+    odd_only_source: str = ""
+    source: str
+
+    @model_validator(mode="after")
+    def _odd_only_has_a_source(self) -> Cages:
+        if self.odd_only and (not self.odd_only_source or self.count % 2):
+            raise ValueError("odd_only needs an even cage count and odd_only_source")
+        return self
+
+
+class Linecards(Entry):
+    """A modular chassis: `count` linecards in slots `first_slot`.., each with `ports` cages, all
+    of the `card` model (the chassis' cages are the cards' cages in slot order)."""
+
+    first_slot: int = Field(ge=0)
+    count: int = Field(ge=1)
+    ports: int = Field(ge=1)
+    card: str
+    source: str
+
+
+class EosPlatform(Entry):
+    """What Arista EOS names differently per platform: the per-interface queue sub-mode
+    (`uc-tx-queue` on Trident/Tomahawk boxes, `tx-queue` on the VOQ (Sand: Jericho) platforms,
+    which have no unicast/multicast queue split) and the management interface."""
+
+    queue: Literal["uc-tx-queue", "tx-queue"] = "uc-tx-queue"
+    management: str = "Management1"
     source: str
 
 
@@ -112,10 +144,19 @@ class Switch(Entry):
     port_modes: dict[int, int] = Field(min_length=1)
     uplink_ports: UplinkPorts | None = None
     cages: Cages | None = None
+    linecards: Linecards | None = None
+    eos: EosPlatform | None = None  # None: a fixed Trident/Tomahawk-style box (uc-tx-queue, Management1)
     os: Literal["sonic", "nvue", "eos", "opensm"]
     source: str
     runs: tuple[Literal["sonic", "nvue", "eos", "opensm"], ...] = Field(min_length=1)  # dialects it can run
     runs_source: str
+
+    @model_validator(mode="after")
+    def _linecards_hold_the_cages(self) -> Switch:
+        if self.linecards is not None and (self.cages is None
+                                           or self.cages.count != self.linecards.count * self.linecards.ports):
+            raise ValueError("linecards need cages: count = linecards x ports per card")
+        return self
 
 
 class SonicPort(NamedTuple):
@@ -134,7 +175,7 @@ class SonicBuffers(Entry):
     lossless: bool  # the templates have lossless profiles (PFC headroom); False: a lossy-only SKU
     ingress_lossy_pool: bool  # lossy ingress traffic has a pool of its own (else the lossless pool)
     egress_lossless_pool_bytes: int
-    create_only_config_db_buffers: bool  # the SKU's create_only_config_db_buffers.json sets it
+    create_only_config_db_buffers: bool  # the SKU's or the platform's create_only_config_db_buffers.json sets it
     source: str
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from cluster.catalog import load_catalog
 from cluster.catalog.prices import Price, Prices, Range, as_range, generic_port_id, load_prices, with_overrides
 from cluster.exports.cabling import media_of, ordered_links
+from cluster.naming import breakout
 from cluster.ports import switch_ports
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, NETWORKS, Topology, gc_paused
@@ -163,7 +164,12 @@ def _switch_price(prices: Prices, model: str, data: dict[str, int]) -> tuple[str
 
 
 def _ports_per_cage(prices: Prices, model: str, port_gbps: int) -> int:
-    """The model's ports at the speed in use / its cages (SN5600: 128 x 400G on 64 cages = 2); 1 if unknown."""
+    """Ports per cage in use at the speed in use: the catalog's breakout where it knows the cages
+    (SN5600: 2 at 400G, 8 at 100G, which splits only the odd cages), else the model's ports at
+    that speed over the priced cages; 1 if unknown."""
+    split = breakout(model, port_gbps)
+    if split is not None:
+        return split.ports
     entry = prices.get(model)
     switch = load_catalog().switches.get(model)
     if entry is None or not entry.cages or switch is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from cluster.naming import switch_port
+from cluster.naming import MGMT_PORT, switch_port
 from cluster.qos import SWITCH_MTU, QosSide, RenderedQos, classes, default_host_priority, switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_pool
@@ -35,7 +35,8 @@ def _probe_switch(spec: ClusterSpec, os: str) -> Switch:
                 description="probe-node-001 nic0", peer="probe-node-001", address=None, peer_address=None,
                 peer_asn=None, qos=True, cable_m=5)
     return Switch(name="qos-probe", network=FABRIC, tier="leaf", os=os, model=model, port_gbps=gbps, loopback=None,
-                  asn=None, ports=(port,), management="", networks=(), qos=qos_view(spec.qos, switch_plan(spec.qos)))
+                  asn=None, ports=(port,), management="", management_port=MGMT_PORT[os], networks=(),
+                  qos=qos_view(spec.qos, switch_plan(spec.qos)))
 
 
 def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:

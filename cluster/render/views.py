@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cluster.addressing import Addresses
+from cluster.catalog import load_catalog
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
-from cluster.naming import breakout, host_port_label, switch_port
+from cluster.naming import breakout, host_port_label, management_port, switch_port
 from cluster.ports import port_index, switch_ports
 from cluster.qos import SWITCH_MTU, QosSide, classes
 from cluster.spec import ClusterSpec
@@ -242,12 +243,14 @@ class Switch:
     asn: int | None
     ports: tuple[Port, ...]
     management: str  # the description of the management port's cable
+    management_port: str  # the switch's name for its management port (`eth0`, `Management1`)
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
     qos: QosView | None
     breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
+    eos_queue: str = "uc-tx-queue"  # EOS per-interface queue sub-mode of the platform (catalog `eos`)
 
     @property
     def routed(self) -> bool:
@@ -308,7 +311,6 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
         data = nodes[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         own_split = breakout(data["model"], data["port_gbps"])
-        lanes = own_split.lanes if own_split is not None else None
         ports: list[Port] = []
         networks: list[str] = []
         management = ""
@@ -361,14 +363,14 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 peer_asn=peer_asn,
                 qos=network in qos_networks,
                 cable_m=cable,
-                lanes=lanes,
+                lanes=own_split.lanes(edge["gbps"]) if own_split is not None else None,
             ))
         ports.sort(key=lambda port: port.number)
-        split = breakout(data["model"], data["port_gbps"])
         breakouts: tuple[tuple[str, str], ...] = ()
-        if split is not None and split.ports > 1 and data["os"] == "nvue":
-            cages = sorted({port.number // split.ports + 1 for port in ports if port.number < data["ports"]})
-            breakouts = tuple((f"swp{cage}", f"{split.ports}x") for cage in cages)
+        if own_split is not None and own_split.ports > 1 and data["os"] == "nvue":
+            cages = sorted({own_split.cage(port.number) + 1 for port in ports if port.number < data["ports"]})
+            breakouts = tuple((f"swp{cage}", f"{own_split.ports}x") for cage in cages)
+        platform = load_catalog().switches.get(data["model"])
         loopback = addresses.loopback(name)
         if loopback is not None:
             networks.insert(0, f"{loopback}/32")
@@ -383,11 +385,13 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             asn=addresses.asns.get(name),
             ports=tuple(ports),
             management=management,
+            management_port=management_port(data),
             networks=tuple(networks),
             qos=switch_qos if data["network"] == FABRIC else None,
             breakouts=breakouts,
             maximum_paths=min(widths[name][1], MAX_PATHS.get(data["os"], widths[name][1])),
             maximum_routes=maximum_routes(routes.get(data["network"], 0)),
+            eos_queue=platform.eos.queue if platform is not None and platform.eos is not None else "uc-tx-queue",
         )
 
 
