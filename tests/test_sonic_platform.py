@@ -1,7 +1,9 @@
 """SONiC platform data and boot behaviour against SONiC's own files in ../shared/vendor/sonic:
 the catalog's port maps against each SKU's port_config.ini and the platform's platform.json,
 rendered PORT entries against the same files, and the routing config mode against the
-docker-fpm-frr start script that decides which FRR config files survive."""
+docker-fpm-frr start script that decides which FRR config files survive. The vendor copy holds
+the SN5600's SKUs only; every catalog SKU (SN4700 and SN5400 too) gets the checks that need no
+SONiC file: names, lanes within their cages, lanes per port, the FEC text's lane rate, buffer facts."""
 
 from __future__ import annotations
 
@@ -37,9 +39,11 @@ def port_config(path: Path) -> list[list[str]]:
 
 
 SKUS = [(model, gbps) for model, platform in sorted(load_catalog().sonic_platforms.items()) for gbps in platform.skus]
+# The SKUs whose files the vendor copy holds: the SN5600's only (see its PROVENANCE.md).
+VENDOR_SKUS = [("SN5600", gbps) for gbps in load_catalog().sonic_platforms["SN5600"].skus]
 
 
-@pytest.mark.parametrize(("model", "gbps"), SKUS)
+@pytest.mark.parametrize(("model", "gbps"), VENDOR_SKUS)
 def test_catalog_port_map_is_the_skus_port_config(model: str, gbps: int) -> None:
     platform = load_catalog().sonic_platforms[model]
     sku = platform.skus[gbps]
@@ -53,7 +57,7 @@ def test_catalog_port_map_is_the_skus_port_config(model: str, gbps: int) -> None
     assert load_catalog().switches[model].port_modes[gbps] == len(sku.port_map)
 
 
-@pytest.mark.parametrize(("model", "gbps"), SKUS)
+@pytest.mark.parametrize(("model", "gbps"), VENDOR_SKUS)
 def test_catalog_ports_sit_on_the_platform_cages_lanes(model: str, gbps: int) -> None:
     """platform.json: each port's lanes lie within its cage's lanes, its alias is a name of the
     cage in a breakout mode, and the cage index is the port's index."""
@@ -95,7 +99,8 @@ def test_base_mac_is_deterministic_unicast_and_locally_administered() -> None:
 
 @pytest.mark.parametrize(("fabric", "path"), [
     ({"leaf": {"switch": "SN5600", "port_gbps": 800, "os": "sonic"}}, "fabric.leaf.os"),
-    ({"leaf": {"switch": "SN4700", "port_gbps": 400, "os": "sonic"}}, "fabric.leaf.os"),
+    ({"leaf": {"switch": "SN5400", "port_gbps": 200, "os": "sonic"}}, "fabric.leaf.os"),
+    ({"leaf": {"switch": "SN5400", "port_gbps": 100, "os": "sonic"}}, "fabric.leaf.os"),
     ({"leaf": {"ports": 32, "port_gbps": 400, "os": "sonic"}}, "fabric.leaf.os"),
     ({"leaf": {"switch": "TH5-64x800", "port_gbps": 400}}, "fabric.leaf.switch"),
 ])
@@ -104,16 +109,109 @@ def test_sonic_without_a_sku_port_map_is_a_schema_error(fabric: dict[str, Any], 
     errors = [f for f in result.findings if f.rule == "SCHEMA"]
     assert [f.path for f in errors] == [path], [str(f) for f in result.findings]
     assert "SONiC needs the SKU port map" in errors[0].message and "SN5600 at 400G, 200G, 100G" in errors[0].message
+    assert "SN4700 at 400G, 200G, 100G" in errors[0].message and "SN5400 at 400G;" in errors[0].message
     assert "os: nvue or eos" in errors[0].hint
     assert result.exit_code == 2
 
 
 def test_sonic_on_a_sku_speed_is_accepted() -> None:
-    for gbps, mode in ((400, "lossless"), (200, "lossless"), (100, "lossy")):
-        result = run(stack(fabric={"leaf": {"switch": "SN5600", "port_gbps": gbps, "os": "sonic"},
-                                   "spine": {"switch": "SN5600", "port_gbps": gbps, "os": "sonic"}},
+    for model, gbps, mode in (("SN5600", 400, "lossless"), ("SN5600", 200, "lossless"), ("SN5600", 100, "lossy"),
+                              ("SN4700", 400, "lossless"), ("SN4700", 200, "lossless"), ("SN4700", 100, "lossless"),
+                              ("SN5400", 400, "lossless")):
+        result = run(stack(fabric={"leaf": {"switch": model, "port_gbps": gbps, "os": "sonic"},
+                                   "spine": {"switch": model, "port_gbps": gbps, "os": "sonic"}},
                            qos={"mode": mode}))
-        assert "SCHEMA" not in {f.rule for f in result.findings}, [str(f) for f in result.findings]
+        assert "SCHEMA" not in {f.rule for f in result.findings}, (model, gbps, [str(f) for f in result.findings])
+
+
+@pytest.mark.parametrize(("model", "gbps"), [("SN4700", 400), ("SN4700", 200), ("SN4700", 100), ("SN5400", 400)])
+def test_a_switch_of_a_new_sku_renders_its_ports_and_buffers(model: str, gbps: int) -> None:
+    sku = load_catalog().sonic_platforms[model].skus[gbps]
+    fabric = {"leaf": {"switch": model, "port_gbps": gbps, "os": "sonic"},
+              "spine": {"switch": model, "port_gbps": gbps, "os": "sonic"}}
+    # the 400G NICs on 100G or 200G ports fall short of the GPU bandwidth rules: not what this checks
+    result = run(stack(fabric=fabric, policy={"suppress": ["FAB-GPU-NIC", "FAB-LINK-SPEED"]}))
+    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    config = json.loads(render_tree(result.spec, result.topology)["switches/leaf-001-r0/config_db.json"])
+    metadata = config["DEVICE_METADATA"]["localhost"]
+    assert (metadata["hwsku"], metadata["platform"]) == (sku.hwsku, load_catalog().sonic_platforms[model].platform)
+    ports = {port.name: port for port in sku.port_map}
+    assert config["PORT"]
+    for name, entry in config["PORT"].items():
+        assert (entry["lanes"], entry["alias"], entry["index"]) == ports[name][1:], name
+        assert entry["speed"] == str(gbps * 1000) and entry["fec"] == "rs"
+    assert config["BUFFER_POOL"]["egress_lossless_pool"]["size"] == str(sku.buffers.egress_lossless_pool_bytes)
+    assert ("ingress_lossy_pool" in config["BUFFER_POOL"]) == sku.buffers.ingress_lossy_pool
+    assert metadata["create_only_config_db_buffers"] == "true"
+
+
+# --- every catalog SKU: what holds without SONiC's files ---------------------------------------------
+
+# (cages, lanes per cage) of each SONiC platform, from its platform.json at the commit the catalog
+# names: on these Mellanox platforms cage i (a port's `index`) owns lanes 8(i-1)..8(i-1)+7.
+PLATFORM_CAGES = {"x86_64-nvidia_sn5600-r0": (64, 8), "x86_64-nvidia_sn5400-r0": (64, 8), "x86_64-mlnx_msn4700-r0": (32, 8)}
+CATALOG_HEADER = (Path(__file__).resolve().parent.parent / "cluster" / "catalog" / "sonic_ports.yaml").read_text()[:1000]
+
+
+@pytest.mark.parametrize(("model", "gbps"), SKUS)
+def test_every_sku_names_each_port_once(model: str, gbps: int) -> None:
+    ports = load_catalog().sonic_platforms[model].skus[gbps].port_map
+    assert all(re.fullmatch(r"Ethernet\d+", port.name) for port in ports)
+    assert len({port.name for port in ports}) == len(ports)
+    assert len({port.alias for port in ports}) == len(ports)
+    assert load_catalog().switches[model].port_modes[gbps] == len(ports)
+
+
+@pytest.mark.parametrize(("model", "gbps"), SKUS)
+def test_every_skus_lanes_lie_in_their_cage_and_split_it_evenly(model: str, gbps: int) -> None:
+    """No lane serves two ports, each port's lanes are its own cage's, and a cage split k ways gives
+    each port lanes / k of them (C256S1: 8 x 1 lane on each odd cage; O32: 1 x 8)."""
+    platform = load_catalog().sonic_platforms[model]
+    count, lanes = PLATFORM_CAGES[platform.platform]
+    cages = load_catalog().switches[model].cages
+    assert cages is None or (cages.count, cages.lanes) == (count, lanes)
+    ports = platform.skus[gbps].port_map
+    all_lanes = [int(lane) for port in ports for lane in port.lanes.split(",")]
+    assert len(all_lanes) == len(set(all_lanes))
+    per_cage = Counter(port.front_panel for port in ports)
+    for port in ports:
+        cage = int(port.front_panel)
+        assert 1 <= cage <= count, port
+        own = range(lanes * (cage - 1), lanes * cage)
+        assert all(int(lane) in own for lane in port.lanes.split(",")), port
+        assert lanes % per_cage[port.front_panel] == 0, port
+        assert len(port.lanes.split(",")) == lanes // per_cage[port.front_panel], port
+
+
+@pytest.mark.parametrize(("model", "gbps"), SKUS)
+def test_every_skus_fec_text_names_its_lane_rate(model: str, gbps: int) -> None:
+    """The FEC reasoning rests on the lane rate it names: every port's lanes x that rate is the speed."""
+    sku = load_catalog().sonic_platforms[model].skus[gbps]
+    rate = re.search(r"(\d+)G-per-lane PAM4", sku.fec_source)
+    assert rate is not None and sku.fec == "rs" and "RS(544,514)" in sku.fec_source
+    assert {len(port.lanes.split(",")) * int(rate[1]) for port in sku.port_map} == {gbps}
+
+
+@pytest.mark.parametrize(("model", "gbps"), SKUS)
+def test_every_skus_buffer_facts_are_there_with_their_upstream_files(model: str, gbps: int) -> None:
+    """Each fact is stated in the source beside the upstream file it was read from, at the commit the
+    catalog's header names (the importer writes both; a hand edit of one shows here)."""
+    platform = load_catalog().sonic_platforms[model]
+    sku = platform.skus[gbps]
+    commit = re.search(r"commit ([0-9a-f]{40})", CATALOG_HEADER)
+    assert commit is not None
+    upstream = f"sonic-net/sonic-buildimage@{commit[1][:12]}"
+    folder = f"device/mellanox/{platform.platform}/{sku.hwsku}/"
+    assert sku.source.startswith(f"{upstream}:{folder}port_config.ini")
+    facts = sku.buffers
+    assert facts.source.startswith(f"{upstream}: objects {folder}buffers_defaults_objects.j2")
+    assert facts.objects and f"/{facts.objects}/buffers_defaults_objects.j2" in facts.source
+    size = facts.egress_lossless_pool_bytes
+    assert size > 0 and f"egress_lossless_pool_size {size} in {folder}buffers_defaults_t" in facts.source
+    assert ("lossless PG and queue profiles" in facts.source) == facts.lossless
+    assert ("an ingress_lossy_pool" in facts.source) == facts.ingress_lossy_pool
+    assert "create_only_config_db_buffers.json" in facts.source
+    assert ("sets the flag if either exists" in facts.source) == facts.create_only_config_db_buffers
 
 
 # --- routing mode against docker_init.sh ---------------------------------------------------
@@ -213,7 +311,7 @@ def test_buffer_parameters_are_sonics_dynamic_mode_defaults() -> None:
     assert config["LOSSLESS_TRAFFIC_PATTERN"] == {"AZURE": {"mtu": pattern[1], "small_packet_percentage": pattern[2]}}
 
 
-@pytest.mark.parametrize(("model", "gbps"), SKUS)
+@pytest.mark.parametrize(("model", "gbps"), VENDOR_SKUS)
 def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -> None:
     sku = load_catalog().sonic_platforms[model].skus[gbps]
     folder = PLATFORM_DIRS[model] / sku.hwsku
@@ -225,9 +323,12 @@ def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -
         assert sku.buffers.objects == sku.hwsku
         assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
         assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
+    # SONiC sets the flag for the SKU's file or the platform's (docker_image_ctl.j2); the vendor copy
+    # has no platform-level file, so only a SKU file saying true can be checked here
     create_only = folder / "create_only_config_db_buffers.json"
     metadata = json.loads(create_only.read_text())["DEVICE_METADATA"]["localhost"] if create_only.is_file() else {}
-    assert (metadata.get("create_only_config_db_buffers") == "true") == sku.buffers.create_only_config_db_buffers
+    if metadata.get("create_only_config_db_buffers") == "true":
+        assert sku.buffers.create_only_config_db_buffers
     t0 = vendor(folder / "buffers_defaults_t0.j2").read_text()
     if "{% set" in t0:  # a template of the SKU's own (not a link to one outside the vendor copy)
         sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))

@@ -14,9 +14,10 @@ import pytest
 import yaml
 
 from cluster.artifacts import render_tree
+from cluster.catalog import load_catalog
 from cluster.pipeline import Result, validate
 from tests import sonic_yang_check as yang
-from tests.conftest import ROOT, missing_tool, run
+from tests.conftest import ROOT, missing_tool, run, stack
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +124,28 @@ def test_every_config_db_of_a_three_tier_sonic_design_validates(sample: dict[str
     configs = sonic_configs(result)
     tiers = {config["DEVICE_METADATA"]["localhost"]["type"] for config in configs.values()}
     assert tiers >= {"ToRRouter", "LeafRouter", "SpineRouter"}  # leaves, spines and cores all on SONiC
+    assert_all_validate(configs)
+
+
+@pytest.mark.parametrize(("leaf", "spine", "storage"), [
+    (("SN5400", 400), ("SN5400", 400), ("SN4700", 200)),
+    (("SN4700", 400), ("SN4700", 400), ("SN4700", 100)),
+])
+def test_every_config_db_of_an_sn5400_or_sn4700_design_validates(sample: dict[str, Any], leaf: tuple[str, int],
+                                                                  spine: tuple[str, int],
+                                                                  storage: tuple[str, int]) -> None:
+    """Every SKU of the SN5400 and SN4700 in the catalog, the fabric's (lossless) and a storage
+    network's (lossy buffers on every port)."""
+    def ref(model: tuple[str, int]) -> dict[str, Any]:
+        return {"switch": model[0], "port_gbps": model[1], "os": "sonic"}
+
+    result = run(stack(fabric={"leaf": ref(leaf), "spine": ref(spine)}, storage={"leaf": ref(storage)},
+                       node_pools=[{"name": "h200", "nodes": 16, "gpu": "H200",
+                                    "storage_nics": {"count": 2, "gbps": storage[1]}}]))
+    assert result.ok, [str(f) for f in result.findings if str(f.severity) == "error"]
+    configs = sonic_configs(result)
+    assert {config["DEVICE_METADATA"]["localhost"]["hwsku"] for config in configs.values()} == {
+        sku.hwsku for model, gbps in (leaf, spine, storage) if (sku := load_catalog().sonic_sku(model, gbps))}
     assert_all_validate(configs)
 
 
