@@ -299,6 +299,40 @@ def test_every_pfc_priority_has_a_lossless_priority_group_and_queue(qos: dict[st
     assert config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
 
 
+def queues_of(config: dict[str, Any], port: str, profile: str) -> set[int]:
+    found: set[int] = set()
+    for key, entry in config["BUFFER_QUEUE"].items():
+        name, queues = key.split("|")
+        if name == port and entry["profile"] == profile:
+            first, _, last = queues.partition("-")
+            found |= set(range(int(first), int(last or first) + 1))
+    return found
+
+
+@pytest.mark.parametrize("gbps", [400, 200, 100])
+def test_a_switch_outside_the_roce_fabric_buffers_every_port_lossy(gbps: int) -> None:
+    """A storage leaf has no QoS plan: every port still gets buffers, the lossy profiles on PG 0 and
+    queues 0-6 (as the SKU's templates give a port without PFC), no lossless PG, and only profiles
+    the SKU's template family defines (the 100G SKU, C256S1, has no lossless ones)."""
+    result = run(stack(storage={"leaf": {"switch": "SN5600", "ports": 16, "port_gbps": gbps, "os": "sonic"}},
+                       node_pools=[{"name": "h200", "nodes": 4, "gpu": "H200",
+                                    "storage_nics": {"count": 2, "gbps": gbps}}]))
+    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    config: dict[str, Any] = json.loads(render_tree(result.spec, result.topology)["switches/stor-leaf-001/config_db.json"])
+    sku = load_catalog().sonic_sku("SN5600", gbps)
+    assert sku is not None
+    assert "PORT_QOS_MAP" not in config and config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
+    assert config["PORT"]
+    for port in config["PORT"]:
+        assert config["BUFFER_PG"][f"{port}|0"] == {"profile": "ingress_lossy_profile"}
+        assert lossless_pgs(config, port) == set()
+        assert queues_of(config, port, "q_lossy_profile") == set(range(7))
+        for table in ("BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"):
+            for profile in config[table][port]["profile_list"].split(","):
+                assert profile in config["BUFFER_PROFILE"], (table, profile)
+    assert ("egress_lossless_profile" in config["BUFFER_PROFILE"]) == sku.buffers.lossless
+
+
 def test_buffer_parameters_are_sonics_dynamic_mode_defaults() -> None:
     """buffers_config.j2 writes these two tables in dynamic mode; the values must be upstream's."""
     template = vendor(VENDOR / "files" / "build_templates" / "buffers_config.j2").read_text()

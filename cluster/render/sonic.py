@@ -14,7 +14,9 @@ port's speed, CABLE_LENGTH and MTU; the lossy profile on PG 0) and BUFFER_QUEUE 
 profile on the plan's lossless queues, the lossy one on the others), and the
 DEFAULT_LOSSLESS_BUFFER_PARAMETER and LOSSLESS_TRAFFIC_PATTERN buffermgrd reads. Upstream's
 templates hard-code PGs and queues 3-4; here they follow the plan's PFC priorities (priority =
-TC = PG = queue, as the maps above set it).
+TC = PG = queue, as the maps above set it). Ports the plan does not cover (every port of a
+storage, management or oob switch) get the lossy profiles on PG 0 and queues 0-6, as the SKU's
+templates give a port without PFC, so `create_only_config_db_buffers` leaves no port without buffers.
 
 PORT entries take name, lanes, alias and index from the model's SKU (catalog sonic_ports.yaml,
 from the SKU's port_config.ini); DEVICE_METADATA names that SKU (`hwsku`) and its `platform`,
@@ -119,8 +121,11 @@ def _ranges(numbers: list[int]) -> list[str]:
 LOSSY_QUEUES_UP_TO = 6  # upstream's templates give queues 0-6 a profile and leave queue 7 alone
 
 
-def buffer_tables(qos: QosView, buffers: SonicBuffers, ports: list[str]) -> dict[str, Any]:
-    """The dynamic-model buffer tables for the QoS ports of one switch (see the module text)."""
+def buffer_tables(buffers: SonicBuffers, qos: QosView | None, qos_ports: list[str], lossy_ports: list[str]
+                  ) -> dict[str, Any]:
+    """The dynamic-model buffer tables of one switch (see the module text): `qos_ports` buffered
+    for the plan, `lossy_ports` (every port of a switch outside the RoCE fabric) with lossy
+    profiles on PG 0 and queues 0-6, as the SKU's templates give a port without PFC."""
     ingress_lossy = "ingress_lossy_pool" if buffers.ingress_lossy_pool else "ingress_lossless_pool"
     pools: dict[str, Any] = {
         "ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"},
@@ -130,37 +135,45 @@ def buffer_tables(qos: QosView, buffers: SonicBuffers, ports: list[str]) -> dict
     if buffers.ingress_lossy_pool:
         pools["ingress_lossy_pool"] = {"mode": "dynamic", "type": "ingress"}
     profiles = {
-        "ingress_lossless_profile": {"dynamic_th": "7", "pool": "ingress_lossless_pool", "size": "0"},
         "ingress_lossy_profile": {"dynamic_th": "3", "pool": ingress_lossy, "size": "0"},
-        "egress_lossless_profile": {"dynamic_th": "7", "pool": "egress_lossless_pool", "size": "0"},
         "egress_lossy_profile": {"dynamic_th": "7", "pool": "egress_lossy_pool", "size": "9216"},
         "q_lossy_profile": {"dynamic_th": "3", "pool": "egress_lossy_pool", "size": "0"},
     }
-    lossless = list(qos.lossless)
-    used = {priority for priority, _ in qos.dwrr} | set(qos.strict) | set(lossless)
-    lossy_queues = [queue for queue in range(max([LOSSY_QUEUES_UP_TO, *used]) + 1) if queue not in lossless]
-    ingress_list = {"profile_list": "ingress_lossless_profile,ingress_lossy_profile" if buffers.ingress_lossy_pool
-                    else "ingress_lossless_profile"}
-    egress_list = {"profile_list": "egress_lossless_profile,egress_lossy_profile"}
+    if buffers.lossless:  # a lossy-only SKU's templates define no lossless profile (C256S1)
+        profiles["ingress_lossless_profile"] = {"dynamic_th": "7", "pool": "ingress_lossless_pool", "size": "0"}
+        profiles["egress_lossless_profile"] = {"dynamic_th": "7", "pool": "egress_lossless_pool", "size": "0"}
+    # the SKU family's lists (buffers_defaults_objects.j2 generate_profile_lists), the same on every port
+    ingress_list = {"profile_list": ",".join(
+        (["ingress_lossless_profile"] if buffers.lossless else [])
+        + (["ingress_lossy_profile"] if buffers.ingress_lossy_pool or not buffers.lossless else []))}
+    egress_list = {"profile_list": ",".join((["egress_lossless_profile"] if buffers.lossless else [])
+                                            + ["egress_lossy_profile"])}
+    lossless = list(qos.lossless) if qos is not None else []
+    used = ({priority for priority, _ in qos.dwrr} | set(qos.strict) | set(lossless)) if qos is not None else set()
+    plans = [(qos_ports, lossless, used), (lossy_ports, [], set())]
     pg: dict[str, Any] = {}
     queue: dict[str, Any] = {}
     lossless_pg = {"profile": "NULL"}
     lossy_pg = {"profile": "ingress_lossy_profile"}
     lossless_queue = {"profile": "egress_lossless_profile"}
     lossy_queue = {"profile": "q_lossy_profile"}
-    for port in ports:
-        for run in _ranges(lossless):
-            pg[f"{port}|{run}"] = lossless_pg
-            queue[f"{port}|{run}"] = lossless_queue
-        if 0 not in lossless:
-            pg[f"{port}|0"] = lossy_pg  # TC_TO_PRIORITY_GROUP_MAP sends every lossy TC to PG 0
-        for run in _ranges(lossy_queues):
-            queue[f"{port}|{run}"] = lossy_queue
+    for ports, pfc, queues in plans:
+        lossy_queues = _ranges([number for number in range(max([LOSSY_QUEUES_UP_TO, *queues]) + 1)
+                                if number not in pfc])
+        for port in ports:
+            for run in _ranges(pfc):
+                pg[f"{port}|{run}"] = lossless_pg
+                queue[f"{port}|{run}"] = lossless_queue
+            if 0 not in pfc:
+                pg[f"{port}|0"] = lossy_pg  # TC_TO_PRIORITY_GROUP_MAP sends every lossy TC to PG 0
+            for run in lossy_queues:
+                queue[f"{port}|{run}"] = lossy_queue
+    every = qos_ports + lossy_ports
     return {
         "BUFFER_POOL": pools,
         "BUFFER_PROFILE": profiles,
-        "BUFFER_PORT_INGRESS_PROFILE_LIST": {port: ingress_list for port in ports},
-        "BUFFER_PORT_EGRESS_PROFILE_LIST": {port: egress_list for port in ports},
+        "BUFFER_PORT_INGRESS_PROFILE_LIST": {port: ingress_list for port in every},
+        "BUFFER_PORT_EGRESS_PROFILE_LIST": {port: egress_list for port in every},
         "BUFFER_PG": pg,
         "BUFFER_QUEUE": queue,
         # buffers_config.j2, dynamic mode: the values buffermgrd sizes headroom with
@@ -185,12 +198,11 @@ def config_db(switch: Switch) -> dict[str, Any]:
     if switch.routed:
         metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE,
                          "frr_mgmt_framework_config": "true"})
-    if switch.qos is not None:
-        metadata["buffer_model"] = "dynamic"
-        if sku.buffers.create_only_config_db_buffers and switch.qos_ports and len(switch.qos_ports) == len(switch.ports):
-            # as the SKU's create_only_config_db_buffers.json: buffers only for the tables below,
-            # which cover every port (else SAI's default buffers stay for the ports they leave out)
-            metadata["create_only_config_db_buffers"] = "true"
+    metadata["buffer_model"] = "dynamic"
+    if sku.buffers.create_only_config_db_buffers:
+        # as the SKU's or platform's create_only_config_db_buffers.json: buffers only for the tables below, which
+        # cover every port (the plan's lossless ones where the plan applies, lossy elsewhere)
+        metadata["create_only_config_db_buffers"] = "true"
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": metadata},
         "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0", "description": switch.management or "oob"}},
@@ -222,11 +234,13 @@ def config_db(switch: Switch) -> dict[str, Any]:
     oob = oob_l2(switch)
     if oob is not None:
         db.update(oob_tables(oob))
-    if switch.qos is not None and switch.qos_ports:
+    qos_names = [port.name for port in switch.qos_ports] if switch.qos is not None else []
+    if switch.qos is not None and qos_names:
         cable = {port.name: f"{port.cable_m}m" for port in switch.qos_ports}
-        names = [port.name for port in switch.qos_ports]
-        db.update(qos_tables(switch.qos, names, cable))
-        db.update(buffer_tables(switch.qos, sku.buffers, names))
+        db.update(qos_tables(switch.qos, qos_names, cable))
+    planned = set(qos_names)
+    db.update(buffer_tables(sku.buffers, switch.qos, qos_names, [port.name for port in switch.ports
+                                                               if port.name not in planned]))
     return db
 
 
