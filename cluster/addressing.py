@@ -36,7 +36,6 @@ design; `allocate` reports what does not fit.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,8 +47,6 @@ from cluster.load import edge_list, link_arrays
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 
-FABRIC_NAME = re.compile(r"^(?:p(?P<plane>\d+)-)?(?P<tier>leaf|spine|core)-(?P<number>\d+)(?:-r(?P<rail>\d+))?$")
-NETWORK_NAME = re.compile(r"^(?P<prefix>stor|mgmt)-(?P<tier>leaf|spine)-(?P<number>\d+)$")
 LOOPBACK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 1), "fabric-core": (5, 1), "storage": (6, 1),
                     "management": (7, 1)}  # (first eighth, eighths)
 LINK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 2), "storage": (6, 1), "management": (7, 1)}
@@ -137,24 +134,17 @@ def _region(network: ipaddress.IPv4Network, parts: int, first: int, count: int) 
     return int(network.network_address) + first * size, size * count
 
 
-def switch_slot(name: str, data: dict[str, Any], rails: int, planes: int) -> tuple[str, int] | None:
-    """(region, slot) of a routed switch from its stable name; None for oob switches."""
-    network = data["network"]
+def switch_slot(data: dict[str, Any], rails: int, planes: int) -> tuple[str, int] | None:
+    """(region, slot) of a routed switch from its place in the design (tier, index, plane, group,
+    rail: the fields its stable name is made of); None for oob switches."""
+    network, tier = data["network"], data["tier"]
     if network == FABRIC:
-        match = FABRIC_NAME.match(name)
-        if match is None:
-            return None
-        plane = int(match["plane"] or 0)
-        number = int(match["number"]) - 1
-        tier = match["tier"]
         if tier == "leaf":
-            rail = int(match["rail"] or 0)
-            return "fabric-leaf", (number * pow2(rails) + rail) * pow2(planes) + plane
-        return f"fabric-{tier}", number * pow2(planes) + plane
-    match = NETWORK_NAME.match(name)
-    if match is None or network not in ("storage", "management"):
+            return "fabric-leaf", (data["group"] * pow2(rails) + (data["rail"] or 0)) * pow2(planes) + data["plane"]
+        return f"fabric-{tier}", data["index"] * pow2(planes) + data["plane"]
+    if network not in ("storage", "management"):
         return None
-    return network, 2 * (int(match["number"]) - 1) + (1 if match["tier"] == "spine" else 0)
+    return network, 2 * data["index"] + (1 if tier == "spine" else 0)
 
 
 #: How far a default pool may grow for a large design, from its documented prefix (the three
@@ -220,7 +210,7 @@ def _allocate(spec: ClusterSpec, topology: Topology, links: bool) -> Addresses:
     for name, data in topology.switches():
         if data["network"] == FABRIC and not routed_fabric:
             continue
-        slot = switch_slot(name, data, rails, planes)
+        slot = switch_slot(data, rails, planes)
         if slot is None:
             continue
         slots[name] = slot

@@ -6,6 +6,7 @@ a `links` count. Names are stable: a host is `<pool>-node-NNN`, a rail leaf `lea
 the same graph.
 
 Node attributes: kind (host | switch | provider), network, tier (leaf | spine | core),
+index (a switch's position in its tier, plane and network: the number in its name, less one),
 plane, group, rail, pod, model, ports, port_gbps, uplink_ports, uplink_gbps, path; hosts also
 carry pool, gpus and the index of the node in its pool and in the cluster.
 Edge attributes: network, links, gbps (per link, the slower end), lower_gbps / upper_gbps
@@ -248,7 +249,7 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
         for group in range(plan.groups):
             for rail in range(plan.rails):
                 name = leaf_name(planes, plane, group, rail, rail_optimized)
-                _switch(graph, name, fabric.leaf, network=FABRIC, tier="leaf", plane=plane, group=group,
+                _switch(graph, name, fabric.leaf, network=FABRIC, tier="leaf", index=group, plane=plane, group=group,
                         rail=rail if rail_optimized else None, pod=group // groups_per_pod)
                 leaves.append(name)
         prefix = f"p{plane}-" if planes > 1 else ""
@@ -256,12 +257,12 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
         spines_per_pod = max(1, plan.spines // plan.pods) if plan.spines else 0
         for index, name in enumerate(spines):
             pod = min(index // spines_per_pod, plan.pods - 1) if spines_per_pod else 0
-            _switch(graph, name, fabric.spine, network=FABRIC, tier="spine", plane=plane, group=None, rail=None,
-                    pod=pod)
+            _switch(graph, name, fabric.spine, network=FABRIC, tier="spine", index=index, plane=plane, group=None,
+                    rail=None, pod=pod)
         cores = [f"{prefix}core-{number(index)}" for index in range(plan.cores)]
-        for name in cores:
-            _switch(graph, name, fabric.core, network=FABRIC, tier="core", plane=plane, group=None, rail=None,
-                    pod=None)
+        for index, name in enumerate(cores):
+            _switch(graph, name, fabric.core, network=FABRIC, tier="core", index=index, plane=plane, group=None,
+                    rail=None, pod=None)
         for index, leaf in enumerate(leaves):
             pod = graph.nodes[leaf]["pod"]
             pod_spines = spines[pod * spines_per_pod:(pod + 1) * spines_per_pod] if plan.pods > 1 else spines
@@ -323,10 +324,12 @@ def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cabl
     prefix = PREFIX[network.name]
     leaves = [f"{prefix}-leaf-{number(index)}" for index in range(plan.leaves)]
     spines = [f"{prefix}-spine-{number(index)}" for index in range(plan.spines)]
-    for name in leaves:
-        _switch(graph, name, network.leaf, network=network.name, tier="leaf", plane=0, group=None, rail=None, pod=0)
-    for name in spines:
-        _switch(graph, name, network.spine, network=network.name, tier="spine", plane=0, group=None, rail=None, pod=0)
+    for index, name in enumerate(leaves):
+        _switch(graph, name, network.leaf, network=network.name, tier="leaf", index=index, plane=0, group=None,
+                rail=None, pod=0)
+    for index, name in enumerate(spines):
+        _switch(graph, name, network.spine, network=network.name, tier="spine", index=index, plane=0, group=None,
+                rail=None, pod=0)
     per_leaf = max(plan.nodes_per_leaf, 1)
     for position, (device, ports, gbps) in enumerate(attached):
         leaf = leaves[min(position // per_leaf, len(leaves) - 1)]

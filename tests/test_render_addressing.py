@@ -8,6 +8,7 @@ import pytest
 
 from cluster.addressing import Addresses, allocate, pow2, switch_slot
 from cluster.pipeline import validate_mapping
+from tests.conftest import run, stack
 
 
 def design(a_nodes: int, b_nodes: int) -> Addresses:
@@ -43,16 +44,41 @@ def test_every_address_is_unique() -> None:
     assert len(set(addresses.loopbacks.values())) == len(addresses.loopbacks)
 
 
-@pytest.mark.parametrize(("name", "data", "expected"), [
-    ("leaf-003-r2", {"network": "fabric"}, ("fabric-leaf", (2 * 8 + 2) * 1)),
-    ("p1-leaf-001-r0", {"network": "fabric"}, ("fabric-leaf", 1)),
-    ("p1-spine-004", {"network": "fabric"}, ("fabric-spine", 3 * 2 + 1)),
-    ("stor-spine-002", {"network": "storage"}, ("storage", 3)),
-    ("oob-leaf-001", {"network": "oob"}, None),
+@pytest.mark.parametrize(("data", "planes", "expected"), [
+    ({"network": "fabric", "tier": "leaf", "index": 2, "plane": 0, "group": 2, "rail": 2}, 1,
+     ("fabric-leaf", (2 * 8 + 2) * 1)),
+    ({"network": "fabric", "tier": "leaf", "index": 0, "plane": 1, "group": 0, "rail": 0}, 2, ("fabric-leaf", 1)),
+    ({"network": "fabric", "tier": "leaf", "index": 1, "plane": 0, "group": 1, "rail": None}, 1, ("fabric-leaf", 8)),
+    ({"network": "fabric", "tier": "spine", "index": 3, "plane": 1, "group": None, "rail": None}, 2,
+     ("fabric-spine", 3 * 2 + 1)),
+    ({"network": "storage", "tier": "spine", "index": 1, "plane": 0, "group": None, "rail": None}, 1, ("storage", 3)),
+    ({"network": "oob", "tier": "leaf", "index": 0, "plane": 0, "group": None, "rail": None}, 1, None),
 ])
-def test_slots_come_from_names(name: str, data: dict[str, Any], expected: tuple[str, int] | None) -> None:
-    planes = 2 if name.startswith("p") else 1
-    assert switch_slot(name, data, rails=8, planes=planes) == expected
+def test_slots_come_from_the_switch_fields(data: dict[str, Any], planes: int,
+                                           expected: tuple[str, int] | None) -> None:
+    assert switch_slot(data, rails=8, planes=planes) == expected
+
+
+@pytest.mark.parametrize("fabric", [
+    {"planes": 2},
+    {"design": "rack-tor"},
+    {"leaf": {"ports": 32, "port_gbps": 400}, "spine": {"ports": 32, "port_gbps": 400}},  # three tiers
+])
+def test_every_switch_name_is_made_of_its_fields(fabric: dict[str, Any]) -> None:
+    """Addresses come from the fields, never from parsing names back: the two must agree."""
+    result = run(stack(fabric=fabric, node_pools=[{"name": "h200", "nodes": 128, "gpu": "H200"}]))
+    assert result.topology is not None, [str(f) for f in result.findings]
+    planes = result.spec.fabric.planes if result.spec is not None and result.spec.fabric else 1
+    prefixes = {"fabric": "", "storage": "stor-", "management": "mgmt-", "oob": "oob-"}
+    tiers = set()
+    for name, data in result.topology.switches():
+        tiers.add(data["tier"])
+        plane = f"p{data['plane']}-" if data["network"] == "fabric" and planes > 1 else ""
+        rail = f"-r{data['rail']}" if data["rail"] is not None else ""
+        assert name == f"{plane}{prefixes[data['network']]}{data['tier']}-{data['index'] + 1:03d}{rail}", (name, data)
+        if data["tier"] == "leaf" and data["network"] == "fabric":
+            assert data["group"] == data["index"]
+    assert "spine" in tiers
 
 
 def test_pow2() -> None:
