@@ -32,7 +32,7 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from cluster.catalog import SonicPort, load_catalog
 from cluster.spec import Nics, PoolSpec
@@ -160,6 +160,48 @@ def host_port_label(network: str, nic: int, port: int, ports_per_nic: int) -> st
     return f"{label} port{port}" if ports_per_nic > 1 else label
 
 
+class PlanPort(NamedTuple):
+    """A switch's end of a cable in the cabling plan: main port `p<n>`, fixed uplink port `u<n>`
+    (both from 1), or the switch's own management port `mgmt0`; as cabling.csv writes it."""
+
+    kind: Literal["main", "fixed", "mgmt"]
+    number: int = 0
+
+    def __str__(self) -> str:
+        return f"p{self.number}" if self.kind == "main" else f"u{self.number}" if self.kind == "fixed" else "mgmt0"
+
+    def front_panel_index(self, main_ports: int) -> int:
+        """0-based front-panel index: `p<N>` is N-1; the fixed uplink ports follow the main ports."""
+        return self.number - 1 if self.kind == "main" else main_ports + self.number - 1
+
+
+MANAGEMENT = PlanPort("mgmt")
+HOST_PORT_PREFIX = {"fabric": "gpu-nic", "storage": "stor-nic", "management": "mgmt-nic"}
+BMC_PORT = "bmc"
+
+
+class HostPort(NamedTuple):
+    """A host's end of a cable in the cabling plan: port `port` of NIC `nic` on `network`
+    (`gpu-nic2`, `gpu-nic1p2` where the NICs have several ports, `stor-nic0`), or its BMC (`bmc`)
+    on the oob network."""
+
+    network: str
+    nic: int = 0
+    port: int = 0
+    ports_per_nic: int = 1
+
+    def __str__(self) -> str:
+        if self.network == "oob":
+            return BMC_PORT
+        prefix = HOST_PORT_PREFIX[self.network]
+        return f"{prefix}{self.nic}p{self.port + 1}" if self.ports_per_nic > 1 else f"{prefix}{self.nic}"
+
+    @property
+    def position(self) -> int:
+        """The port's position among the host's ports on its network (NIC-major, as rails count)."""
+        return self.nic * self.ports_per_nic + self.port
+
+
 #: The management port as each OS names it (InfiniBand switches: their management interface).
 MGMT_PORT = {"nvue": "eth0", "sonic": "eth0", "eos": "Management1", "opensm": "mgmt0"}
 
@@ -188,11 +230,9 @@ def front_panel(attrs: Mapping[str, Any], number: int) -> str:
     return switch_port(os_name, number - 1, attrs["model"], attrs["port_gbps"])
 
 
-def plan_port_name(attrs: Mapping[str, Any], plan_port: str) -> str:
+def plan_port_name(attrs: Mapping[str, Any], plan_port: PlanPort) -> str:
     """A plan port (`p3` main, `u1` fixed uplink, `mgmt0`) as the switch names it: one naming for
     the configs, the cabling plan and `verify`."""
-    if plan_port == "mgmt0":
+    if plan_port.kind == "mgmt":
         return management_port(attrs)
-    if plan_port.startswith("u"):
-        return front_panel(attrs, int(attrs["ports"]) + int(plan_port[1:]))
-    return front_panel(attrs, int(plan_port[1:]))
+    return front_panel(attrs, plan_port.front_panel_index(int(attrs["ports"])) + 1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cluster.load import edge_list
+from cluster.naming import MANAGEMENT, PlanPort
 from cluster.topology import Topology
 
 
@@ -25,11 +26,11 @@ class PortSpan:
     main_count: int
     management: bool = False
 
-    def names(self) -> list[str]:
+    def ports(self) -> list[PlanPort]:
         if self.management:
-            return ["mgmt0"] * self.main_count
-        return ([f"u{self.fixed_first + index}" for index in range(self.fixed_count)]
-                + [f"p{self.main_first + index}" for index in range(self.main_count)])
+            return [MANAGEMENT] * self.main_count
+        return ([PlanPort("fixed", self.fixed_first + index) for index in range(self.fixed_count)]
+                + [PlanPort("main", self.main_first + index) for index in range(self.main_count)])
 
 
 def switch_ports(topology: Topology) -> dict[tuple[str, str, str], PortSpan]:
@@ -80,8 +81,3 @@ def _allocate(topology: Topology) -> dict[tuple[str, str, str], PortSpan]:
             next_main += links - on_fixed
     return ports
 
-
-def port_index(span_name: str, main_ports: int) -> int:
-    """0-based front-panel index of `p<N>` (N-1) or of fixed uplink port `u<K>` (after the main ports)."""
-    number = int(span_name[1:])
-    return number - 1 if span_name[0] == "p" else main_ports + number - 1

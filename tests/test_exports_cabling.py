@@ -298,3 +298,20 @@ def test_storage_leaves_are_the_lowest_switch_cost_that_fits(stack: str, model: 
     named = validate("prod")
     assert named.spec is not None and named.spec.storage is not None
     assert (named.spec.storage.leaf.model, named.spec.storage.leaf.chosen) == ("SN5600", "")
+
+
+def test_plan_ports_are_typed_and_written_as_the_plan_names_them() -> None:
+    """Ports travel as records (kind and number, NIC and port) and become text only in cabling.csv:
+    nothing parses `p3` or `gpu-nic1p2` back."""
+    from cluster.naming import MANAGEMENT, HostPort, PlanPort
+
+    assert (str(PlanPort("main", 3)), PlanPort("main", 3).front_panel_index(32)) == ("p3", 2)
+    assert (str(PlanPort("fixed", 1)), PlanPort("fixed", 1).front_panel_index(48)) == ("u1", 48)
+    assert str(MANAGEMENT) == "mgmt0"
+    assert (str(HostPort("fabric", 1, 1, 2)), HostPort("fabric", 1, 1, 2).position) == ("gpu-nic1p2", 3)
+    assert (str(HostPort("storage", 2)), HostPort("storage", 2).position) == ("stor-nic2", 2)
+    assert str(HostPort("oob")) == "bmc"
+    result = validate("dev")
+    assert result.spec is not None and result.topology is not None
+    rows = list(csv.DictReader(io.StringIO(cabling_csv(result.spec, result.topology))))
+    assert {row["a_port"] for row in rows} >= {"gpu-nic0", "bmc", "mgmt0"} and any(row["b_port"] == "p1" for row in rows)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.load import edge_list
-from cluster.naming import plan_port_name
+from cluster.naming import HostPort, PlanPort, plan_port_name
 from cluster.ports import switch_ports
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, NETWORKS, Topology
@@ -38,7 +38,6 @@ MEDIA_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
     ("oob", "leaf-spine"): ("optics-mmf", 50, "out-of-band uplinks: transceivers + multimode fibre"),
 }
 LINK_ORDER = ("host-leaf", "switch-mgmt", "leaf-spine", "spine-core")
-HOST_PORT_PREFIX = {"fabric": "gpu-nic", "storage": "stor-nic", "management": "mgmt-nic"}
 # a_port / b_port: the plan's port (`p3`, `u1`, `mgmt0`, a host's `gpu-nic2`); a_name / b_name: that
 # port as the device's OS names it (`swp2s0`, `Ethernet8`, `Ethernet3/5`), as configs and `verify` do.
 COLUMNS = ("cable", "network", "link", "a_device", "a_port", "b_device", "b_port", "gbps", "media", "max_m",
@@ -53,9 +52,9 @@ class Cable:
     network: str
     link: str
     a_device: str
-    a_port: str
+    a_port: PlanPort | HostPort
     b_device: str
-    b_port: str
+    b_port: PlanPort
     gbps: int
     media: str
     max_m: int
@@ -63,7 +62,8 @@ class Cable:
     b_name: str
 
     def row(self) -> tuple[str | int, ...]:
-        return tuple(getattr(self, column) for column in COLUMNS)
+        return tuple(value if isinstance(value, int) else str(value)
+                     for value in (getattr(self, column) for column in COLUMNS))
 
 
 def media_of(spec: ClusterSpec, network: str, link: str) -> tuple[str, int]:
@@ -78,13 +78,6 @@ def media_of(spec: ClusterSpec, network: str, link: str) -> tuple[str, int]:
 def _nics(pools: dict[str, Any], pool: str, network: str) -> Any:
     return getattr(pools[pool], {"fabric": "fabric_nics", "storage": "storage_nics",
                                  "management": "management_nics"}[network])
-
-
-def _host_port(pools: dict[str, Any], pool: str, network: str, nic: int, port: int) -> str:
-    prefix = HOST_PORT_PREFIX[network]
-    if _nics(pools, pool, network).ports_per_nic > 1:
-        return f"{prefix}{nic}p{port + 1}"
-    return f"{prefix}{nic}"
 
 
 def ordered_links(topology: Topology) -> list[tuple[str, dict[str, Any]]]:
@@ -108,17 +101,17 @@ def ordered_links(topology: Topology) -> list[tuple[str, dict[str, Any]]]:
     return [(row[4], row[5]) for row in rows]
 
 
-def host_ports(pools: dict[str, Any], pool: str, data: dict[str, Any]) -> list[str]:
-    """The host's port names for the links of one host edge, in link order."""
+def host_ports(pools: dict[str, Any], pool: str, data: dict[str, Any]) -> list[HostPort]:
+    """The host's ports for the links of one host edge, in link order."""
     network = data["network"]
     if network == "oob":
-        return ["bmc"] * data["links"]
+        return [HostPort("oob")] * data["links"]
     pairs = data["ports"]
+    per_nic = _nics(pools, pool, network).ports_per_nic
     if network != FABRIC and data["path"] == f"{network}.leaf":
         # a dedicated storage / management network numbers ports flat: (index, 0)
-        per_nic = _nics(pools, pool, network).ports_per_nic
         pairs = [divmod(index, per_nic) for index, _ in pairs]
-    return [_host_port(pools, pool, network, nic, port) for nic, port in pairs]
+    return [HostPort(network, nic, port, per_nic) for nic, port in pairs]
 
 
 def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> Iterator[Cable]:
@@ -134,12 +127,13 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
             count += data["links"]
             continue
         lower_node, upper_node = graph.nodes[lower], graph.nodes[upper]
-        upper_ports = ports[(upper, lower, network)].names()
+        upper_ports = ports[(upper, lower, network)].ports()
+        lower_ports: list[PlanPort] | list[HostPort]
         if lower_node["kind"] == "host":
             lower_ports = host_ports(pools, lower_node["pool"], data)
-            lower_names = lower_ports
+            lower_names = [str(port) for port in lower_ports]
         else:
-            lower_ports = ports[(lower, upper, network)].names()
+            lower_ports = ports[(lower, upper, network)].ports()
             lower_names = [plan_port_name(lower_node, port) for port in lower_ports]
         upper_names = [plan_port_name(upper_node, port) for port in upper_ports]
         media, reach = media_of(spec, network, link)

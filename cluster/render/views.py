@@ -16,7 +16,7 @@ from cluster.addressing import Addresses
 from cluster.catalog import load_catalog
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.naming import breakout, host_port_label, management_port, switch_port
-from cluster.ports import port_index, switch_ports
+from cluster.ports import switch_ports
 from cluster.qos import SWITCH_MTU, QosSide, classes
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
@@ -291,8 +291,8 @@ def port_indexes(topology: Topology) -> dict[_Link, int]:
         if span.management:
             continue  # the switch's own management port, not a front-panel port
         main_ports = nodes[switch]["ports"]
-        for link, name in enumerate(span.names()):
-            indexes[(switch, peer, network, link)] = port_index(name, main_ports)
+        for link, port in enumerate(span.ports()):
+            indexes[(switch, peer, network, link)] = port.front_panel_index(main_ports)
     return indexes
 
 

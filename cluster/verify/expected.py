@@ -25,9 +25,7 @@ from cluster.exports.cabling import cables as cabling_plan
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
-BMC_PORT = "bmc"
-MGMT_PORT = naming.MGMT_PORT
-HOST_PORT_PREFIX = {"gpu-nic": "fabric", "stor-nic": "storage", "mgmt-nic": "management"}
+BMC_PORT = naming.BMC_PORT
 
 
 class End(NamedTuple):
@@ -59,21 +57,17 @@ class Cable:
         return f"{self.lower} <-> {self.upper}"
 
 
-def _host_end(pool: PoolSpec, plan_port: str, transport: str) -> str:
-    """`gpu-nic3` / `gpu-nic1p2` / `stor-nic0` / `bmc` -> the host's netdev (or HCA/port on InfiniBand)."""
-    if plan_port == BMC_PORT:
+def _host_end(pool: PoolSpec, plan_port: naming.HostPort, transport: str) -> str:
+    """A host's plan port (`gpu-nic3`, `gpu-nic1p2`, `stor-nic0`, `bmc`) as the host reports it: its
+    netdev, or its HCA and port on InfiniBand."""
+    if plan_port.network == "oob":
         return BMC_PORT
-    prefix, _, rest = plan_port.rpartition("-nic")
-    nic_text, _, port_text = rest.partition("p")
-    network = HOST_PORT_PREFIX[f"{prefix}-nic"]
-    nics = {"fabric": pool.fabric_nics, "storage": pool.storage_nics, "management": pool.management_nics}[network]
-    index = int(nic_text) * nics.ports_per_nic + (int(port_text) - 1 if port_text else 0)
-    if network == "fabric":
+    if plan_port.network == "fabric":
         if transport == "infiniband":
-            return f"{naming.fabric_devices(pool)[index]}/1"
-        return naming.fabric_interfaces(pool)[index]
-    names = naming.storage_interfaces(pool) if network == "storage" else naming.management_interfaces(pool)
-    return names[index]
+            return f"{naming.fabric_devices(pool)[plan_port.position]}/1"
+        return naming.fabric_interfaces(pool)[plan_port.position]
+    names = naming.storage_interfaces(pool) if plan_port.network == "storage" else naming.management_interfaces(pool)
+    return names[plan_port.position]
 
 
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
@@ -86,7 +80,7 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     result: list[Cable] = []
     for planned in cabling_plan(spec, topology, devices):
         lower_attrs, upper_attrs = graph.nodes[planned.a_device], graph.nodes[planned.b_device]
-        if lower_attrs["kind"] == "host":
+        if isinstance(planned.a_port, naming.HostPort):
             lower_port = _host_end(pools[lower_attrs["pool"]], planned.a_port, transport)
         else:
             lower_port = naming.plan_port_name(lower_attrs, planned.a_port)
