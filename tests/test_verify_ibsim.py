@@ -62,8 +62,8 @@ def findings(text: str, tmp_path: Path) -> tuple[set[tuple[str, str]], int]:
     result = validate(str(STACK))
     assert result.spec is not None and result.topology is not None
     cables = expected_cables(result.spec, result.topology)
-    claims, reporting = gather(result.topology, cables, None, path, None)
-    checked = verify(result.spec, result.topology, cables, claims, reporting, ["fabric"])
+    gathered = gather(result.topology, cables, None, path, None)
+    checked = verify(result.spec, result.topology, cables, gathered, ["fabric"])
     return {(f.rule, f.message) for f in checked.findings}, sum(checked.comparison.matched.values())
 
 

@@ -181,8 +181,8 @@ def check(fabric: Fabric, out: Path) -> tuple[set[tuple[str, str]], dict[str, ob
     assert result.spec is not None and result.topology is not None
     raw = fabric.collect(out)
     cables = expected_cables(result.spec, result.topology)
-    claims, reporting = gather(result.topology, cables, out, None, None)
-    checked = verify(result.spec, result.topology, cables, claims, reporting, ["fabric"])
+    gathered = gather(result.topology, cables, out, None, None)
+    checked = verify(result.spec, result.topology, cables, gathered, ["fabric"])
     matched = sum(checked.comparison.matched.values())
     return {(f.rule, f.message) for f in checked.findings if not f.suppressed}, raw, matched
 

@@ -1,7 +1,8 @@
 """`verify STACK --lldp DIR [--ib FILE] [--format text|json|sarif]`: the built fabric against the design.
 
 Exit codes as `validate`: 0 as designed, 1 CABLE-* findings at or above policy.fail_on,
-2 a stack that cannot be read or neighbor data that cannot be parsed.
+2 a stack that cannot be read, or neighbor data that cannot be (CABLE-INPUT findings, every
+unreadable file at once, in the format asked for).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 from cluster.cli import VERBS
-from cluster.findings import Severity, printable
+from cluster.findings import Severity
 from cluster.formats.sarif import FINGERPRINT, LEVELS, to_sarif
 from cluster.pipeline import Result, validate
 from cluster.report import to_text
@@ -21,7 +22,6 @@ from cluster.topology import NETWORKS
 from cluster.verify.check import Verification, gather, verify
 from cluster.verify.expected import expected_cables
 from cluster.verify.match import CABLE_RULES
-from cluster.verify.observe import InputError
 
 FORMATS = ("text", "json", "sarif")
 
@@ -47,15 +47,11 @@ def run(args: argparse.Namespace) -> int:
         print(to_text(result))
         return 2
     cables = expected_cables(result.spec, result.topology)
-    try:
-        claims, reporting = gather(result.topology, cables, args.lldp, args.ib, args.ib_map)
-    except InputError as error:
-        print(f"python -m cluster verify: error: {printable(str(error))}", file=sys.stderr)
-        return 2
+    gathered = gather(result.topology, cables, args.lldp, args.ib, args.ib_map)
     networks = args.network
     if networks is None and args.lldp is None:
         networks = ["fabric"]  # an InfiniBand discovery sees only the fabric
-    checked = verify(result.spec, result.topology, cables, claims, reporting, networks)
+    checked = verify(result.spec, result.topology, cables, gathered, networks)
     if args.format == "sarif":
         print(sarif(result, checked))
     else:
@@ -81,6 +77,11 @@ def sarif(validation: Result, checked: Verification) -> str:
     for item in log["runs"][0]["results"]:
         key = f"{validation.stack}\0{item['ruleId']}\0{item['message']['text']}"
         item["partialFingerprints"][FINGERPRINT] = hashlib.sha256(key.encode()).hexdigest()[:32]
+        if item["ruleId"] == "CABLE-INPUT":  # the neighbor file itself, not a line of the stack file
+            path = Path(item["properties"]["path"])
+            uri = path.as_uri() if path.is_absolute() else path.as_posix()
+            item["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": uri}}}]
+    log["runs"][0]["invocations"] = [{"executionSuccessful": not checked.unreadable, "exitCode": checked.exit_code}]
     return json.dumps(log, indent=2)
 
 
@@ -108,7 +109,7 @@ def to_json(stack: str, checked: Verification) -> str:
 def text(stack: str, checked: Verification) -> str:
     counts = {level: sum(1 for f in checked.findings if f.severity == level and not f.suppressed)
               for level in (Severity.ERROR, Severity.WARNING)}
-    verdict = "as designed" if checked.ok else "FAILED"
+    verdict = "could not read its input" if checked.unreadable else "as designed" if checked.ok else "FAILED"
     lines = [f"{stack}: verify {verdict} ({counts[Severity.ERROR]} errors, {counts[Severity.WARNING]} warnings)"]
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in checked.findings if f.severity == severity]

@@ -222,8 +222,8 @@ def _lldp(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int
     cables = lab_cables(spec, topology, devices)
     with tempfile.TemporaryDirectory() as folder:
         observe.lldp(lab, Path(folder))
-        claims, reporting = gather(topology, cables, Path(folder), None, None)
-    result = verify(spec, topology, cables, claims, reporting, networks={"fabric"})
+        gathered = gather(topology, cables, Path(folder), None, None)
+    result = verify(spec, topology, cables, gathered, networks={"fabric"})
     counts["lldp_cables"] = len(cables)
     return [_finding("LAB-LLDP", finding.path, f"{finding.rule}: {finding.message}", finding.hint)
             for finding in result.findings

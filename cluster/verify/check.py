@@ -12,8 +12,7 @@ from cluster.topology import Topology
 from cluster.verify.expected import Cable, by_end, port_aliases
 from cluster.verify.infiniband import parse_ib, parse_node_name_map
 from cluster.verify.match import Claim, Comparison, compare, resolve
-from cluster.verify.observe import InputError, Names, ib_claims, lldp_claims, read_lldp_dir, read_text
-from cluster.verify.parsers import NeighborFormatError
+from cluster.verify.observe import Names, ib_claims, lldp_claims, parsed, read_lldp_dir
 
 
 @dataclass
@@ -29,42 +28,60 @@ class Verification:
         return not any(finding.severity >= self.fail_on for finding in self.findings)
 
     @property
+    def unreadable(self) -> bool:
+        """Some input could not be read (CABLE-INPUT): nothing was compared."""
+        return any(finding.rule == "CABLE-INPUT" for finding in self.findings)
+
+    @property
     def exit_code(self) -> int:
-        return 0 if self.ok else 1
+        return 2 if self.unreadable else 0 if self.ok else 1
+
+
+@dataclass
+class Gathered:
+    """Claims from every input, which (device, network) reported ("*": every network), and a
+    CABLE-INPUT finding for every input that could not be read (then nothing is compared)."""
+
+    claims: list[Claim]
+    reporting: set[tuple[str, str]]
+    unreadable: list[Finding]
+
+
+IB_HINT = "run `ibnetdiscover` (or `ibnetdiscover -p`) on a host of the fabric again and pass its output as it is"
+IB_MAP_HINT = 'write one `0xGUID "design name"` line per node, as ibnetdiscover\'s --node-name-map takes it'
 
 
 def gather(topology: Topology, cables: list[Cable], lldp: Path | None, ib: Path | None,
-           ib_map: Path | None) -> tuple[list[Claim], set[tuple[str, str]]]:
-    """Claims from every input, and which (device, network) reported ("*": every network). Raises InputError."""
+           ib_map: Path | None) -> Gathered:
+    """Claims from every input, in design names; every unreadable input as a finding."""
     names = Names(devices=frozenset(topology.graph.nodes), ports=port_aliases(topology, cables))
-    claims: list[Claim] = []
-    reporting: set[tuple[str, str]] = set()
+    gathered = Gathered(claims=[], reporting=set(), unreadable=[])
     if lldp is not None:
-        for device, neighbors in read_lldp_dir(lldp).items():
+        devices, gathered.unreadable = read_lldp_dir(lldp)
+        for device, neighbors in devices.items():
             name = names.device(device)
-            reporting.add((name, "*"))
-            claims.extend(lldp_claims(name, neighbors, names))
+            gathered.reporting.add((name, "*"))
+            gathered.claims.extend(lldp_claims(name, neighbors, names))
     if ib is not None:
-        guid_names: dict[int, str] = {}
-        try:
-            if ib_map is not None:
-                guid_names = parse_node_name_map(read_text(ib_map, "node-name map"))
-        except NeighborFormatError as error:
-            raise InputError(f"{ib_map}: {error}") from None
-        try:
-            links = parse_ib(read_text(ib, "ibnetdiscover output"))
-        except NeighborFormatError as error:
-            raise InputError(f"{ib}: {error}") from None
-        claims.extend(ib_claims(links, guid_names, names))
-        # A discovery walks the whole subnet: every fabric device has reported, present or not.
-        reporting.update((name, "fabric") for name, attrs in topology.graph.nodes(data=True)
-                         if attrs.get("network") == "fabric" or attrs["kind"] == "host")
-    return claims, reporting
+        guid_names = (parsed(ib_map, "node-name map", parse_node_name_map, IB_MAP_HINT, gathered.unreadable)
+                      if ib_map is not None else {})
+        links = parsed(ib, "ibnetdiscover output", parse_ib, IB_HINT, gathered.unreadable)
+        if links is not None and guid_names is not None:
+            gathered.claims.extend(ib_claims(links, guid_names, names))
+            # A discovery walks the whole subnet: every fabric device has reported, present or not.
+            gathered.reporting.update((name, "fabric") for name, attrs in topology.graph.nodes(data=True)
+                                      if attrs.get("network") == "fabric" or attrs["kind"] == "host")
+    return gathered
 
 
-def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], claims: list[Claim],
-           reporting: set[tuple[str, str]], networks: Collection[str] | None = None) -> Verification:
-    """Compare the claims with the design's cables `every` (only those on `networks`, when given)."""
+def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: Gathered,
+           networks: Collection[str] | None = None) -> Verification:
+    """Compare the claims with the design's cables `every` (only those on `networks`, when given);
+    with any input unreadable, compare nothing and report it (CABLE-INPUT cannot be suppressed)."""
+    if gathered.unreadable:
+        return Verification(findings=list(gathered.unreadable), comparison=Comparison(findings=[]),
+                            fail_on=spec.policy.fail_on)
+    claims, reporting = gathered.claims, gathered.reporting
     cables: list[Cable] = [cable for cable in every if networks is None or cable.network in networks]
     designed = by_end(cables)
     excluded = set(by_end(every)) - set(designed)

@@ -34,6 +34,9 @@ CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
                     "A correctly cabled link runs slower than the design's link speed.", Severity.ERROR),
     "CABLE-UNEXPECTED": ("link the design lacks",
                          "Two ports the design leaves empty report each other.", Severity.WARNING),
+    "CABLE-INPUT": ("neighbor data that cannot be read",
+                    "A neighbor file (or folder, or discovery) that cannot be read or parsed: nothing is compared "
+                    "and verify exits 2.", Severity.ERROR),
 }
 
 

@@ -9,16 +9,19 @@ port description.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from cluster.findings import Finding
 from cluster.inputs import Unreadable, read_text_bounded
 from cluster.verify.expected import BMC_PORT, End
 from cluster.verify.infiniband import IbLink, IbPort
-from cluster.verify.match import Claim
+from cluster.verify.match import Claim, cable_finding
 from cluster.verify.parsers import Neighbor, NeighborFormatError, is_mac, parse_lldp
 
+T = TypeVar("T")
 MAX_FILE_BYTES = 64 * 1024 * 1024
 # A BMC that speaks LLDP names itself after its host, e.g. `gpu-node-001-bmc`.
 BMC_SUFFIXES = ("-bmc", "-ipmi", "-idrac", "-ilo", "-xcc")
@@ -26,6 +29,11 @@ BMC_SUFFIXES = ("-bmc", "-ipmi", "-idrac", "-ilo", "-xcc")
 
 class InputError(Exception):
     """Neighbor data that cannot be read; the message names the file and the fix."""
+
+
+def input_finding(path: Path | str, message: str, hint: str) -> Finding:
+    """CABLE-INPUT at the file (or folder) that could not be read: verify compares nothing then."""
+    return cable_finding("CABLE-INPUT", str(path), message, hint)
 
 
 @dataclass(frozen=True)
@@ -103,21 +111,35 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(str(error)) from None
 
 
-def read_lldp_dir(directory: Path) -> dict[str, list[Neighbor]]:
-    """Every `<device>.*` file in `directory`, parsed; an unreadable one raises InputError."""
+def parsed(path: Path, what: str, parse: Callable[[str], T], hint: str, unreadable: list[Finding]) -> T | None:
+    """`parse` of the text of `path`; None, with a CABLE-INPUT finding in `unreadable`, when the
+    file cannot be read or parsed (the one place a parser's NeighborFormatError becomes a finding)."""
+    try:
+        return parse(read_text(path, what))
+    except InputError as error:
+        unreadable.append(input_finding(path, str(error).removeprefix(f"{path}: "), hint))
+    except NeighborFormatError as error:
+        unreadable.append(input_finding(path, str(error), hint))
+    return None
+
+
+LLDP_HINT = ("collect it again (lldpctl -f json, SONiC sonic-db-dump or `show lldp table`, NVUE or EOS LLDP "
+             "JSON), or move it out of the directory")
+
+
+def read_lldp_dir(directory: Path) -> tuple[dict[str, list[Neighbor]], list[Finding]]:
+    """Every `<device>.*` file in `directory`, parsed, and a CABLE-INPUT finding for each one (or
+    for the folder) that cannot be read: all of them at once, not the first."""
     if not directory.is_dir():
-        raise InputError(f"{directory}: not a directory; --lldp takes a directory of <device>.json files")
+        return {}, [input_finding(directory, "not a directory", "--lldp takes a directory of <device>.json files")]
     result: dict[str, list[Neighbor]] = {}
+    problems: list[Finding] = []
     for path in sorted(directory.iterdir()):
         if path.name.startswith("."):
             continue
-        device = path.name.split(".")[0]
-        try:
-            neighbors = parse_lldp(read_text(path, "neighbor data"))
-        except NeighborFormatError as error:
-            raise InputError(f"{path}: {error}; collect it again (lldpctl -f json, SONiC sonic-db-dump or "
-                             "`show lldp table`, NVUE or EOS LLDP JSON), or move it out of the directory") from None
-        result.setdefault(device, []).extend(neighbors)
-    if not result:
-        raise InputError(f"{directory}: no neighbor files; expected one <device>.json per device")
-    return result
+        neighbors = parsed(path, "neighbor data", parse_lldp, LLDP_HINT, problems)
+        if neighbors is not None:
+            result.setdefault(path.name.split(".")[0], []).extend(neighbors)
+    if not result and not problems:
+        problems.append(input_finding(directory, "no neighbor files", "put one <device>.json per device in it"))
+    return result, problems
