@@ -1,6 +1,16 @@
-"""The pipeline: load -> spec -> graph -> rules -> result. Each step is one call.
+"""The pipeline, each stage one call, each importing only the stages below it (tests/test_layers.py):
 
-Stops between steps when a step produced SCHEMA errors, like a compiler's phases.
+1. load (cluster.loader): the stack file read safely, its structure and settings checked;
+2. resolve (cluster.resolve): the spec, every default and catalog lookup filled in;
+3. limits (cluster.limits): a design too large for this machine refused before it is built;
+4. build (cluster.topology): the one networkx graph of the physical cluster, never mutated;
+5. derive (cluster.addressing): default pools widened where the design needs it, the pool fit
+   check; the QoS the renderers really write (cluster.artifacts) is derived on first use, once;
+6. rules (cluster.rules): read the spec, the graph and what was derived; never change them;
+7. policy: suppressions and the fail_on threshold.
+
+It stops between stages when one produced SCHEMA errors, like a compiler's phases. Rendering,
+exports and the Pulumi components come after, from the Result (commands, __main__.py).
 """
 
 from __future__ import annotations

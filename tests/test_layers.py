@@ -30,8 +30,11 @@ def import_graph() -> nx.DiGraph:
                            else [node.module])
             elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr == "import_module" and node.args and isinstance(node.args[0], ast.Constant)):
+                targets = [str(node.args[0].value)]  # importlib.import_module("x.y") is an import too
             for target in targets:
-                if target.split(".")[0] in ("cluster", "pulumi") and _unit(target) != source:
+                if target.split(".")[0] in ("cluster", "pulumi", "components") and _unit(target) != source:
                     graph.add_edge(source, _unit(target), file=str(path.relative_to(ROOT)))
     return graph
 
@@ -102,3 +105,14 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
 def test_cluster_never_imports_pulumi() -> None:
     graph = import_graph()
     assert [edge for edge in graph.edges if edge[1].startswith("pulumi")] == []
+
+
+def test_only_plan_runs_the_pulumi_program_and_only_when_it_runs() -> None:
+    """cluster/ reaches the Pulumi program (components/) in one place: the `plan` verb, which runs
+    it under the SDK's mock runtime, importing it inside run() so no other verb pays for pulumi."""
+    graph = import_graph()
+    assert [(a, b) for a, b in graph.edges if b.startswith("components")] == [("cluster.commands", "components.offline")]
+    tree = ast.parse((ROOT / "cluster" / "commands" / "plan.py").read_text(encoding="utf-8"))
+    module_level = [node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                    and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]  # the docstring
+    assert not any("components" in ast.unparse(node) for node in module_level)
