@@ -79,7 +79,8 @@ def test_verify_inputs_never_block_or_stream(option: str, special: str, fifo: Pa
         argv += ["--ib", source]
     done = cli(*argv)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "not a regular file" in done.stderr and "Traceback" not in done.stderr
+    assert "CABLE-INPUT at " in done.stdout and "not a regular file" in done.stdout  # a finding at the file
+    assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_a_missing_input_is_named(tmp_path: Path) -> None:
