@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-from cluster.catalog import SonicPort, load_catalog
+from cluster.catalog import EosPlatform, SonicPort, load_catalog
 from cluster.spec import Nics, PoolSpec
 
 
@@ -212,14 +212,21 @@ def dialect(attrs: Mapping[str, Any]) -> str:
     return os_name if os_name in MGMT_PORT else "sonic"
 
 
+#: What a model without an `eos` catalog entry gets: a fixed Trident/Tomahawk-style box's forms.
+FIXED_BOX_EOS = EosPlatform(source="no eos entry in the catalog: a fixed box (uc-tx-queue, Management1)")
+
+
+def eos_platform(model: str) -> EosPlatform:
+    """The EOS forms of `model`: its catalog `eos` entry, else a fixed box's."""
+    entry = load_catalog().switches.get(model)
+    return entry.eos if entry is not None and entry.eos is not None else FIXED_BOX_EOS
+
+
 def management_port(attrs: Mapping[str, Any]) -> str:
     """A switch's management port: its OS's name, or its EOS platform's (a modular chassis'
     supervisors share Management0)."""
     os_name = dialect(attrs)
-    entry = load_catalog().switches.get(str(attrs.get("model")))
-    if os_name == "eos" and entry is not None and entry.eos is not None:
-        return entry.eos.management
-    return MGMT_PORT[os_name]
+    return eos_platform(str(attrs.get("model"))).management if os_name == "eos" else MGMT_PORT[os_name]
 
 
 def front_panel(attrs: Mapping[str, Any], number: int) -> str:

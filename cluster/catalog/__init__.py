@@ -145,7 +145,7 @@ class Switch(Entry):
     uplink_ports: UplinkPorts | None = None
     cages: Cages | None = None
     linecards: Linecards | None = None
-    eos: EosPlatform | None = None  # None: a fixed Trident/Tomahawk-style box (uc-tx-queue, Management1)
+    eos: EosPlatform | None = None  # None: a fixed Trident/Tomahawk-style box (cluster.naming.FIXED_BOX_EOS)
     os: Literal["sonic", "nvue", "eos", "opensm"]
     source: str
     runs: tuple[Literal["sonic", "nvue", "eos", "opensm"], ...] = Field(min_length=1)  # dialects it can run

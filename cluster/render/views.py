@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cluster.addressing import Addresses
-from cluster.catalog import load_catalog
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
-from cluster.naming import breakout, host_port_label, management_port, switch_port
+from cluster.naming import FIXED_BOX_EOS, breakout, eos_platform, host_port_label, management_port, switch_port
 from cluster.ports import switch_ports
 from cluster.qos import SWITCH_MTU, QosSide, classes
 from cluster.spec import ClusterSpec
@@ -250,7 +249,7 @@ class Switch:
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
-    eos_queue: str = "uc-tx-queue"  # EOS per-interface queue sub-mode of the platform (catalog `eos`)
+    eos_queue: str = FIXED_BOX_EOS.queue  # EOS per-interface queue sub-mode of the platform (catalog `eos`)
 
     @property
     def routed(self) -> bool:
@@ -370,7 +369,6 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
         if own_split is not None and own_split.ports > 1 and data["os"] == "nvue":
             cages = sorted({own_split.cage(port.number) + 1 for port in ports if port.number < data["ports"]})
             breakouts = tuple((f"swp{cage}", f"{own_split.ports}x") for cage in cages)
-        platform = load_catalog().switches.get(data["model"])
         loopback = addresses.loopback(name)
         if loopback is not None:
             networks.insert(0, f"{loopback}/32")
@@ -391,7 +389,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             breakouts=breakouts,
             maximum_paths=min(widths[name][1], MAX_PATHS.get(data["os"], widths[name][1])),
             maximum_routes=maximum_routes(routes.get(data["network"], 0)),
-            eos_queue=platform.eos.queue if platform is not None and platform.eos is not None else "uc-tx-queue",
+            eos_queue=eos_platform(data["model"]).queue,
         )
 
 
