@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 
 from cluster.findings import Finding, Severity
-from cluster.load import edge_list, link_arrays
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 
@@ -261,14 +260,14 @@ def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tu
     graph = topology.graph
     uplinks: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     if enumerate_links:
-        for _, _, key, data in edge_list(graph):  # the shared cached edge list: one networkx pass per graph
+        for _, _, key, data in topology.edges:  # the topology's edge list: one networkx pass per graph
             lower, upper = data["lower"], data["upper"]
             if lower not in slots or upper not in slots:
                 continue
             for index in range(data["links"]):
                 uplinks[lower].append((upper, key, index))
     else:  # which switches own a block, from the link arrays: the blocks' fit needs no more
-        arrays = link_arrays(graph)
+        arrays = topology.link_arrays
         slotted = np.zeros(len(arrays.names), dtype=bool)
         slotted[[arrays.index[name] for name in slots]] = True
         owners = np.unique(arrays.lower[slotted[arrays.lower] & slotted[arrays.upper]]).tolist()

@@ -31,7 +31,7 @@ from typing import Any
 
 import networkx as nx
 
-from cluster.load import NETWORK_CODES, link_arrays
+from cluster.load import NETWORK_CODES
 from cluster.topology import FABRIC, Topology
 
 Array = Any  # a 1-D numpy integer array (numpy is imported lazily)
@@ -141,7 +141,7 @@ def _worst(network: _FlowNetwork, groups: list[_Group], pod_gpus: Mapping[int, i
 class _FlowNetwork:
     """The fabric as integer-capacity arcs (tail, head, Gbps): hosts, switches, host injection.
 
-    Vectorized over the graph's shared link arrays (cluster.load.link_arrays), because at 131,072
+    Vectorized over the graph's shared link arrays (Topology.link_arrays), because at 131,072
     GPUs there are 393k fabric edges and a Python loop with per-edge bookkeeping cost 0.8 s.
     Node positions are the graph's; nodes off the fabric are isolated in the flow network.
     """
@@ -150,7 +150,7 @@ class _FlowNetwork:
         import numpy as np
 
         graph = topology.graph
-        arrays = link_arrays(graph)
+        arrays = topology.link_arrays
         index = arrays.index
         self.size = size = len(arrays.names)
         keep = arrays.network == NETWORK_CODES[FABRIC]

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from cluster.load import link_arrays
 from cluster.topology import Topology
 
 # Most equal-cost paths per dialect (docs/dialects.md, "ECMP width and route limits"):
@@ -30,7 +29,7 @@ def ecmp_widths(topology: Topology, names: Iterable[str] | None = None) -> dict[
     """{switch: (uplinks, width)} for every switch (of `names`, or all): uplinks to the tier above
     and the widest equal-cost set it must spread over (at least 1)."""
     graph = topology.graph
-    a = link_arrays(graph)
+    a = topology.link_arrays
     nodes = graph.nodes
     # a lower end's group: itself, except spines, which stand for their pod (and plane) seen from a core
     group_of: dict[tuple[object, ...], int] = {}

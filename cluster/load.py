@@ -26,12 +26,8 @@ class SwitchLoad:
         return self.down_gbps / self.up_gbps if self.up_gbps else float("inf")
 
 
-# Cached in the graph's own networkx cache, which networkx clears on every structural change
-# (add/remove of a node or edge). The topology graph is never mutated after build (rules only
-# read it); a caller that edits edge attributes in place must call nx._clear_cache(graph).
-_EDGES = "gpu_cluster.edge_list"
-_LOADS = "gpu_cluster.switch_loads"
-_ARRAYS = "gpu_cluster.link_arrays"
+# Each function here computes from scratch; the topology keeps each result as a cached property
+# (cluster.topology.Topology.edges, .link_arrays, .switch_loads), computed once per graph.
 NETWORK_CODES = {"fabric": 0, "storage": 1, "management": 2, "oob": 3}
 
 Edge = tuple[str, str, str, dict[str, Any]]
@@ -43,21 +39,17 @@ def edge_list(graph: nx.MultiGraph) -> list[Edge]:
     Aggregated once per graph because at 131,072 GPUs (460k edges) each networkx edge view
     pass costs 0.2-0.4 s and seven rules walk every edge; a plain list walks in 0.03 s.
     """
-    cache = graph.__networkx_cache__
-    edges: list[Edge] | None = cache.get(_EDGES)
-    if edges is None:
-        # The walk networkx's edge view makes, over graph.adjacency() directly: the view's
-        # per-edge generator machinery doubled the cost (0.6 s instead of 0.3 at 461k edges).
-        edges = []
-        append = edges.append
-        seen: set[str] = set()
-        for node, neighbours in graph.adjacency():
-            for neighbour, keyed in neighbours.items():
-                if neighbour not in seen:
-                    for key, data in keyed.items():
-                        append((node, neighbour, key, data))
-            seen.add(node)
-        cache[_EDGES] = edges
+    # The walk networkx's edge view makes, over graph.adjacency() directly: the view's
+    # per-edge generator machinery doubled the cost (0.6 s instead of 0.3 at 461k edges).
+    edges: list[Edge] = []
+    append = edges.append
+    seen: set[str] = set()
+    for node, neighbours in graph.adjacency():
+        for neighbour, keyed in neighbours.items():
+            if neighbour not in seen:
+                for key, data in keyed.items():
+                    append((node, neighbour, key, data))
+        seen.add(node)
     return edges
 
 
@@ -87,13 +79,8 @@ class LinkArrays:
         return product
 
 
-def link_arrays(graph: nx.MultiGraph) -> LinkArrays:
-    """`LinkArrays` of the graph, built once (the columns are read with C-level maps, not a loop)."""
-    cache = graph.__networkx_cache__
-    arrays: LinkArrays | None = cache.get(_ARRAYS)
-    if arrays is not None:
-        return arrays
-    edges = edge_list(graph)
+def link_arrays(graph: nx.MultiGraph, edges: list[Edge]) -> LinkArrays:
+    """`LinkArrays` of the graph's `edge_list` (the columns are read with C-level maps, not a loop)."""
     count = len(edges)
     datas = list(map(itemgetter(3), edges))
     names = list(graph.nodes)
@@ -104,7 +91,7 @@ def link_arrays(graph: nx.MultiGraph) -> LinkArrays:
         return np.fromiter(values if lookup is None else map(lookup, values), dtype=dtype, count=count)
 
     networks = [NETWORK_CODES.get(network, -1) if network else -1 for _, network in graph.nodes(data="network")]
-    arrays = LinkArrays(
+    return LinkArrays(
         names=names,
         index=index,
         lower=column("lower", index.__getitem__),
@@ -115,11 +102,9 @@ def link_arrays(graph: nx.MultiGraph) -> LinkArrays:
         node_network=np.array(networks, dtype=np.int8),
         is_host=np.array([kind == "host" for _, kind in graph.nodes(data="kind")], dtype=bool),
     )
-    cache[_ARRAYS] = arrays
-    return arrays
 
 
-def switch_loads(graph: nx.MultiGraph) -> dict[str, SwitchLoad]:
+def switch_loads(a: LinkArrays) -> dict[str, SwitchLoad]:
     """SwitchLoad of every node that has a `network` (switches, provider fabrics), in one pass.
 
     Every edge joins its `lower` and `upper` end: up for the one, down for the other. An oob
@@ -127,11 +112,6 @@ def switch_loads(graph: nx.MultiGraph) -> dict[str, SwitchLoad]:
     Summed over the link arrays (FAB-OVERSUB, FAB-RADIX, NET-OVERSUB and the report all ask for
     every switch); the sums are of integers, exact in float64 far beyond any cluster.
     """
-    cache = graph.__networkx_cache__
-    loads: dict[str, SwitchLoad] | None = cache.get(_LOADS)
-    if loads is not None:
-        return loads
-    a = link_arrays(graph)
     size = len(a.names)
     oob = NETWORK_CODES["oob"]
     bandwidth = a.bandwidth
@@ -143,15 +123,8 @@ def switch_loads(graph: nx.MultiGraph) -> dict[str, SwitchLoad]:
     down_links = np.bincount(a.upper[counts_down], a.links[counts_down], size).tolist()
     down_gbps = np.bincount(a.upper[counts_down], bandwidth[counts_down], size).tolist()
     has_network = (a.node_network >= 0).tolist()
-    loads = {name: SwitchLoad(int(down_links[i]), int(up_links[i]), float(down_gbps[i]), float(up_gbps[i]))
-             for i, name in enumerate(a.names) if has_network[i]}
-    cache[_LOADS] = loads
-    return loads
-
-
-def switch_load(graph: nx.MultiGraph, name: str) -> SwitchLoad:
-    """What switch `name` carries (read from the one-pass `switch_loads`)."""
-    return switch_loads(graph)[name]
+    return {name: SwitchLoad(int(down_links[i]), int(up_links[i]), float(down_gbps[i]), float(up_gbps[i]))
+            for i, name in enumerate(a.names) if has_network[i]}
 
 
 def ports_used(graph: nx.MultiGraph, name: str, load: SwitchLoad) -> tuple[int, int]:
@@ -171,11 +144,12 @@ def uplinks_for(graph: nx.MultiGraph, name: str, load: SwitchLoad, ratio: float)
     return needed, per_link, room
 
 
-def worst_per_tier(graph: nx.MultiGraph, switches: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, SwitchLoad]]:
+def worst_per_tier(loads: dict[str, SwitchLoad],
+                   switches: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, SwitchLoad]]:
     """The most oversubscribed switch of each tier, among switches that have uplinks."""
     worst: dict[str, tuple[str, SwitchLoad]] = {}
     for name, data in switches:
-        load = switch_load(graph, name)
+        load = loads[name]
         if not load.up_links:
             continue
         tier = data["tier"]

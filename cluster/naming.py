@@ -37,6 +37,13 @@ from typing import Any, Literal, NamedTuple
 from cluster.catalog import EosPlatform, SonicPort, load_catalog
 from cluster.spec import Nics, PoolSpec
 
+FABRIC = "fabric"
+
+
+def number(index: int) -> str:
+    """1-based, at least three digits; the 1,000th is `1000`, so growing never renames the others."""
+    return f"{index + 1:03d}"
+
 
 def sonic_port(model: str, gbps: int, index: int) -> SonicPort:
     """Port `index` (0-based, front-panel order) of the SONiC SKU of `model` at `gbps`."""

@@ -27,8 +27,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster.findings import Finding, schema
+from cluster.naming import number
 from cluster.spec import ClusterSpec
-from cluster.topology import FABRIC, Topology, number
+from cluster.topology import FABRIC, Topology
 
 ALL = "all"
 CORE = "core"

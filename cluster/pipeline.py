@@ -3,7 +3,8 @@
 1. load (cluster.loader): the stack file read safely, its structure and settings checked;
 2. resolve (cluster.resolve): the spec, every default and catalog lookup filled in;
 3. limits (cluster.limits): a design too large for this machine refused before it is built;
-4. build (cluster.topology): the one networkx graph of the physical cluster, never mutated;
+4. build (cluster.topology): the frozen Topology, the one networkx graph of the physical cluster,
+   with what derives from the graph alone (loads, port numbers, the fabric tree) as cached properties;
 5. derive (cluster.addressing): default pools widened where the design needs it, the pool fit
    check; the QoS the renderers really write (cluster.artifacts) is derived on first use, once;
 6. rules (cluster.rules): read the spec, the graph and what was derived; never change them;

@@ -9,10 +9,12 @@ top main ports, so growing the hosts under a leaf never moves its uplinks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from cluster.load import edge_list
+import networkx as nx
+
+from cluster.load import Edge
 from cluster.naming import MANAGEMENT, PlanPort
-from cluster.topology import Topology
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,32 +35,25 @@ class PortSpan:
                 + [PlanPort("main", self.main_first + index) for index in range(self.main_count)])
 
 
-def switch_ports(topology: Topology) -> dict[tuple[str, str, str], PortSpan]:
+def switch_ports(graph: nx.MultiGraph, edges: list[Edge]) -> dict[tuple[str, str, str], PortSpan]:
     """(switch, peer, network) -> the switch's ports for the links of that edge, in order.
 
-    Cached in the graph's networkx cache (cleared by networkx on any structural change).
+    Computed from the graph and its `edge_list`; the topology keeps it (Topology.switch_ports).
     """
-    cache = topology.graph.__networkx_cache__
-    ports: dict[tuple[str, str, str], PortSpan] | None = cache.get("gpu_cluster.switch_ports")
-    if ports is None:
-        ports = cache["gpu_cluster.switch_ports"] = _allocate(topology)
-    return ports
-
-
-def _allocate(topology: Topology) -> dict[tuple[str, str, str], PortSpan]:
-    graph = topology.graph
-    nodes = dict(graph.nodes(data=True))
+    nodes: dict[str, dict[str, Any]] = dict(graph.nodes(data=True))
     order = {name: index for index, name in enumerate(nodes)}
     down: dict[str, list[tuple[int, str, str, int]]] = {}
     up: dict[str, list[tuple[int, str, str, int]]] = {}
-    for _u, _v, key, data in edge_list(graph):
+    for _u, _v, key, data in edges:
         lower, upper, links = data["lower"], data["upper"], data["links"]
         if nodes[upper]["kind"] == "switch":
             down.setdefault(upper, []).append((order[lower], lower, key, links))
         if nodes[lower]["kind"] == "switch":
             up.setdefault(lower, []).append((order[upper], upper, key, links))
     ports: dict[tuple[str, str, str], PortSpan] = {}
-    for name, data in topology.switches():
+    for name, data in nodes.items():
+        if data["kind"] != "switch":
+            continue
         own = data["network"]
         next_main = 1
         for _, peer, network, links in sorted(down.get(name, [])):

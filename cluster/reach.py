@@ -16,7 +16,7 @@ from typing import TypeVar
 import networkx as nx
 import numpy as np
 
-from cluster.load import NETWORK_CODES, link_arrays
+from cluster.load import NETWORK_CODES, LinkArrays
 from cluster.topology import FABRIC
 
 Node = TypeVar("Node", bound=Hashable)
@@ -33,9 +33,8 @@ class PlaneReach:
     unreachable: tuple[str, str] | None = None
 
 
-def plane_reach(graph: nx.MultiGraph) -> list[PlaneReach]:
+def plane_reach(graph: nx.MultiGraph, arrays: LinkArrays) -> list[PlaneReach]:
     """Per plane (in order), how far apart the leaves with GPU ports are over fabric switches."""
-    arrays = link_arrays(graph)
     names = arrays.names
     fabric = arrays.network == NETWORK_CODES[FABRIC]
     switch = (arrays.node_network == NETWORK_CODES[FABRIC]) & ~arrays.is_host

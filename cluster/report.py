@@ -7,7 +7,6 @@ from collections import Counter
 from typing import Any
 
 from cluster.findings import Severity
-from cluster.load import switch_load
 from cluster.pipeline import Result
 from cluster.rules.base import plural
 from cluster.rules.hosts import fabric_gbps_per_node
@@ -23,7 +22,7 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         counts = switches.setdefault(data["network"], {})
         counts[data["tier"]] = counts.get(data["tier"], 0) + 1
         if data["network"] == "fabric":
-            load = switch_load(topology.graph, name)
+            load = topology.switch_loads[name]
             if load.up_links:
                 worst[data["tier"]] = max(worst.get(data["tier"], 0.0), round(load.oversubscription, 3))
     per_gpu = {}

@@ -16,18 +16,27 @@ Edge attributes: network, links, gbps (per link, the slower end), lower_gbps / u
 Edge values are immutable (tuples, not lists): the graph is never changed after build, and a
 dict holding only immutable atoms is not tracked by Python's cycle collector, which at 131,072
 GPUs saves it rescanning the 260k switch-to-switch edges.
+
+The Topology is frozen, and what is derived from its graph alone (the edge list, the link
+arrays, switch loads, port numbers, the fabric tree) is a cached property of it: computed on
+first use, once, and never stale, because nothing changes the graph after build.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import networkx as nx
 
+from cluster.load import Edge, LinkArrays, SwitchLoad, edge_list, link_arrays, switch_loads
+from cluster.naming import FABRIC as FABRIC
+from cluster.naming import number
+from cluster.ports import PortSpan, switch_ports
 from cluster.sizing import (
     FabricPlan,
     NetworkPlan,
@@ -37,20 +46,45 @@ from cluster.sizing import (
     uplink_port_gbps,
 )
 from cluster.spec import ClusterSpec, NetworkSpec, PoolSpec, SwitchModel
+from cluster.tree import FabricTree, fabric_tree
 
-FABRIC = "fabric"
 NETWORKS = ("fabric", "storage", "management", "oob")
 PREFIX = {"storage": "stor", "management": "mgmt", "oob": "oob"}
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Topology:
-    """The graph plus the sizing that produced it."""
+    """The graph plus the sizing that produced it, and what is derived from the graph alone."""
 
     graph: nx.MultiGraph
     fabric_plan: FabricPlan | None
-    network_plans: dict[str, NetworkPlan] = field(default_factory=dict)
-    hosts_by_pool: dict[str, list[str]] = field(default_factory=dict)
+    network_plans: Mapping[str, NetworkPlan]
+    hosts_by_pool: Mapping[str, tuple[str, ...]]
+
+    @cached_property
+    def edges(self) -> list[Edge]:
+        """Every edge once as (u, v, key, data), in networkx's edge order (cluster.load.edge_list)."""
+        return edge_list(self.graph)
+
+    @cached_property
+    def link_arrays(self) -> LinkArrays:
+        """The edges as numpy columns, for rules that sum or flow over every edge."""
+        return link_arrays(self.graph, self.edges)
+
+    @cached_property
+    def switch_loads(self) -> dict[str, SwitchLoad]:
+        """Links and Gbps up and down of every switch and provider fabric."""
+        return switch_loads(self.link_arrays)
+
+    @cached_property
+    def switch_ports(self) -> dict[tuple[str, str, str], PortSpan]:
+        """(switch, peer, network) -> the switch's ports for that edge's links (cluster.ports)."""
+        return switch_ports(self.graph, self.edges)
+
+    @cached_property
+    def fabric_tree(self) -> FabricTree:
+        """Leaf groups, pods and cores of the on-prem GPU fabric, as a scheduler sees them."""
+        return fabric_tree(self.graph, self.hosts_by_pool)
 
     def switches(self, network: str | None = None, tier: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         for name, data in self.graph.nodes(data=True):
@@ -61,11 +95,6 @@ class Topology:
             if tier is not None and data["tier"] != tier:
                 continue
             yield name, data
-
-
-def number(index: int) -> str:
-    """1-based, at least three digits; the 1,000th is `1000`, so growing never renames the others."""
-    return f"{index + 1:03d}"
 
 
 def host_name(pool: PoolSpec, index: int) -> str:
@@ -185,11 +214,10 @@ def build(spec: ClusterSpec) -> Topology:
 def _build(spec: ClusterSpec) -> Topology:
     graph = CableGraph(name=spec.name, target=spec.target)
     cables: list[Cable] = []
-    topology = Topology(graph=graph, fabric_plan=None)
+    hosts_by_pool: dict[str, tuple[str, ...]] = {}
     hosts: list[tuple[str, PoolSpec]] = []
     for pool in spec.pools:
-        names = [host_name(pool, index) for index in range(pool.nodes)]
-        topology.hosts_by_pool[pool.name] = names
+        names = hosts_by_pool[pool.name] = tuple(host_name(pool, index) for index in range(pool.nodes))
         for index, name in enumerate(names):
             graph.add_node(
                 name, kind="host", pool=pool.name, gpus=pool.gpus_per_node, index=index,
@@ -199,21 +227,22 @@ def _build(spec: ClusterSpec) -> Topology:
     if spec.is_cloud:
         _build_cloud(spec, graph, cables)
         graph.add_cables(cables)
-        return topology
-    topology.fabric_plan = _build_fabric(spec, graph, cables, hosts)
+        return Topology(graph=graph, fabric_plan=None, network_plans={}, hosts_by_pool=hosts_by_pool)
+    fabric_plan = _build_fabric(spec, graph, cables, hosts)
     assert spec.fabric is not None
     shared = spec.fabric.shared_with
+    network_plans: dict[str, NetworkPlan] = {}
     for network in (spec.storage, spec.management):
         if network is not None and network.name not in shared:
-            plan = _build_network(network, graph, cables, [(name, _nic_ports(pool, network.name), _nic_gbps(pool, network.name))
-                                                   for name, pool in hosts])
-            topology.network_plans[network.name] = plan
+            network_plans[network.name] = _build_network(
+                network, graph, cables,
+                [(name, _nic_ports(pool, network.name), _nic_gbps(pool, network.name)) for name, pool in hosts])
     if spec.oob is not None:
         devices = [(name, 1, 1) for name, _ in hosts]
         devices += [(name, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
-        topology.network_plans["oob"] = _build_network(spec.oob, graph, cables, devices)
+        network_plans["oob"] = _build_network(spec.oob, graph, cables, devices)
     graph.add_cables(cables)
-    return topology
+    return Topology(graph=graph, fabric_plan=fabric_plan, network_plans=network_plans, hosts_by_pool=hosts_by_pool)
 
 
 def _nic_ports(pool: PoolSpec, network: str) -> int:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from cluster.bisection import Cut, bisections
-from cluster.load import SwitchLoad, edge_list, switch_loads
+from cluster.load import SwitchLoad
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
@@ -108,10 +108,10 @@ def worst_upper_failures(topology: Topology) -> dict[str, dict[str, tuple[float,
     One pass over the fabric's switch-to-switch cables. A switch below left with no uplinks
     gives an infinite ratio (its GPUs are cut off from the rest of the fabric).
     """
-    loads = switch_loads(topology.graph)
+    loads = topology.switch_loads
     tier_of = {name: str(data["tier"]) for name, data in topology.switches(FABRIC)}
     worst: dict[str, dict[str, tuple[float, str]]] = defaultdict(dict)
-    for _, _, key, data in edge_list(topology.graph):
+    for _, _, key, data in topology.edges:
         below, above = data["lower"], data["upper"]
         if key != FABRIC or below not in tier_of or above not in tier_of:
             continue
@@ -126,11 +126,11 @@ def worst_upper_failures(topology: Topology) -> dict[str, dict[str, tuple[float,
 
 def worst_link(topology: Topology) -> tuple[str, str] | None:
     """The cable whose loss most raises a switch's oversubscription (a host cable if none)."""
-    loads = switch_loads(topology.graph)
+    loads = topology.switch_loads
     switches = fabric_switches(topology)
     best: tuple[float, str, str] | None = None
     host_link: tuple[str, str] | None = None
-    for _, _, key, data in edge_list(topology.graph):
+    for _, _, key, data in topology.edges:
         if key != FABRIC:
             continue
         below, above = data["lower"], data["upper"]
@@ -151,7 +151,7 @@ def _without(load: SwitchLoad, down_links: int, down_gbps: float, up_links: int,
 def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str],
              link: tuple[str, str] | None) -> Outcome:
     graph = topology.graph
-    loads = switch_loads(graph)
+    loads = topology.switch_loads
     switches = fabric_switches(topology)
     changed: dict[str, SwitchLoad] = {}
     for device in sorted(failed):
@@ -217,7 +217,7 @@ def _ratio(load: SwitchLoad) -> float:
 def _hosts_per_leaf(topology: Topology) -> dict[str, int]:
     served: dict[str, int] = defaultdict(int)
     kind = dict(topology.graph.nodes(data="kind"))
-    for _, _, key, data in edge_list(topology.graph):
+    for _, _, key, data in topology.edges:
         if key == FABRIC and kind[data["lower"]] == "host":
             served[data["upper"]] += 1
     return served

@@ -14,7 +14,6 @@ import yaml
 from cluster.catalog.prices import load_prices
 from cluster.exports.bom import bill_of_materials, bom_csv
 from cluster.exports.cabling import COLUMNS, cabling_csv
-from cluster.load import switch_load
 from cluster.naming import management_port
 from cluster.pipeline import Result, validate
 from cluster.topology import NETWORKS
@@ -142,9 +141,10 @@ def test_every_item_is_priced_and_totals_add_up(name: str) -> None:
 def test_switch_side_transceivers_follow_cages_in_use() -> None:
     """Counted independently from the graph: each leaf needs ceil(downlinks / 2) twin-port modules."""
     result = _ok(validate("superpod"))
-    graph = result.topology.graph  # type: ignore[union-attr]
-    leaves = [name for name, _ in result.topology.switches("fabric", "leaf")]  # type: ignore[union-attr]
-    expected = sum(math.ceil(switch_load(graph, name).down_links / 2) for name in leaves)
+    topology = result.topology
+    assert topology is not None
+    leaves = [name for name, _ in topology.switches("fabric", "leaf")]
+    expected = sum(math.ceil(topology.switch_loads[name].down_links / 2) for name in leaves)
     bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
     switch_side = sum(line.quantity for line in bom.lines
                       if line.tier == "host-leaf" and line.category == "transceiver" and "switch cage" in line.description)

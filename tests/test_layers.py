@@ -47,10 +47,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
               "cluster.sshkeys", "cluster.catalog", "cluster.load"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.qos", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
-    ("graph", {"cluster.topology", "cluster.parts"}),
+    ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),
     # above the graph only because the loader checks part settings, which live with the pod split
     ("load and resolve", {"cluster.loader", "cluster.resolve"}),
-    ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.ports", "cluster.reach",
+    ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
                 "cluster.whatif"}),
     ("rules", {"cluster.rules"}),
     ("artifacts", {"cluster.render", "cluster.exports", "cluster.verify", "cluster.artifacts"}),

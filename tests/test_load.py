@@ -3,6 +3,7 @@ walks of the graph, and ADDR-POOL's check-only allocation against the full one."
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections import defaultdict
 from typing import Any
@@ -12,6 +13,8 @@ import pytest
 
 from cluster.addressing import allocate
 from cluster.load import NETWORK_CODES, edge_list, link_arrays, switch_loads
+from cluster.ports import switch_ports
+from cluster.tree import fabric_tree
 from tests.conftest import run, stack
 
 H200 = {"name": "h200", "nodes": 16, "gpu": "H200"}
@@ -45,7 +48,7 @@ def test_edge_list_is_networkx_edge_order(name: str) -> None:
 @pytest.mark.parametrize("name", DESIGNS)
 def test_link_arrays_are_the_edges(name: str) -> None:
     graph = graph_of(DESIGNS[name])
-    arrays = link_arrays(graph)
+    arrays = link_arrays(graph, edge_list(graph))
     assert arrays.names == list(graph.nodes)
     rows = [(arrays.names[low], arrays.names[high], links, gbps, network)
             for low, high, links, gbps, network in zip(arrays.lower.tolist(), arrays.upper.tolist(),
@@ -69,7 +72,7 @@ def test_switch_loads_equal_a_walk_of_every_edge(name: str) -> None:
                 totals = expected[end]
                 totals[0 if down else 1] += data["links"]
                 totals[2 if down else 3] += data["links"] * data["gbps"]
-    loads = switch_loads(graph)
+    loads = switch_loads(link_arrays(graph, edge_list(graph)))
     assert set(loads) == {node for node, network in network_of.items() if network}
     for node, load in loads.items():
         assert [load.down_links, load.up_links, load.down_gbps, load.up_gbps] == expected.get(node, [0, 0, 0.0, 0.0])
@@ -155,16 +158,28 @@ def test_isolation_guests_equal_a_walk_of_every_edge(shared: list[str]) -> None:
     assert set(_guests(result.topology)) == set(shared)
 
 
-def test_the_derived_data_cache_follows_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
-    """edge_list, link_arrays and switch loads live in networkx's own per-graph cache
-    (`__networkx_cache__`), which networkx clears on a structural change, and the bulk insert
-    clears with the private `nx._clear_cache`: if the pinned networkx changes either, this fails."""
+def test_derived_data_is_computed_once_and_equals_a_fresh_computation() -> None:
+    """The topology is frozen and keeps what it derives from its graph as cached properties:
+    each is computed on first use, once, and is what the plain functions give for the graph."""
+    topology = run(DESIGNS["three tiers"]).topology
+    assert topology is not None
+    graph = topology.graph
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        topology.graph = nx.MultiGraph()  # type: ignore[misc]
+    for name in ("edges", "link_arrays", "switch_loads", "switch_ports", "fabric_tree"):
+        assert getattr(topology, name) is getattr(topology, name), f"{name} is rebuilt on every read"
+    assert topology.edges == edge_list(graph)
+    assert topology.switch_loads == switch_loads(link_arrays(graph, edge_list(graph)))
+    assert topology.switch_ports == switch_ports(graph, edge_list(graph))
+    assert topology.fabric_tree == fabric_tree(graph, topology.hosts_by_pool)
+    assert [len(group.hosts) for group in topology.fabric_tree.groups] != []
+
+
+def test_the_bulk_insert_clears_networkx_s_own_cache() -> None:
+    """CableGraph.add_cables writes networkx's adjacency directly and then clears the graph's
+    own cache (`__networkx_cache__`, where networkx keeps e.g. backend conversions) with the
+    private `nx._clear_cache`: if the pinned networkx changes that, this fails."""
     graph = graph_of(DESIGNS["rail-optimized"]).copy()
-    before = len(link_arrays(graph).lower)
-    assert link_arrays(graph) is link_arrays(graph)  # cached, not rebuilt
-    lower, upper, key, _ = edge_list(graph)[0]
-    graph.remove_edge(lower, upper, key)
-    assert len(link_arrays(graph).lower) == before - 1 and len(edge_list(graph)) == before - 1
     graph.__networkx_cache__["gpu_cluster.probe"] = 1
     nx._clear_cache(graph)
     assert "gpu_cluster.probe" not in graph.__networkx_cache__

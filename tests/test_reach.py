@@ -8,6 +8,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from cluster.load import edge_list, link_arrays
 from cluster.reach import PlaneReach, Twins, plane_reach
 from cluster.topology import FABRIC
 from tests.test_load import DESIGNS, graph_of
@@ -49,7 +50,7 @@ def networkx_reach(graph: Any) -> dict[int, tuple[int, bool]]:
 def test_plane_reach_equals_networkx(name: str) -> None:
     graph = graph_of(DESIGNS[name])
     expected = networkx_reach(graph)
-    found = plane_reach(graph)
+    found = plane_reach(graph, link_arrays(graph, edge_list(graph)))
     assert {reach.plane: (reach.worst_hops, reach.unreachable is None) for reach in found} == expected
     for reach in found:  # the pair it names is that far apart
         if len(set(reach.worst)) == 2:
@@ -63,7 +64,7 @@ def test_a_leaf_without_uplinks_is_unreachable() -> None:
         if graph.nodes[upper]["kind"] == "switch" and key == FABRIC:
             graph.remove_edge(leaf, upper, key)
     assert networkx_reach(graph)[0][1] is False
-    [reach] = plane_reach(graph)
+    [reach] = plane_reach(graph, link_arrays(graph, edge_list(graph)))
     assert reach.unreachable is not None and leaf in reach.unreachable
     assert isinstance(reach, PlaneReach)
 

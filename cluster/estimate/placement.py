@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cluster.load import switch_load
 from cluster.topology import FABRIC, Topology
 
 Kind = Literal["packed", "worst"]
@@ -119,7 +118,6 @@ def fabric_share(topology: Topology, placement: Placement, flows: Sequence[tuple
     the whole group (its fair share). The spine tier is treated the same way for flows leaving a
     pod. The smallest factor over groups and pods wins and is named as the bottleneck.
     """
-    graph = topology.graph
     count = len(placement.hosts)
     if count < 2 or not any(placement.groups):
         return FabricShare()
@@ -147,7 +145,7 @@ def fabric_share(topology: Topology, placement: Placement, flows: Sequence[tuple
             continue
         up = down = 0.0
         for leaf in group:
-            load = switch_load(graph, leaf)
+            load = topology.switch_loads[leaf]
             up += load.up_gbps
             down += load.down_gbps
         offered = down if placement.kind == "worst" else needed
@@ -172,7 +170,7 @@ def _spine_share(topology: Topology, placement: Placement, pods: list[int], leav
         up = down = 0.0
         spines = sorted(name for name, data in topology.switches(FABRIC, "spine") if data["pod"] == pod)
         for spine in spines:
-            load = switch_load(topology.graph, spine)
+            load = topology.switch_loads[spine]
             up += load.up_gbps
             down += load.down_gbps
         if needed <= 0 or not spines:

@@ -23,7 +23,6 @@ from cluster.catalog import load_catalog
 from cluster.catalog.prices import Price, Prices, Range, as_range, generic_port_id, load_prices, with_overrides
 from cluster.exports.cabling import media_of, ordered_links
 from cluster.naming import breakout
-from cluster.ports import switch_ports
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, NETWORKS, Topology, gc_paused
 
@@ -221,7 +220,7 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
         why = chosen.get((data["network"], data["tier"]))
         counter.add(data["network"], data["tier"], "switch", item, f"{description} ({why})" if why else description,
                     unit=unit)
-    ports = switch_ports(topology)
+    ports = topology.switch_ports
     per_cage_of: dict[tuple[str, int], int] = {}
     host_cage_of: dict[tuple[str, str], int] = {}
     cages_seen: set[tuple[str, int]] = set()

@@ -15,9 +15,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.load import edge_list
 from cluster.naming import HostPort, PlanPort, plan_port_name
-from cluster.ports import switch_ports
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, NETWORKS, Topology
 
@@ -86,7 +84,7 @@ def ordered_links(topology: Topology) -> list[tuple[str, dict[str, Any]]]:
     nodes = dict(graph.nodes(data=True))
     order = {name: index for index, name in enumerate(nodes)}
     rows: list[tuple[int, int, int, int, str, dict[str, Any]]] = []
-    for _u, _v, key, data in edge_list(graph):
+    for _u, _v, key, data in topology.edges:
         if nodes[data["upper"]]["kind"] != "switch":
             continue  # a cloud provider's fabric has no cables of ours
         lower = nodes[data["lower"]]
@@ -119,7 +117,7 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
     with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
     graph = topology.graph
     pools = {pool.name: pool for pool in spec.pools}
-    ports = switch_ports(topology)
+    ports = topology.switch_ports
     count = 0
     for link, data in ordered_links(topology):
         lower, upper, network = data["lower"], data["upper"], data["network"]

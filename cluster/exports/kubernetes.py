@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from cluster.catalog import load_catalog
-from cluster.exports.hierarchy import fabric_tree, nvlink_domains
+from cluster.exports.hierarchy import nvlink_domains
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
@@ -61,7 +61,7 @@ SAMPLE_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.53"  # Kueue's own sam
 def node_labels(spec: ClusterSpec, topology: Topology) -> dict[str, dict[str, str]]:
     """Host -> its topology labels. Cloud nodes get pool and NVLink domain only (the fabric is the provider's)."""
     domains = nvlink_domains(spec, topology)
-    tree = fabric_tree(topology)
+    tree = topology.fabric_tree
     group_of = tree.group_of()
     pod_names = {pod.index: pod.name for pod in tree.pods}
     labels: dict[str, dict[str, str]] = {}
@@ -80,7 +80,7 @@ def levels(spec: ClusterSpec, topology: Topology, labels: dict[str, dict[str, st
     """Kueue levels, widest first: fabric pod (three tiers), rail group, NVLink domain (when it
     spans nodes and nests inside one rail group), then the host."""
     labels = labels if labels is not None else node_labels(spec, topology)
-    tree = fabric_tree(topology)
+    tree = topology.fabric_tree
     result: list[str] = []
     if tree.tiers == 3:
         result.append(POD)

@@ -9,9 +9,10 @@ one are listed in a comment.
 
 from __future__ import annotations
 
-from cluster.exports.hierarchy import FabricTree, compress, fabric_tree, nvlink_domains
+from cluster.exports.hierarchy import compress, nvlink_domains
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
+from cluster.tree import FabricTree
 
 ROOT_TWO_TIER = "spine"
 ROOT_THREE_TIER = "core"
@@ -52,7 +53,7 @@ def topology_conf(spec: ClusterSpec, topology: Topology) -> str | None:
     """topology.conf for topology/tree, or None on cloud targets (the provider's fabric is opaque)."""
     if spec.is_cloud:
         return None
-    tree = fabric_tree(topology)
+    tree = topology.fabric_tree
     lines = _header(spec, "topology/tree")
     if any(len(group.leaves) > 1 for group in tree.groups):
         lines.append("# One logical leaf per leaf group: its rail leaves (one per rail and plane) serve the same")

@@ -33,7 +33,6 @@ from cluster.lab import observe
 from cluster.lab.check import lab_design, rail_probes, routes
 from cluster.lab.expect import Design
 from cluster.lab.runtime import DAEMONS, Lab, LabError, load_frr, sh, start_frr
-from cluster.load import switch_loads
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.whatif import TIER_BELOW, Outcome
@@ -269,7 +268,7 @@ def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,
     downlinks over the uplinks its kernel still forwards on) and the switches left without one."""
     graph = topology.graph
     tier = TIER_BELOW.get(str(graph.nodes[switch]["tier"]), "leaf") if switch else "leaf"
-    loads = switch_loads(graph)
+    loads = topology.switch_loads
     uplink_gbps = {lower: int(graph.edges[lower, upper, FABRIC]["gbps"]) for lower, upper in expected.links}
     cut_off = []
     worst: tuple[float, str] = (0.0, "")

@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 from cluster.addressing import Addresses
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.naming import FIXED_BOX_EOS, breakout, eos_platform, host_port_label, management_port, switch_port
-from cluster.ports import switch_ports
 from cluster.qos import SWITCH_MTU, QosSide, classes
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
@@ -286,7 +285,7 @@ def port_indexes(topology: Topology) -> dict[_Link, int]:
     """0-based port index of every switch-side cable end, from the one numbering in cluster.ports."""
     nodes = topology.graph.nodes
     indexes: dict[_Link, int] = {}
-    for (switch, peer, network), span in switch_ports(topology).items():
+    for (switch, peer, network), span in topology.switch_ports.items():
         if span.management:
             continue  # the switch's own management port, not a front-panel port
         main_ports = nodes[switch]["ports"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cluster.exports.hierarchy import FabricTree, compress, fabric_tree
-from cluster.load import edge_list
+from cluster.exports.hierarchy import compress
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
+from cluster.tree import FabricTree
 
 RAIL_COLOURS = ("#2f6fdf", "#e8590c", "#2b9348", "#c92a2a", "#7048e8", "#b7791f", "#d6336c", "#0c8599")
 SPINE_FILL, CORE_FILL, HOST_FILL, TEXT = "#495057", "#212529", "#f1f3f5", "#212529"
@@ -204,7 +204,7 @@ def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, di
             drawing.lines.append(Line(f"hosts:{group.name}", leaf, rail_colour(graph.nodes[leaf]["rail"]), 1.2))
         x += group_width + group_gap
     bundles = cables = 0
-    for _u, _v, key, data in edge_list(graph):
+    for _u, _v, key, data in topology.edges:
         if key != FABRIC or graph.nodes[data["lower"]]["kind"] != "switch":
             continue
         lower = graph.nodes[data["lower"]]
@@ -295,7 +295,7 @@ def fabric_view(spec: ClusterSpec, topology: Topology) -> Svg:
     templates/report/diagram.svg.j2 writes out; the page includes that template."""
     if spec.is_cloud:
         return _cloud_view(spec, topology)
-    tree = fabric_tree(topology)
+    tree = topology.fabric_tree
     spines = sum(len(pod.spines) for pod in tree.pods)
     leaves = sum(len(group.leaves) for group in tree.groups)
     detailed = (leaves <= DETAIL_LIMIT["leaves"] and spines <= DETAIL_LIMIT["spines"]

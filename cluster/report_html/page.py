@@ -16,7 +16,7 @@ from cluster.estimate.design import estimate_table
 from cluster.estimate.placement import NoFabricPath
 from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
-from cluster.load import switch_loads, worst_per_tier
+from cluster.load import worst_per_tier
 from cluster.pipeline import Result
 from cluster.report import summary
 from cluster.report_html.diagram import Svg, fabric_view
@@ -42,7 +42,7 @@ class TierLoad:
 
 def tier_loads(spec: ClusterSpec, topology: Topology) -> list[TierLoad]:
     """Per network and tier, down/up bandwidth of the switches that have uplinks."""
-    loads = switch_loads(topology.graph)
+    loads = topology.switch_loads
     groups: dict[tuple[str, str], list[tuple[str, Any]]] = {}
     for name, data in topology.switches():
         load = loads.get(name)
@@ -59,7 +59,7 @@ def tier_loads(spec: ClusterSpec, topology: Topology) -> list[TierLoad]:
     for (network, tier), members in sorted(groups.items(), key=lambda item: (NETWORKS.index(item[0][0]), item[0][1])):
         ratios = sorted(load.oversubscription for _, load in members)
         # The worst switch as FAB-OVERSUB and `validate` name it (the first of equals, in graph order).
-        worst_name, _ = worst_per_tier(topology.graph, ((name, topology.graph.nodes[name]) for name, _ in members))[tier]
+        worst_name, _ = worst_per_tier(loads, ((name, topology.graph.nodes[name]) for name, _ in members))[tier]
         rows.append(TierLoad(network, tier, len(members), sum(load.down_gbps for _, load in members),
                              sum(load.up_gbps for _, load in members), ratios[0], ratios[-1], worst_name,
                              limits.get((network, tier))))

@@ -17,7 +17,7 @@ def _accepted_ratio(spec: ClusterSpec, topology: Topology, crossed: tuple[str, .
     (the architect accepted the tiers' ratios); None otherwise."""
     if "FAB-OVERSUB" not in spec.policy.suppress:
         return None
-    worst = worst_per_tier(topology.graph, topology.switches(FABRIC))
+    worst = worst_per_tier(topology.switch_loads, topology.switches(FABRIC))
     ratios = [(worst[tier][1].oversubscription, tier) for tier in crossed if tier in worst]
     return max(ratios) if ratios else None
 

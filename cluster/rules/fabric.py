@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
-from cluster.load import edge_list, ports_used, switch_load, uplinks_for, worst_per_tier
+from cluster.load import ports_used, uplinks_for, worst_per_tier
 from cluster.reach import plane_reach
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
@@ -34,7 +34,7 @@ class Oversubscription(Rule):
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         assert spec.fabric is not None
         limits = spec.fabric.max_oversubscription
-        worst = worst_per_tier(topology.graph, topology.switches(FABRIC))
+        worst = worst_per_tier(topology.switch_loads, topology.switches(FABRIC))
         for tier in TIERS:
             if tier not in worst:
                 continue
@@ -73,7 +73,7 @@ class Radix(Rule):
             yield self.finding("fabric", f"cannot size the fabric: {problem}", "use a switch with more ports")
         worst: dict[tuple[str, str], tuple[int, str, int, int]] = {}
         for name, data in topology.switches():
-            load = switch_load(topology.graph, name)
+            load = topology.switch_loads[name]
             used, available = ports_used(topology.graph, name, load)
             over = used - available
             key = (data["network"], data["tier"])
@@ -115,7 +115,7 @@ class LinkSpeed(Rule):
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         seen: dict[tuple[str, int, int], int] = defaultdict(int)
-        for _, _, _key, data in edge_list(topology.graph):
+        for _, _, _key, data in topology.edges:
             if data["lower_gbps"] != data["upper_gbps"]:
                 seen[(data["path"], data["lower_gbps"], data["upper_gbps"])] += data["links"]
         for (path, lower, upper), links in sorted(seen.items()):
@@ -143,7 +143,7 @@ class Connected(Rule):
         default_hops = {1: 1, 2: 3, 3: 5}[plan.tiers]
         limit = spec.policy.max_switch_hops or default_hops
         yield from self._planes_shared(spec)
-        for reach in plane_reach(topology.graph):
+        for reach in plane_reach(topology.graph, topology.link_arrays):
             if reach.unreachable is not None:
                 source, leaf = reach.unreachable
                 yield self.finding(

@@ -7,7 +7,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
-from cluster.load import edge_list
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
@@ -103,7 +102,7 @@ class RailAlignment(Rule):
         # The cached edge list and a plain node dict: same edges in the same order as
         # graph.edges(data=True), without a networkx view lookup per edge (460k at 131,072 GPUs).
         nodes = dict(graph.nodes(data=True))
-        for lower, upper, _key, data in edge_list(graph):
+        for lower, upper, _key, data in topology.edges:
             if data["network"] != FABRIC or data["rail"] is None:
                 continue
             host, leaf = (lower, upper) if nodes[lower]["kind"] == "host" else (upper, lower)

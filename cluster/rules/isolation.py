@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cluster.findings import Finding, Severity
-from cluster.load import NETWORK_CODES, link_arrays
+from cluster.load import NETWORK_CODES
 from cluster.qos import RenderedQos, classes
 from cluster.rules.base import Derived, ReadsDerived
 from cluster.spec import ClusterSpec
@@ -86,7 +86,7 @@ def _guests(topology: Topology) -> dict[str, set[str]]:
     """{storage | management: the fabric switches that carry it}, from the shared link arrays.
 
     Out-of-band cables are left out: on a fabric switch that is its own management port."""
-    arrays = link_arrays(topology.graph)
+    arrays = topology.link_arrays
     fabric = NETWORK_CODES[FABRIC]
     fabric_switch = (arrays.node_network == fabric) & ~arrays.is_host
     guests: dict[str, set[str]] = {}

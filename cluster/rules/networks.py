@@ -25,7 +25,7 @@ class NetworkOversubscription(Rule):
         for network in (spec.storage, spec.management, spec.oob):
             if network is None:
                 continue
-            worst = worst_per_tier(topology.graph, topology.switches(network.name))
+            worst = worst_per_tier(topology.switch_loads, topology.switches(network.name))
             if "leaf" not in worst:
                 continue
             name, load = worst["leaf"]

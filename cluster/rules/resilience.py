@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cluster.findings import Finding, Severity
-from cluster.load import NETWORK_CODES, link_arrays
+from cluster.load import NETWORK_CODES
 from cluster.rules.base import Rule, plural
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -64,7 +64,7 @@ class SingleFailure(Rule):
 
     def _single_points(self, topology: Topology) -> Iterator[Finding]:
         """Fabric switches whose every uplink reaches one upper switch (from the link arrays)."""
-        arrays = link_arrays(topology.graph)
+        arrays = topology.link_arrays
         fabric = NETWORK_CODES[FABRIC]
         switch_to_switch = ((arrays.network == fabric) & ~arrays.is_host[arrays.lower]
                             & (arrays.node_network[arrays.upper] == fabric))
