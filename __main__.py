@@ -20,7 +20,7 @@ settings = {key: config.get(key) for key in parts.SETTINGS if config.get(key) is
 loaded = loader.from_config(stack, config.get_object("cluster"), settings)
 result = pipeline.check(loaded)  # spec -> graph -> rules
 
-if not result.ok or result.spec is None or result.topology is None or loaded.data is None:
+if not isinstance(result, pipeline.Valid) or not result.ok or loaded.data is None:
     for finding in result.findings:
         pulumi.log.error(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
     raise pulumi.RunError(f"stack {stack} failed validation ({len(result.findings)} findings): nothing was registered")

@@ -76,11 +76,11 @@ def design(leaves: int, spines: int) -> dict[str, Any]:
 
 
 def run_ours(leaves: int, spines: int) -> dict[str, Any]:
-    from cluster.pipeline import validate_mapping
+    from cluster.pipeline import Valid, validate_mapping
     from cluster.render import render_configs
 
     result = validate_mapping("compare", design(leaves, spines))
-    assert result.ok and result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid) and result.ok, result.findings
     render_configs(result.spec, result.topology)  # templates compiled once, as in one `render` run
     mark = time.perf_counter()
     files = render_configs(result.spec, result.topology)

@@ -40,7 +40,7 @@ def measure(gpus: int, render: bool) -> dict[str, Any]:
     CPU figure is the one that does not depend on what else runs.
     """
     started = time.perf_counter()
-    from cluster.pipeline import validate_mapping
+    from cluster.pipeline import Valid, validate_mapping
     from cluster.report import summary
 
     imported = time.perf_counter()
@@ -48,7 +48,7 @@ def measure(gpus: int, render: bool) -> dict[str, Any]:
     # Cold: the whole pipeline once, as the CLI runs it (first catalog read, lazy imports).
     cold, cold_cpu = time.perf_counter(), time.process_time()
     result = validate_mapping("bench", data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid), result.findings
     design = summary(result.spec, result.topology)
     cold, cold_cpu = time.perf_counter() - cold, time.process_time() - cold_cpu
     findings = sorted({f"{f.rule}:{f.severity}" for f in result.findings})

@@ -10,18 +10,19 @@
 6. rules (cluster.rules): read the spec, the graph and what was derived; never change them;
 7. policy: suppressions and the fail_on threshold.
 
-It stops between stages when one produced SCHEMA errors, like a compiler's phases. Rendering,
-exports and the Pulumi components come after, from the Result (commands, __main__.py).
+It stops between stages when one produced SCHEMA errors, like a compiler's phases: the result is
+then `Invalid` (findings only); past the build it is `Valid` (spec, topology, findings). Rendering,
+exports and the Pulumi components come after, from a Valid result (commands, __main__.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, partial
 
 from cluster.addressing import fit_default_pools
 from cluster.artifacts import rendered_qos
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding
 from cluster.limits import limit_findings
 from cluster.loader import Loaded, from_mapping, load_stack
 from cluster.resolve import resolve
@@ -31,13 +32,31 @@ from cluster.topology import Topology, build
 
 
 @dataclass
-class Result:
-    """Everything one validation produced."""
+class Invalid:
+    """A stack stopped before its design was built: input that cannot be read, SCHEMA findings,
+    or a design refused as too large for this machine. There is no spec or topology to use."""
 
     loaded: Loaded
-    spec: ClusterSpec | None = None
-    topology: Topology | None = None
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding]
+
+    @property
+    def stack(self) -> str:
+        return self.loaded.stack
+
+    schema_failed = True
+    ok = False
+    exit_code = 2
+
+
+@dataclass
+class Valid:
+    """A stack whose design was built and checked: the spec, its topology and every finding
+    (which may still fail the policy: see `ok`)."""
+
+    loaded: Loaded
+    spec: ClusterSpec
+    topology: Topology
+    findings: list[Finding]
 
     @property
     def stack(self) -> str:
@@ -45,15 +64,14 @@ class Result:
 
     @property
     def schema_failed(self) -> bool:
-        return self.spec is None or any(f.rule == "SCHEMA" and not f.suppressed for f in self.findings)
+        return any(f.rule == "SCHEMA" and not f.suppressed for f in self.findings)
 
     @property
     def ok(self) -> bool:
-        """No finding at or above policy.fail_on (error when the spec could not be read)."""
+        """No finding at or above policy.fail_on, and no SCHEMA error."""
         if self.schema_failed:
             return False
-        threshold = self.spec.policy.fail_on if self.spec else Severity.ERROR
-        return not any(finding.severity >= threshold for finding in self.findings)
+        return not any(finding.severity >= self.spec.policy.fail_on for finding in self.findings)
 
     @property
     def exit_code(self) -> int:
@@ -62,30 +80,29 @@ class Result:
         return 0 if self.ok else 1
 
 
+Result = Valid | Invalid  # what every stage after the pipeline reads; isinstance(result, Valid) to use the design
+
+
+def _invalid(loaded: Loaded, findings: list[Finding]) -> Invalid:
+    return Invalid(loaded=loaded, findings=sorted(findings, key=Finding.sort_key))
+
+
 def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
     """Validate an already-loaded stack: spec, graph, rules, policy."""
-    result = Result(loaded=loaded, findings=list(loaded.findings))
-    if loaded.data is None or result.findings:
-        result.findings.sort(key=Finding.sort_key)
-        return result
+    if loaded.data is None or loaded.findings:
+        return _invalid(loaded, list(loaded.findings))
     spec, findings = resolve(loaded.data, RULE_IDS)
-    result.findings.extend(findings)
     if spec is None:
-        result.findings.sort(key=Finding.sort_key)
-        return result
+        return _invalid(loaded, findings)
     too_large = limit_findings(spec)
     if too_large:  # refused before building: any stack file is answered in bounded time and memory
-        result.findings.extend(too_large)
-        result.findings.sort(key=Finding.sort_key)
-        return result
-    result.topology = build(spec)
-    spec, address_check = fit_default_pools(spec, result.topology)
-    result.spec = spec
+        return _invalid(loaded, [*findings, *too_large])
+    topology = build(spec)
+    spec, address_check = fit_default_pools(spec, topology)
     derived = Derived(address_check=lambda: address_check,
-                      rendered_qos=cache(partial(rendered_qos, spec, result.topology)))  # read back once, if asked
-    result.findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, result.topology, derived))
-    result.findings = apply_policy(result.findings, spec.policy.suppress)
-    return result
+                      rendered_qos=cache(partial(rendered_qos, spec, topology)))  # read back once, if asked
+    findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, topology, derived))
+    return Valid(loaded=loaded, spec=spec, topology=topology, findings=apply_policy(findings, spec.policy.suppress))
 
 
 def validate(stack: str) -> Result:

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from cluster.findings import Severity
-from cluster.pipeline import Result
+from cluster.pipeline import Result, Valid
 from cluster.rules.base import plural
 from cluster.rules.hosts import fabric_gbps_per_node
 from cluster.spec import ClusterSpec
@@ -72,7 +72,7 @@ def to_json(result: Result) -> str:
         "ok": result.ok,
         "findings": [finding.to_dict() for finding in result.findings],
     }
-    if result.spec is not None and result.topology is not None:
+    if isinstance(result, Valid):
         data["summary"] = summary(result.spec, result.topology)
     return json.dumps(data, indent=2, sort_keys=False)
 
@@ -98,7 +98,7 @@ def to_text(result: Result) -> str:
             tag = " (suppressed)" if finding.suppressed else ""
             lines.append(f"  {finding.rule}{tag} at {finding.path}: {finding.message}")
             lines.append(f"      {where}hint: {finding.hint}")
-    if result.spec is not None and result.topology is not None:
+    if isinstance(result, Valid):
         lines.append("")
         lines.extend(_design_lines(summary(result.spec, result.topology)))
     return "\n".join(lines)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cluster.artifacts import render_tree  # noqa: E402
-from cluster.pipeline import validate  # noqa: E402
+from cluster.pipeline import Valid, validate  # noqa: E402
 from cluster.publish import check, publish_tree  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -20,7 +20,7 @@ GOLDEN = ROOT / "tests" / "golden"
 
 def regenerate(name: str) -> int:
     result = validate(str(GOLDEN / "stacks" / f"{name}.yaml"))
-    if not result.ok or result.spec is None or result.topology is None:
+    if not isinstance(result, Valid) or not result.ok:
         print(f"{name}: fails validation, not regenerated", file=sys.stderr)
         return 1
     files = render_tree(result.spec, result.topology)

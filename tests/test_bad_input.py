@@ -188,3 +188,23 @@ def test_stack_file_name_must_be_a_stack_name(tmp_path: Path, capsys: pytest.Cap
     code, findings = verdict(path, capsys)
     assert code == 2 and "not a Pulumi stack name" in findings[0]["message"]
     assert not (tmp_path / "pwned").exists()
+
+
+def test_the_pipeline_builds_a_design_only_from_input_that_reads() -> None:
+    """check() gives Invalid (findings only: no spec, no topology to misuse) when the stack cannot be
+    read into a spec, and Valid (spec, topology, findings) once the design is built, whether or not
+    its findings then fail the policy."""
+    from cluster.pipeline import Invalid, Valid
+    from tests.conftest import run, stack
+
+    invalid = run({"name": "bad", "target": "onprem"})  # node_pools is required
+    assert isinstance(invalid, Invalid)
+    assert not hasattr(invalid, "spec") and not hasattr(invalid, "topology")
+    assert (invalid.ok, invalid.exit_code) == (False, 2)
+    assert [f.path for f in invalid.findings if f.rule == "SCHEMA"] == ["node_pools"]
+    clean = run(stack())
+    assert isinstance(clean, Valid) and clean.ok and clean.exit_code == 0
+    assert clean.topology.graph.number_of_nodes() > 0 and clean.spec.name == stack()["name"]
+    failing = run(stack(policy={"min_gbps_per_gpu": 800, "recommended_gbps_per_gpu": 800}))
+    assert isinstance(failing, Valid) and (failing.ok, failing.exit_code) == (False, 1)
+    assert "FAB-GPU-NIC" in {f.rule for f in failing.findings}

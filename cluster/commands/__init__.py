@@ -13,11 +13,9 @@ if TYPE_CHECKING:  # the writer is loaded by the verbs that write, not by `valid
     from cluster.publish import Target
 
 
-def refusal(result: Result, verb: str) -> int | None:
-    """None when the design passed; else print why to stderr and return the exit code (1 or 2):
-    a verb that writes files writes nothing for a failing design."""
-    if result.ok and result.spec is not None and result.topology is not None:
-        return None
+def refuse(result: Result, verb: str) -> int:
+    """Print why a design that did not pass stops `verb` (to stderr) and return the exit code
+    (1 or 2): a verb that writes files writes nothing for a failing design."""
     print(to_text(result), file=sys.stderr)
     print(f"{verb}: {result.stack} fails validation; nothing written", file=sys.stderr)
     return result.exit_code or 1

@@ -16,7 +16,7 @@ from cluster.estimate.model import ALGORITHMS, COLLECTIVES
 from cluster.estimate.placement import PLACEMENTS, Kind, NoFabricPath
 from cluster.estimate.step import StepEstimate, Workload, step_estimate
 from cluster.estimate.units import format_size, parse_size
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Valid, validate
 from cluster.spec import PoolSpec
 
 SWEEP = (*(2**power for power in range(20, 34, 2)), 2**33)  # 1 MiB, 4 MiB, .. 4 GiB, 8 GiB
@@ -73,27 +73,26 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-def _design(ref: str) -> Result:
+def _design(ref: str) -> Valid:
     result = validate(ref)
-    if result.schema_failed or result.spec is None or result.topology is None:
+    if not isinstance(result, Valid) or result.schema_failed:
         print(f"{result.stack}: cannot estimate, the stack does not load:", file=sys.stderr)
         for finding in result.findings:
-            if finding.rule == "SCHEMA" or result.spec is None:
+            if finding.rule == "SCHEMA" or not isinstance(result, Valid):
                 print(f"  {finding.rule} at {finding.path}: {finding.message}\n      hint: {finding.hint}",
                       file=sys.stderr)
         raise UsageError(f"stack {ref!r} is unreadable or fails SCHEMA (run `validate {ref}` for every finding)")
     return result
 
 
-def _pool(result: Result, name: str | None) -> PoolSpec:
-    assert result.spec is not None
+def _pool(result: Valid, name: str | None) -> PoolSpec:
     try:
         return pick_pool(result.spec, name)
     except ValueError as problem:
         raise UsageError(f"--pool: {problem} in {result.stack}") from None
 
 
-def _findings_lines(result: Result) -> list[str]:
+def _findings_lines(result: Valid) -> list[str]:
     active = [finding for finding in result.findings if not finding.suppressed]
     if not active:
         return [f"{result.stack}: no findings"]
@@ -113,14 +112,13 @@ def _nodes(args: argparse.Namespace, pool: PoolSpec, stack: str) -> int:
     return nodes
 
 
-def _run_collective(args: argparse.Namespace, designs: list[Result]) -> int:
+def _run_collective(args: argparse.Namespace, designs: list[Valid]) -> int:
     try:
         sizes = (parse_size(args.size),) if args.size is not None else SWEEP
     except ValueError as problem:
         raise UsageError(f"--size: {problem}") from None
     reports = []
     for result in designs:
-        assert result.spec is not None and result.topology is not None
         pool = _pool(result, args.pool)
         nodes = _nodes(args, pool, result.stack)
         rows = []
@@ -150,7 +148,7 @@ def _run_collective(args: argparse.Namespace, designs: list[Result]) -> int:
     return 0
 
 
-def _print_collective(result: Result, pool: PoolSpec, rows: list[dict[str, Any]], placement: str) -> None:
+def _print_collective(result: Valid, pool: PoolSpec, rows: list[dict[str, Any]], placement: str) -> None:
     first = rows[0]
     print(f"{result.stack}: {first['collective']} on {first['nodes']} node(s) x {pool.gpus_per_node} {pool.gpu} = "
           f"{first['gpus']} GPUs (pool {pool.name})")
@@ -165,7 +163,7 @@ def _print_collective(result: Result, pool: PoolSpec, rows: list[dict[str, Any]]
     print("  busbw = algbw x " + _factor_text(first["collective"]) + " (nccl-tests convention)")
 
 
-def _print_compare_collective(reports: list[tuple[Result, PoolSpec, list[dict[str, Any]]]], placement: str) -> None:
+def _print_compare_collective(reports: list[tuple[Valid, PoolSpec, list[dict[str, Any]]]], placement: str) -> None:
     first = reports[0][2][0]
     print(f"{first['collective']}, busbw GB/s ({placement} / worst placement) and bottleneck at the largest size")
     header = f"  {'size':>7}" + "".join(f" {result.stack:>24}" for result, _, _ in reports)
@@ -213,11 +211,10 @@ def _workload(args: argparse.Namespace) -> Workload:
     return workload
 
 
-def _run_step(args: argparse.Namespace, designs: list[Result]) -> int:
+def _run_step(args: argparse.Namespace, designs: list[Valid]) -> int:
     workload = _workload(args)
-    estimates: list[tuple[Result, dict[str, StepEstimate]]] = []
+    estimates: list[tuple[Valid, dict[str, StepEstimate]]] = []
     for result in designs:
-        assert result.spec is not None and result.topology is not None
         pool = _pool(result, args.pool)
         if workload.gpus > pool.gpus:
             raise UsageError(f"dp x tp x pp = {workload.gpus} GPUs, but pool {pool.name!r} of {result.stack} has "

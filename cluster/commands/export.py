@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refusal
+from cluster.commands import out_target, publish_tree, refuse
 from cluster.exports.files import export_files
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,10 +26,8 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = validate(args.stack)
-    refused = refusal(result, "export")
-    if refused is not None:
-        return refused
-    assert result.spec is not None and result.topology is not None
+    if not isinstance(result, Valid) or not result.ok:
+        return refuse(result, "export")
     out = args.out if args.out is not None else str(Path("build") / "exports" / result.stack)
     where = out_target("export", result.stack, out)
     if where is None:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refusal
+from cluster.commands import out_target, publish_tree, refuse
 from cluster.findings import Finding
 from cluster.inputs import read_text_bounded
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Valid, validate
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
@@ -73,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _design(args: argparse.Namespace, verb: str) -> Result | None:
+def _design(args: argparse.Namespace, verb: str) -> Valid | None:
     result = validate(args.stack)
-    if refusal(result, f"lab {verb}") is not None:
+    if not isinstance(result, Valid) or not result.ok:
+        refuse(result, f"lab {verb}")
         return None
-    assert result.spec is not None and result.topology is not None
     if result.spec.target != "onprem" or result.spec.fabric is None or result.spec.fabric.transport != "roce":
         print(f"lab {verb}: {result.stack} has no on-prem RoCE fabric of ours to boot (target "
               f"{result.spec.target}); the lab runs on-prem Ethernet designs", file=sys.stderr)
@@ -85,10 +85,9 @@ def _design(args: argparse.Namespace, verb: str) -> Result | None:
     return result
 
 
-def _files(args: argparse.Namespace, result: Result) -> dict[str, str]:
+def _files(args: argparse.Namespace, result: Valid) -> dict[str, str]:
     from cluster.artifacts import render_tree
 
-    assert result.spec is not None and result.topology is not None
     if args.source is None:
         return render_tree(result.spec, result.topology)
     root = Path(args.source)
@@ -110,12 +109,11 @@ def _available_mb() -> float:
     return 0.0
 
 
-def _fitting_plan(args: argparse.Namespace, result: Result, files: dict[str, str]) -> Any:
+def _fitting_plan(args: argparse.Namespace, result: Valid, files: dict[str, str]) -> Any:
     """The lab plan of --slice (or the largest that fits); LabError when it would not fit."""
     from cluster.lab.model import LabInputError, Slice, build_plan, leaf_groups, slice_devices
     from cluster.lab.runtime import LabError
 
-    assert result.spec is not None and result.topology is not None
     topology = result.topology
     try:
         chosen = Slice.parse(args.slice)
@@ -188,7 +186,6 @@ def _lab_and_design(args: argparse.Namespace, verb: str) -> tuple[Any, str, Clus
     if lab.state["stack"] != result.stack:
         from cluster.lab.runtime import LabError
         raise LabError(f"the lab that is up is stack {lab.state['stack']}, not {result.stack}")
-    assert result.spec is not None and result.topology is not None
     return lab, result.stack, result.spec, result.topology
 
 
@@ -308,7 +305,6 @@ def _export(args: argparse.Namespace) -> int:
     result = _design(args, "export")
     if result is None:
         return 2
-    assert result.spec is not None and result.topology is not None
     args.source = None
     try:
         plan = build_plan(result.spec, result.topology, _files(args, result), Slice.parse(args.slice))

@@ -19,7 +19,7 @@ from typing import Any
 from cluster import parts
 from cluster.cli import VERBS
 from cluster.deployment import deployment
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.report import to_json, to_text
 
 FORMATS = ("text", "json")
@@ -44,7 +44,7 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 def run(args: argparse.Namespace) -> int:
     result = validate(args.stack)
-    if not result.ok or result.loaded.data is None or result.spec is None or result.topology is None:
+    if not isinstance(result, Valid) or not result.ok or result.loaded.data is None:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
     # the Pulumi program's offline runner, only for this verb (by name: mypy's strict check of

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from cluster.artifacts import render_tree
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refusal
-from cluster.pipeline import validate
+from cluster.commands import out_target, publish_tree, refuse
+from cluster.pipeline import Valid, validate
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,10 +26,8 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = validate(args.stack)
-    refused = refusal(result, "render")
-    if refused is not None:
-        return refused
-    assert result.spec is not None and result.topology is not None
+    if not isinstance(result, Valid) or not result.ok:
+        return refuse(result, "render")
     spec = result.spec
     if spec.is_cloud:
         print(f"render: {result.stack} targets {spec.target}; render writes on-prem artifacts only "

@@ -15,7 +15,7 @@ from pathlib import Path
 from cluster import publish
 from cluster.cli import VERBS
 from cluster.commands import written
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.report import to_text
 from cluster.report_html.page import render_report
 
@@ -29,7 +29,7 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = validate(args.stack)
-    if result.spec is None or result.topology is None or result.schema_failed:
+    if not isinstance(result, Valid) or result.schema_failed:
         print(to_text(result), file=sys.stderr)
         print(f"report: {result.stack} cannot be read as a design; nothing written", file=sys.stderr)
         return 2

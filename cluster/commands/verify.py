@@ -8,6 +8,7 @@ unreadable file at once, in the format asked for).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 from cluster.cli import VERBS
 from cluster.findings import Severity
 from cluster.formats.sarif import FINGERPRINT, LEVELS, to_sarif
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Valid, validate
 from cluster.report import to_text
 from cluster.topology import NETWORKS
 from cluster.verify.check import Verification, gather, verify
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         print("python -m cluster verify: error: give --lldp DIR and/or --ib FILE", file=sys.stderr)
         return 2
     result = validate(args.stack)
-    if result.schema_failed or result.spec is None or result.topology is None:
+    if not isinstance(result, Valid) or result.schema_failed:
         print(to_text(result))
         return 2
     cables = expected_cables(result.spec, result.topology)
@@ -59,14 +60,13 @@ def run(args: argparse.Namespace) -> int:
     return checked.exit_code
 
 
-def sarif(validation: Result, checked: Verification) -> str:
+def sarif(validation: Valid, checked: Verification) -> str:
     """validate's SARIF log over the CABLE-* findings, each at its config path's stack-file line.
 
     Many cable findings share one config path (`node_pools[0].fabric_nics`), so each result's
     fingerprint also covers its message: code scanning must not merge two different cables.
     """
-    shown = Result(loaded=validation.loaded, spec=validation.spec, topology=validation.topology,
-                   findings=checked.findings)
+    shown = dataclasses.replace(validation, findings=checked.findings)
     log = json.loads(to_sarif(shown))
     for rule in log["runs"][0]["tool"]["driver"]["rules"]:
         if rule["id"] in CABLE_RULES:

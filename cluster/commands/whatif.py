@@ -14,7 +14,7 @@ from typing import Any
 
 from cluster.bisection import Cut
 from cluster.cli import VERBS
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Valid, validate
 from cluster.report import to_text
 from cluster.rules.base import plural
 from cluster.rules.resilience import degraded_limit
@@ -32,7 +32,7 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 def run(args: argparse.Namespace) -> int:
     result = validate(args.stack)
-    if result.schema_failed or result.spec is None or result.topology is None:
+    if not isinstance(result, Valid) or result.schema_failed:
         print(to_text(result), file=sys.stderr)
         return 2
     if result.spec.fabric is None or result.topology.fabric_plan is None:
@@ -77,13 +77,11 @@ def exit_code(outcome: Outcome, limits: dict[str, float]) -> int:
     return 1 if beyond or outcome.cut_off or without_rail else 0
 
 
-def _limits(result: Result, outcome: Outcome) -> dict[str, float]:
-    assert result.spec is not None
+def _limits(result: Valid, outcome: Outcome) -> dict[str, float]:
     return {ratio.tier: degraded_limit(result.spec, ratio.tier) for ratio in outcome.ratios}
 
 
-def _inventory(result: Result) -> str:
-    assert result.topology is not None
+def _inventory(result: Valid) -> str:
     by_tier: dict[str, list[str]] = {}
     for name, data in fabric_switches(result.topology).items():
         by_tier.setdefault(str(data["tier"]), []).append(name)
@@ -103,7 +101,7 @@ def _cut(cut: Cut | None) -> dict[str, Any] | None:
             "cut": cut.describe()}
 
 
-def to_dict(result: Result, outcome: Outcome, limits: dict[str, float]) -> dict[str, Any]:
+def to_dict(result: Valid, outcome: Outcome, limits: dict[str, float]) -> dict[str, Any]:
     return {
         "stack": result.stack,
         "failed": outcome.failed,
@@ -123,7 +121,7 @@ def to_dict(result: Result, outcome: Outcome, limits: dict[str, float]) -> dict[
     }
 
 
-def to_lines(result: Result, outcome: Outcome, limits: dict[str, float]) -> str:
+def to_lines(result: Valid, outcome: Outcome, limits: dict[str, float]) -> str:
     lines = [f"{result.stack}: N-1 what-if, losing {outcome.failed}"]
     lines.append("  oversubscription (worst per tier, before -> after):")
     for r in outcome.ratios:
@@ -148,7 +146,7 @@ def to_lines(result: Result, outcome: Outcome, limits: dict[str, float]) -> str:
         lines.append("  rails: no GPU loses its rail")
     for lost in outcome.lost_rails:
         rail = f"rail {lost.rail}" if lost.rail is not None else "its fabric ports"
-        plane = f" (plane {lost.plane})" if result.spec and result.spec.fabric and result.spec.fabric.planes > 1 else ""
+        plane = f" (plane {lost.plane})" if result.spec.fabric and result.spec.fabric.planes > 1 else ""
         hosts = lost.hosts
         span = hosts[0] if len(hosts) == 1 else f"{hosts[0]} .. {hosts[-1]}"
         lines.append(f"  {lost.device} takes {rail}{plane} away from {len(hosts)} {'node' if len(hosts) == 1 else 'nodes'} "

@@ -16,7 +16,7 @@ from cluster.estimate.design import collective_on
 from cluster.estimate.model import estimate, hardware
 from cluster.estimate.placement import fabric_share, place, ring_flows
 from cluster.estimate.units import parse_size
-from cluster.pipeline import Result, validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 
 LARGE_BYTES = 2**30  # "large message": 1 GiB and up
 INTER_NODE_ROW = "p5-allreduce-4x8"  # the row the inter-node size curve is fitted on
@@ -54,7 +54,7 @@ class Point:
         return self.size_bytes >= LARGE_BYTES
 
 
-def design_of(row: Measurement) -> Result:
+def design_of(row: Measurement) -> Valid:
     """The row's stack as a validated design with enough nodes for the row."""
     stack = dict(row.stack)
     target = stack.pop("target")
@@ -67,7 +67,7 @@ def design_of(row: Measurement) -> Result:
     if target in CLOUD:
         mapping["cloud"] = CLOUD[target]
     result = validate_mapping(row.id, mapping)
-    if result.spec is None or result.topology is None:
+    if not isinstance(result, Valid):
         raise ValueError(f"calibration row {row.id}: stack does not build: {[f.message for f in result.findings]}")
     return result
 
@@ -84,7 +84,6 @@ def _cases(row: Measurement) -> list[tuple[int | None, int, float]]:
 def predict_row(row: Measurement, calibration: Calibration) -> list[Point]:
     """The model's busbw for every measurement of `row`."""
     design = design_of(row)
-    assert design.spec is not None and design.topology is not None
     pool = design.spec.pools[0]
     transport = pool.fabric_kind if row.nodes > 1 or row.collective == "nic" else "nvlink"
     points = []
@@ -140,7 +139,6 @@ def _largest(row: Measurement) -> tuple[int | None, int, float]:
 def _busbw(row: Measurement, calibration: Calibration, gpus: int | None, size: int,
            efficiency: float | None = None) -> float:
     design = design_of(row)
-    assert design.spec is not None and design.topology is not None
     pool = design.spec.pools[0]
     hw = hardware(design.spec, design.topology, pool, calibration)
     share = fabric_share(design.topology, place(design.topology, pool.name, row.nodes), ring_flows(row.nodes),
@@ -166,7 +164,6 @@ def _peak_fit(calibration: Calibration) -> Calibration:
 
 def _fabric_kind(row: Measurement) -> str:
     design = design_of(row)
-    assert design.spec is not None
     return design.spec.pools[0].fabric_kind
 
 
@@ -213,7 +210,6 @@ def _transport_fit(calibration: Calibration) -> Calibration:
             continue
         if row.collective == "nic":
             design = design_of(row)
-            assert design.spec is not None and design.topology is not None
             hw = hardware(design.spec, design.topology, design.spec.pools[0], calibration)
             per_nic = hw.node_nic_gbytes / hw.nics_per_node
             calibration = _update(calibration, "network_efficiency", kind, "value",

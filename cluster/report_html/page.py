@@ -17,7 +17,7 @@ from cluster.estimate.placement import NoFabricPath
 from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
 from cluster.load import worst_per_tier
-from cluster.pipeline import Result
+from cluster.pipeline import Valid
 from cluster.report import summary
 from cluster.report_html.diagram import Svg, fabric_view
 from cluster.report_html.engine import render
@@ -174,7 +174,7 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
     return cards, Table([], rows)
 
 
-def _findings(result: Result) -> list[FindingRow]:
+def _findings(result: Valid) -> list[FindingRow]:
     rows = []
     for finding in result.findings:
         severity = str(finding.severity)
@@ -242,10 +242,9 @@ def _size(size_bytes: int) -> str:
     return f"{size_bytes / 2**30:g} GiB" if size_bytes >= 2**30 else f"{size_bytes / 2**20:g} MiB"
 
 
-def report_view(result: Result) -> Page:
-    """The view of the whole report for a validated (spec-bearing) result."""
+def report_view(result: Valid) -> Page:
+    """The view of the whole report for a design that was built."""
     spec, topology = result.spec, result.topology
-    assert spec is not None and topology is not None, "report needs a spec that passed SCHEMA"
     bom = None if spec.is_cloud else bill_of_materials(spec, topology)
     counts = Counter(str(f.severity) for f in result.findings if not f.suppressed)
     cards, design = _summary(summary(spec, topology), bom)
@@ -255,6 +254,6 @@ def report_view(result: Result) -> Page:
                 _estimate(spec, topology), None if bom is None else _bom(bom))
 
 
-def render_report(result: Result) -> str:
+def render_report(result: Valid) -> str:
     """The whole report for a validated (spec-bearing) result."""
     return render("page.html.j2", page=report_view(result))

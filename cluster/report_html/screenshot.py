@@ -43,7 +43,7 @@ def screenshot(html: Path, png: Path, width: int = 1400, height: int = 1250, tim
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cluster.pipeline import validate
+    from cluster.pipeline import Valid, validate
     from cluster.report_html.page import render_report
 
     parser = argparse.ArgumentParser(prog="python -m cluster.report_html.screenshot", description=__doc__)
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     width, height = (int(part) for part in args.size.split("x"))
     result = validate(args.stack)
-    if result.spec is None or result.topology is None:
+    if not isinstance(result, Valid):
         print(f"{args.stack}: cannot be read as a design", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as folder:
