@@ -38,11 +38,11 @@ from __future__ import annotations
 import ipaddress
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from cluster.findings import Finding, Severity
+from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 
@@ -133,13 +133,15 @@ def _region(network: ipaddress.IPv4Network, parts: int, first: int, count: int) 
     return int(network.network_address) + first * size, size * count
 
 
-def switch_slot(data: dict[str, Any], rails: int, planes: int) -> tuple[str, int] | None:
+def switch_slot(data: SwitchNode, rails: int, planes: int) -> tuple[str, int] | None:
     """(region, slot) of a routed switch from its place in the design (tier, index, plane, group,
     rail: the fields its stable name is made of); None for oob switches."""
     network, tier = data["network"], data["tier"]
     if network == FABRIC:
         if tier == "leaf":
-            return "fabric-leaf", (data["group"] * pow2(rails) + (data["rail"] or 0)) * pow2(planes) + data["plane"]
+            group = data["group"]
+            assert group is not None, "every fabric leaf is in a leaf group"
+            return "fabric-leaf", (group * pow2(rails) + (data["rail"] or 0)) * pow2(planes) + data["plane"]
         return f"fabric-{tier}", data["index"] * pow2(planes) + data["plane"]
     if network not in ("storage", "management"):
         return None
@@ -230,7 +232,7 @@ def _allocate(spec: ClusterSpec, topology: Topology, links: bool) -> Addresses:
     return result
 
 
-def _asn(spec: ClusterSpec, data: dict[str, Any], loopback_offset: int, three_tier: bool) -> int:
+def _asn(spec: ClusterSpec, data: SwitchNode, loopback_offset: int, three_tier: bool) -> int:
     if data["tier"] == "leaf":
         return spec.asn.leaf_base + loopback_offset
     if data["network"] == FABRIC and data["tier"] == "spine" and three_tier:
@@ -257,7 +259,6 @@ def _check_asns(spec: ClusterSpec, result: Addresses, tiers: dict[str, str]) -> 
 def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tuple[str, int]],
                       pool: ipaddress.IPv4Network, enumerate_links: bool) -> None:
     """A /31 per switch-to-switch cable, in blocks owned by the lower switch."""
-    graph = topology.graph
     uplinks: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     if enumerate_links:
         for _, _, key, data in topology.edges:  # the topology's edge list: one networkx pass per graph
@@ -276,7 +277,7 @@ def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tu
     # uplinks when a pool grows must not move the blocks of other switches
     widest: dict[str, int] = defaultdict(int)
     for lower in uplinks:
-        node = graph.nodes[lower]
+        node = topology.switch(lower)
         widest[slots[lower][0]] = max(widest[slots[lower][0]], node["ports"] + node["uplink_ports"])
     for lower in sorted(uplinks):
         region_name = slots[lower][0]
@@ -332,7 +333,7 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
             pool_base = base + block * spread_index(owner.host_block, blocks)
             stride = 2 * pow2(nics.ports)
             for host in hosts:
-                node_base = pool_base + graph.nodes[host]["index"] * stride
+                node_base = pool_base + topology.host(host)["index"] * stride
                 for _, upper, key, edge in graph.edges(host, keys=True, data=True):
                     if key != network or upper not in result.loopbacks:
                         continue

@@ -28,9 +28,8 @@ ROUTE_HEADROOM = 1.5  # room to grow the design before the limit tears sessions 
 def ecmp_widths(topology: Topology, names: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
     """{switch: (uplinks, width)} for every switch (of `names`, or all): uplinks to the tier above
     and the widest equal-cost set it must spread over (at least 1)."""
-    graph = topology.graph
     a = topology.link_arrays
-    nodes = graph.nodes
+    nodes = topology.nodes
     # a lower end's group: itself, except spines, which stand for their pod (and plane) seen from a core
     group_of: dict[tuple[object, ...], int] = {}
     groups = np.empty(len(a.names), dtype=np.int64)

@@ -11,6 +11,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from cluster.records import CableData, SwitchNode
+
 
 @dataclass(frozen=True)
 class SwitchLoad:
@@ -30,7 +32,7 @@ class SwitchLoad:
 # (cluster.topology.Topology.edges, .link_arrays, .switch_loads), computed once per graph.
 NETWORK_CODES = {"fabric": 0, "storage": 1, "management": 2, "oob": 3}
 
-Edge = tuple[str, str, str, dict[str, Any]]
+Edge = tuple[str, str, str, CableData]  # (u, v, network, the cable record)
 
 
 def edge_list(graph: nx.MultiGraph) -> list[Edge]:
@@ -127,25 +129,23 @@ def switch_loads(a: LinkArrays) -> dict[str, SwitchLoad]:
             for i, name in enumerate(a.names) if has_network[i]}
 
 
-def ports_used(graph: nx.MultiGraph, name: str, load: SwitchLoad) -> tuple[int, int]:
+def ports_used(switch: SwitchNode, load: SwitchLoad) -> tuple[int, int]:
     """(main ports used, main ports available): uplinks fill the fixed uplink ports first."""
-    data = graph.nodes[name]
-    spill = max(0, load.up_links - data["uplink_ports"])
-    return load.down_links + spill, data["ports"]
+    spill = max(0, load.up_links - switch["uplink_ports"])
+    return load.down_links + spill, switch["ports"]
 
 
-def uplinks_for(graph: nx.MultiGraph, name: str, load: SwitchLoad, ratio: float) -> tuple[int, float, int]:
-    """(uplinks, Gbps per uplink, uplinks the switch has room for) that bring `name` within
+def uplinks_for(switch: SwitchNode, load: SwitchLoad, ratio: float) -> tuple[int, float, int]:
+    """(uplinks, Gbps per uplink, uplinks the switch has room for) that bring the switch within
     `ratio`: the number a hint gives (uplinks of the speed it has now)."""
-    per_link = load.up_gbps / load.up_links if load.up_links else float(graph.nodes[name]["port_gbps"])
+    per_link = load.up_gbps / load.up_links if load.up_links else float(switch["port_gbps"])
     needed = max(1, math.ceil(load.down_gbps / (ratio * per_link) - 1e-9))
-    data = graph.nodes[name]
-    room = data["ports"] + data["uplink_ports"] - load.down_links
+    room = switch["ports"] + switch["uplink_ports"] - load.down_links
     return needed, per_link, room
 
 
 def worst_per_tier(loads: dict[str, SwitchLoad],
-                   switches: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, SwitchLoad]]:
+                   switches: Iterable[tuple[str, SwitchNode]]) -> dict[str, tuple[str, SwitchLoad]]:
     """The most oversubscribed switch of each tier, among switches that have uplinks."""
     worst: dict[str, tuple[str, SwitchLoad]] = {}
     for name, data in switches:

@@ -9,12 +9,12 @@ top main ports, so growing the hosts under a leaf never moves its uplinks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import networkx as nx
 
 from cluster.load import Edge
 from cluster.naming import MANAGEMENT, PlanPort
+from cluster.records import Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ def switch_ports(graph: nx.MultiGraph, edges: list[Edge]) -> dict[tuple[str, str
 
     Computed from the graph and its `edge_list`; the topology keeps it (Topology.switch_ports).
     """
-    nodes: dict[str, dict[str, Any]] = dict(graph.nodes(data=True))
+    nodes: dict[str, Node] = dict(graph.nodes(data=True))
     order = {name: index for index, name in enumerate(nodes)}
     down: dict[str, list[tuple[int, str, str, int]]] = {}
     up: dict[str, list[tuple[int, str, str, int]]] = {}
@@ -51,20 +51,20 @@ def switch_ports(graph: nx.MultiGraph, edges: list[Edge]) -> dict[tuple[str, str
         if nodes[lower]["kind"] == "switch":
             up.setdefault(lower, []).append((order[upper], upper, key, links))
     ports: dict[tuple[str, str, str], PortSpan] = {}
-    for name, data in nodes.items():
-        if data["kind"] != "switch":
+    for name, node in nodes.items():
+        if node["kind"] != "switch":
             continue
-        own = data["network"]
+        own = node["network"]
         next_main = 1
         for _, peer, network, links in sorted(down.get(name, [])):
             ports[(name, peer, network)] = PortSpan(0, 0, next_main, links)
             next_main += links
         uplinks = [(peer, network, links) for _, peer, network, links in sorted(up.get(name, []))]
-        fixed = data["uplink_ports"]
+        fixed = node["uplink_ports"]
         on_main = sum(links for peer, network, links in uplinks
                       if not (network == "oob" and own != "oob")) - fixed
         # Main-port uplinks sit on the top ports, so adding a node never moves an uplink.
-        next_main = max(next_main, data["ports"] - max(on_main, 0) + 1)
+        next_main = max(next_main, node["ports"] - max(on_main, 0) + 1)
         next_fixed = 1
         for peer, network, links in uplinks:
             if network == "oob" and own != "oob":

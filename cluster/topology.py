@@ -29,7 +29,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import networkx as nx
 
@@ -37,6 +36,7 @@ from cluster.load import Edge, LinkArrays, SwitchLoad, edge_list, link_arrays, s
 from cluster.naming import FABRIC as FABRIC
 from cluster.naming import number
 from cluster.ports import PortSpan, switch_ports
+from cluster.records import CableData, HostNode, Node, Ports, ProviderNode, SwitchNode, Tier
 from cluster.sizing import (
     FabricPlan,
     NetworkPlan,
@@ -84,12 +84,37 @@ class Topology:
     @cached_property
     def fabric_tree(self) -> FabricTree:
         """Leaf groups, pods and cores of the on-prem GPU fabric, as a scheduler sees them."""
-        return fabric_tree(self.graph, self.hosts_by_pool)
+        return fabric_tree(self.graph, self.switch_nodes, self.hosts_by_pool)
 
-    def switches(self, network: str | None = None, tier: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    @cached_property
+    def nodes(self) -> Mapping[str, Node]:
+        """Every node's record by name, in graph order (networkx's own attribute dicts, typed)."""
+        nodes: dict[str, Node] = dict(self.graph.nodes(data=True))
+        return nodes
+
+    @cached_property
+    def switch_nodes(self) -> Mapping[str, SwitchNode]:
+        """Every switch's record by name, in graph order."""
+        found: dict[str, SwitchNode] = {}
         for name, data in self.graph.nodes(data=True):
-            if data["kind"] != "switch":
-                continue
+            if data["kind"] == "switch":
+                found[name] = data
+        return found
+
+    def switch(self, name: str) -> SwitchNode:
+        """The record of switch `name` (a KeyError when `name` is no switch)."""
+        return self.switch_nodes[name]
+
+    def host(self, name: str) -> HostNode:
+        """The record of host `name`; a ValueError when `name` is no host."""
+        node = self.nodes[name]
+        if node["kind"] != "host":
+            raise ValueError(f"{name} is a {node['kind']}, not a host")
+        return node
+
+    def switches(self, network: str | None = None, tier: str | None = None) -> Iterator[tuple[str, SwitchNode]]:
+        """Every switch (of `network`, of `tier`) with its record, in graph order."""
+        for name, data in self.switch_nodes.items():
             if network is not None and data["network"] != network:
                 continue
             if tier is not None and data["tier"] != tier:
@@ -107,34 +132,29 @@ def leaf_name(planes: int, plane: int, group: int, rail: int, rail_optimized: bo
     return f"{prefix}leaf-{number(group)}{suffix}"
 
 
-def _switch(graph: nx.MultiGraph, name: str, model: SwitchModel, **attrs: Any) -> None:
-    graph.add_node(
-        name,
-        kind="switch",
-        model=model.model,
-        ports=model.ports,
-        port_gbps=model.port_gbps,
-        uplink_ports=model.uplink_ports,
-        uplink_gbps=model.uplink_gbps,
-        os=model.os,
-        path=model.path,
-        **attrs,
-    )
+def _switch(graph: nx.MultiGraph, name: str, model: SwitchModel, network: str, tier: Tier, index: int, plane: int,
+            group: int | None, rail: int | None, pod: int | None) -> None:
+    node: SwitchNode = {
+        "kind": "switch", "model": model.model, "ports": model.ports, "port_gbps": model.port_gbps,
+        "uplink_ports": model.uplink_ports, "uplink_gbps": model.uplink_gbps, "os": model.os, "path": model.path,
+        "network": network, "tier": tier, "index": index, "plane": plane, "group": group, "rail": rail, "pod": pod,
+    }
+    graph.add_node(name, **node)
 
 
-Cable = tuple[str, str, str, dict[str, Any]]  # (lower, upper, network, edge data)
+Cable = tuple[str, str, str, CableData]  # (lower, upper, network, edge data)
 
 
 def _cable(
     cables: list[Cable], lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str,
-    links: int, ports: tuple[tuple[int, int], ...], rail: int | None = None,
+    links: int, ports: Ports, rail: int | None = None,
 ) -> None:
     """One edge for all `links` cables between lower and upper on `network`.
 
     Callers aggregate first (a host's ports per leaf, a switch's uplinks per upper), so every
     edge is made exactly once with no lookup; the graph takes them all at the end (add_cables).
     """
-    cables.append((lower, upper, network, {
+    data: CableData = {
         "network": network,
         "links": links,
         "gbps": link_gbps(lower_gbps, upper_gbps),
@@ -145,7 +165,8 @@ def _cable(
         "ports": ports,
         "rail": rail,
         "path": path,
-    }))
+    }
+    cables.append((lower, upper, network, data))
 
 
 class CableGraph(nx.MultiGraph):  # type: ignore[misc]  # networkx has no type hints
@@ -219,10 +240,9 @@ def _build(spec: ClusterSpec) -> Topology:
     for pool in spec.pools:
         names = hosts_by_pool[pool.name] = tuple(host_name(pool, index) for index in range(pool.nodes))
         for index, name in enumerate(names):
-            graph.add_node(
-                name, kind="host", pool=pool.name, gpus=pool.gpus_per_node, index=index,
-                cluster_index=len(hosts), path=pool.path,
-            )
+            host: HostNode = {"kind": "host", "pool": pool.name, "gpus": pool.gpus_per_node, "index": index,
+                              "cluster_index": len(hosts), "path": pool.path}
+            graph.add_node(name, **host)
             hosts.append((name, pool))
     if spec.is_cloud:
         _build_cloud(spec, graph, cables)
@@ -257,8 +277,9 @@ def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable]) -
     """The provider's fabric is one opaque node per pool: only host-side facts are ours."""
     for pool in spec.pools:
         fabric = f"{pool.name}-provider-fabric"
-        graph.add_node(fabric, kind="provider", network=FABRIC, tier="provider", path=pool.path,
-                       model=pool.fabric_kind)
+        provider: ProviderNode = {"kind": "provider", "network": FABRIC, "tier": "provider", "path": pool.path,
+                                  "model": pool.fabric_kind}
+        graph.add_node(fabric, **provider)
         for index in range(pool.nodes):
             nics = pool.fabric_nics
             _cable(cables, host_name(pool, index), fabric, FABRIC, nics.gbps, nics.gbps, f"{pool.path}.instance_type",

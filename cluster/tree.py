@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import networkx as nx
 
 from cluster.naming import FABRIC, number
+from cluster.records import SwitchNode
 
 
 @dataclass(frozen=True)
@@ -58,22 +58,27 @@ class FabricTree:
         return {host: group for group in self.groups for host in group.hosts}
 
 
-def fabric_tree(graph: nx.MultiGraph, hosts_by_pool: Mapping[str, Sequence[str]]) -> FabricTree:
+def fabric_tree(graph: nx.MultiGraph, switches: Mapping[str, SwitchNode],
+                hosts_by_pool: Mapping[str, Sequence[str]]) -> FabricTree:
     """The logical hierarchy of the on-prem GPU fabric (empty on cloud targets)."""
-    by_tier: dict[str, list[tuple[str, dict[str, Any]]]] = {"leaf": [], "spine": [], "core": []}
-    for name, data in graph.nodes(data=True):
-        if data["kind"] == "switch" and data["network"] == FABRIC:
+    by_tier: dict[str, list[tuple[str, SwitchNode]]] = {"leaf": [], "spine": [], "core": []}
+    for name, data in switches.items():
+        if data["network"] == FABRIC:
             by_tier[data["tier"]].append((name, data))
     leaves_by_group: dict[int, list[str]] = {}
     pod_of_group: dict[int, int] = {}
+    group_of_leaf: dict[str, int] = {}
     for name, data in by_tier["leaf"]:
-        leaves_by_group.setdefault(data["group"], []).append(name)
-        pod_of_group[data["group"]] = data["pod"]
+        group, pod = data["group"], data["pod"]
+        assert group is not None and pod is not None, "every fabric leaf is in a leaf group and a pod"
+        leaves_by_group.setdefault(group, []).append(name)
+        group_of_leaf[name] = group
+        pod_of_group[group] = pod
     hosts_by_group: dict[int, list[str]] = {group: [] for group in leaves_by_group}
     for pool_hosts in hosts_by_pool.values():
         for host in pool_hosts:
-            mine = sorted({graph.nodes[peer]["group"] for peer in graph[host]
-                           if FABRIC in graph[host][peer] and graph.nodes[peer].get("tier") == "leaf"})
+            mine = sorted({group_of_leaf[peer] for peer in graph[host]
+                           if FABRIC in graph[host][peer] and peer in group_of_leaf})
             for group in mine[:1]:
                 hosts_by_group[group].append(host)
     order = sorted(leaves_by_group)
@@ -84,7 +89,9 @@ def fabric_tree(graph: nx.MultiGraph, hosts_by_pool: Mapping[str, Sequence[str]]
     )
     spines_by_pod: dict[int, list[str]] = {}
     for name, data in by_tier["spine"]:
-        spines_by_pod.setdefault(data["pod"], []).append(name)
+        pod = data["pod"]
+        assert pod is not None, "every fabric spine is in a pod"
+        spines_by_pod.setdefault(pod, []).append(name)
     pod_indexes = sorted(set(pod_of_group.values()) | set(spines_by_pod))
     pods = tuple(
         Pod(name=f"pod-{number(pod)}", index=pod, spines=tuple(sorted(spines_by_pod.get(pod, []))),

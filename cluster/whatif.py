@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from cluster.bisection import Cut, bisections
 from cluster.load import SwitchLoad
+from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
@@ -67,7 +68,7 @@ class UnknownDevice(ValueError):
     """A --fail name that is not a fabric switch of this design."""
 
 
-def fabric_switches(topology: Topology) -> dict[str, dict[str, object]]:
+def fabric_switches(topology: Topology) -> dict[str, SwitchNode]:
     return {name: data for name, data in topology.switches(FABRIC)}
 
 
@@ -193,7 +194,8 @@ def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str]
     cut_off = tuple(sorted(name for name, load in changed.items()
                            if loads[name].up_links and not load.up_links and load.down_links))
     where = sorted(failed) or ([link[0]] if link else [])
-    pod = graph.nodes[where[0]].get("pod") if where and graph.nodes[where[0]].get("tier") != "core" else None
+    first = topology.nodes[where[0]] if where else None  # a failed switch, or a failed cable's lower end
+    pod = first["pod"] if first is not None and first["kind"] == "switch" else None  # None on the core tier
     cuts_before = bisections(topology, pod=pod)
     cuts_after = bisections(topology, without=failed, fewer_links=fewer, pod=pod)
     return Outcome(
@@ -241,18 +243,18 @@ def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
     pools = {pool.name: pool for pool in spec.pools}
     per_gpu = {name: gpu_ports(pool) for name, pool in pools.items()}
     lost: list[LostRail] = []
-    devices = sorted(failed) + [upper for (lower, upper) in fewer if graph.nodes[lower]["kind"] == "host"]
+    devices = sorted(failed) + [upper for (lower, upper) in fewer if topology.nodes[lower]["kind"] == "host"]
     for device in devices:
-        data = graph.nodes[device]
+        data = topology.switch(device)
         hosts: list[str] = []
         without = degraded = 0
         for _, host, key, edge in graph.edges(device, keys=True, data=True):
-            if key != FABRIC or graph.nodes[host]["kind"] != "host":
+            if key != FABRIC or topology.nodes[host]["kind"] != "host":
                 continue
             if device not in failed and fewer.get((host, device), 0) == 0:
                 continue
             ports = set(edge["ports"]) if device in failed else set(edge["ports"][-1:])
-            pool = str(graph.nodes[host]["pool"])
+            pool = topology.host(host)["pool"]
             hosts.append(host)
             for used in per_gpu[pool]:
                 gone = used & ports
@@ -261,6 +263,6 @@ def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
                 elif gone:
                     degraded += 1
         if hosts:
-            lost.append(LostRail(device, data.get("rail"), int(data.get("plane") or 0), tuple(sorted(hosts)),
+            lost.append(LostRail(device, data["rail"], data["plane"], tuple(sorted(hosts)),
                                  without, degraded))
     return lost

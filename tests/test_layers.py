@@ -44,7 +44,7 @@ def import_graph() -> nx.DiGraph:
 # only read, artifacts (whose QoS read-back the pipeline hands to the rules), then what uses it all.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials",
-              "cluster.sshkeys", "cluster.catalog", "cluster.load"}),
+              "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.qos", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),

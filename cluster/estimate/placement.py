@@ -59,7 +59,7 @@ def leaf_group(topology: Topology, host: str) -> frozenset[str]:
     graph = topology.graph
     return frozenset(
         other for _, other, data in graph.edges(host, data=True)
-        if data["network"] == FABRIC and graph.nodes[other]["kind"] == "switch"
+        if data["network"] == FABRIC and topology.nodes[other]["kind"] == "switch"
     )
 
 
@@ -92,9 +92,9 @@ def _pod_rank(topology: Topology, host: str) -> tuple[int, int]:
     plan = topology.fabric_plan
     if not leaves or plan is None:
         return (0, 0)
-    data = topology.graph.nodes[leaves[0]]
+    data = topology.switch(leaves[0])
     groups_per_pod = -(-plan.groups // max(plan.pods, 1))  # as topology.build splits them
-    return (int(data["group"] or 0) % groups_per_pod, int(data["pod"] or 0))
+    return ((data["group"] or 0) % groups_per_pod, data["pod"] or 0)
 
 
 def ring_flows(count: int) -> list[tuple[int, int, float]]:
@@ -193,7 +193,7 @@ def _counts(values: Sequence[object]) -> dict[object, int]:
 def _pod_of(topology: Topology, group: frozenset[str]) -> int:
     if not group:
         return 0
-    return int(topology.graph.nodes[min(group)]["pod"] or 0)
+    return topology.switch(min(group))["pod"] or 0
 
 
 def _host_fabric_gbps(topology: Topology, host: str) -> float:

@@ -17,12 +17,12 @@ import csv
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from cluster.catalog import load_catalog
 from cluster.catalog.prices import Price, Prices, Range, as_range, generic_port_id, load_prices, with_overrides
 from cluster.exports.cabling import media_of, ordered_links
 from cluster.naming import breakout
+from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, NETWORKS, Topology, gc_paused
 
@@ -145,7 +145,7 @@ class _Counter:
         return tuple(lines)
 
 
-def _switch_price(prices: Prices, model: str, data: dict[str, int]) -> tuple[str, str, Price | None]:
+def _switch_price(prices: Prices, model: str, data: SwitchNode) -> tuple[str, str, Price | None]:
     """(item id, description, unit price): catalog models by name, generic boxes per port."""
     if prices.get(model) is not None:
         return model, f"{model} switch", None
@@ -211,14 +211,15 @@ def bill_of_materials(spec: ClusterSpec, topology: Topology) -> Bom:
 def _count(spec: ClusterSpec, topology: Topology) -> Bom:
     prices = prices_for(spec)
     counter = _Counter(prices)
-    nodes = dict(topology.graph.nodes(data=True))
+    switch_records = topology.switch_nodes
     pools = {pool.name: pool for pool in spec.pools}
-    chosen = {(network.name, tier): getattr(network, tier).chosen for network in (spec.storage, spec.management, spec.oob)
-              if network is not None for tier in ("leaf", "spine")}
-    for _name, data in topology.switches():
-        item, description, unit = _switch_price(prices, data["model"], data)
-        why = chosen.get((data["network"], data["tier"]))
-        counter.add(data["network"], data["tier"], "switch", item, f"{description} ({why})" if why else description,
+    chosen: dict[tuple[str, str], str] = {
+        (network.name, tier): getattr(network, tier).chosen for network in (spec.storage, spec.management, spec.oob)
+        if network is not None for tier in ("leaf", "spine")}
+    for _name, record in topology.switches():
+        item, description, unit = _switch_price(prices, record["model"], record)
+        why = chosen.get((record["network"], record["tier"]))
+        counter.add(record["network"], record["tier"], "switch", item, f"{description} ({why})" if why else description,
                     unit=unit)
     ports = topology.switch_ports
     per_cage_of: dict[tuple[str, int], int] = {}
@@ -231,13 +232,13 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
     switch_optics: dict[tuple[str, str, str, int, int, bool], int] = {}
     switch_breakouts: dict[tuple[str, str, str, int, int], int] = {}  # 1:N cables, one per switch cage
     def host_width(host: str, network: str) -> int:
-        pool = nodes[host].get("pool") or ""
+        pool = topology.host(host)["pool"]
         width = host_cage_of.get((pool, network))
         if width is None:
             width = host_cage_of[(pool, network)] = _host_ports_per_cage(pools.get(pool), network)
         return width
 
-    def switch_width(node: dict[str, Any]) -> int:
+    def switch_width(node: SwitchNode) -> int:
         model_speed = (node["model"], node["port_gbps"])
         per_cage = per_cage_of.get(model_speed)
         if per_cage is None:
@@ -254,11 +255,11 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
         if link == "host-leaf" and media in CAGED_CABLES:
             # A cable has a plug per cage at each end: where the cages differ in width it must break out.
             host, switch = data["lower"], data["upper"]
-            width, per_cage = host_width(host, network), switch_width(nodes[switch])
+            width, per_cage = host_width(host, network), switch_width(switch_records[switch])
             span = ports[(switch, host, network)]
             if per_cage > 1 and width == 1 and span.main_count:  # 200G ports into 800G cages: 1:4 per cage
                 new = _new_cages(switch, span.main_first, span.main_count, per_cage, cages_seen)
-                breakout_key = (network, link, media, nodes[switch]["port_gbps"], per_cage)
+                breakout_key = (network, link, media, switch_records[switch]["port_gbps"], per_cage)
                 switch_breakouts[breakout_key] = switch_breakouts.get(breakout_key, 0) + new
             elif width > 1 and (per_cage == 1 or (per_cage == width and (rack_tor or network != FABRIC))):
                 host_key = (network, link, media, data["gbps"], host)  # per host cage, below
@@ -270,11 +271,11 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
         if not media.startswith("optics-"):
             continue
         for device, peer in ((data["lower"], data["upper"]), (data["upper"], data["lower"])):
-            node = nodes[device]
-            if node["kind"] == "host":
+            if topology.nodes[device]["kind"] == "host":
                 host_key = (network, link, media, data["gbps"], device)
                 host_ports[host_key] = host_ports.get(host_key, 0) + links
                 continue
+            node = switch_records[device]
             per_cage = switch_width(node)
             span = ports[(device, peer, network)]
             if span.fixed_count:  # each fixed uplink port is its own cage, used by this edge only
@@ -289,7 +290,7 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
     host_modules: dict[tuple[str, str, str, int, int, bool], int] = {}
     for (network, link, media, gbps, host), count in host_ports.items():
         width = host_width(host, network)
-        straight = not media.startswith("optics-") and switch_width(nodes[_peer(topology, host, network)]) == width
+        straight = not media.startswith("optics-") and switch_width(switch_records[_peer(topology, host, network)]) == width
         module_key = (network, link, media, gbps, width, straight)
         host_modules[module_key] = host_modules.get(module_key, 0) + -(-count // width)
     for (network, link, media, gbps), count in cable_counts.items():

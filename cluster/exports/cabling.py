@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.naming import HostPort, PlanPort, plan_port_name
+from cluster.records import CableData, Ports
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, NETWORKS, Topology
 
@@ -78,12 +79,11 @@ def _nics(pools: dict[str, Any], pool: str, network: str) -> Any:
                                  "management": "management_nics"}[network])
 
 
-def ordered_links(topology: Topology) -> list[tuple[str, dict[str, Any]]]:
+def ordered_links(topology: Topology) -> list[tuple[str, CableData]]:
     """(link kind, edge data) of every cabled edge, in cabling-plan order: network, tier, devices."""
-    graph = topology.graph
-    nodes = dict(graph.nodes(data=True))
+    nodes = topology.nodes
     order = {name: index for index, name in enumerate(nodes)}
-    rows: list[tuple[int, int, int, int, str, dict[str, Any]]] = []
+    rows: list[tuple[int, int, int, int, str, CableData]] = []
     for _u, _v, key, data in topology.edges:
         if nodes[data["upper"]]["kind"] != "switch":
             continue  # a cloud provider's fabric has no cables of ours
@@ -99,23 +99,22 @@ def ordered_links(topology: Topology) -> list[tuple[str, dict[str, Any]]]:
     return [(row[4], row[5]) for row in rows]
 
 
-def host_ports(pools: dict[str, Any], pool: str, data: dict[str, Any]) -> list[HostPort]:
+def host_ports(pools: dict[str, Any], pool: str, data: CableData) -> list[HostPort]:
     """The host's ports for the links of one host edge, in link order."""
     network = data["network"]
     if network == "oob":
         return [HostPort("oob")] * data["links"]
-    pairs = data["ports"]
+    pairs: Ports = data["ports"]
     per_nic = _nics(pools, pool, network).ports_per_nic
     if network != FABRIC and data["path"] == f"{network}.leaf":
         # a dedicated storage / management network numbers ports flat: (index, 0)
-        pairs = [divmod(index, per_nic) for index, _ in pairs]
+        pairs = tuple(divmod(index, per_nic) for index, _ in pairs)
     return [HostPort(network, nic, port, per_nic) for nic, port in pairs]
 
 
 def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> Iterator[Cable]:
     """Every cable, by network (fabric, storage, management, oob), then tier, then device order;
     with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
-    graph = topology.graph
     pools = {pool.name: pool for pool in spec.pools}
     ports = topology.switch_ports
     count = 0
@@ -124,7 +123,7 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
         if devices is not None and lower not in devices and upper not in devices:
             count += data["links"]
             continue
-        lower_node, upper_node = graph.nodes[lower], graph.nodes[upper]
+        lower_node, upper_node = topology.nodes[lower], topology.nodes[upper]
         upper_ports = ports[(upper, lower, network)].ports()
         lower_ports: list[PlanPort] | list[HostPort]
         if lower_node["kind"] == "host":

@@ -96,7 +96,7 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
                 origins[network] = name
     pools = {pool.name: pool for pool in spec.pools}
     for host in sorted(hosts):
-        pool = pools[topology.graph.nodes[host]["pool"]]
+        pool = pools[topology.host(host)["pool"]]
         for _, leaf, network, edge in topology.graph.edges(host, keys=True, data=True):
             if network != FABRIC or leaf not in switches:
                 continue

@@ -267,7 +267,7 @@ def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,
     """The tier below the failure as measured against whatif: its worst oversubscription (design
     downlinks over the uplinks its kernel still forwards on) and the switches left without one."""
     graph = topology.graph
-    tier = TIER_BELOW.get(str(graph.nodes[switch]["tier"]), "leaf") if switch else "leaf"
+    tier = TIER_BELOW.get(topology.switch(switch)["tier"], "leaf") if switch else "leaf"
     loads = topology.switch_loads
     uplink_gbps = {lower: int(graph.edges[lower, upper, FABRIC]["gbps"]) for lower, upper in expected.links}
     cut_off = []

@@ -174,7 +174,7 @@ def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str]
                 frontier.append(peer)
     hosts = {host for host in hosts_all
              if all(peer in chosen_leaves for _, peer, network in graph.edges(host, keys=True) if network == FABRIC)}
-    tiers = sorted({str(graph.nodes[name]["tier"]) for name in selected - chosen_leaves})
+    tiers = sorted({topology.switch(name)["tier"] for name in selected - chosen_leaves})
     return selected, hosts, (f"leaf groups 1-{chosen.groups} of {len(groups)} with every rail's leaves, "
                              f"all {' and '.join(tiers) or 'upper'} switches above them and their {len(hosts)} "
                              f"hosts: {len(selected)} of {len(switches)} switches, {len(hosts)} of "
@@ -222,7 +222,7 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     pools = {pool.name: pool for pool in spec.pools}
     lab_hosts = []
     for name in sorted(hosts):
-        pool = pools[topology.graph.nodes[name]["pool"]]
+        pool = pools[topology.host(name)["pool"]]
         lab_hosts.append(_host(name, pool.name, files, _rail_names(spec, topology, name)))
     lab_cable_list = tuple(LabCable(cable.lower.device, ifname(cable.lower.port), cable.upper.device,
                                     ifname(cable.upper.port)) for cable in cables)
@@ -231,7 +231,7 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
 
 def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
     pools = {pool.name: pool for pool in spec.pools}
-    return fabric_interfaces(pools[topology.graph.nodes[host]["pool"]])
+    return fabric_interfaces(pools[topology.host(host)["pool"]])
 
 
 def _file(files: Mapping[str, str], path: str, what: str) -> str:

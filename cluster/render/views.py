@@ -16,6 +16,7 @@ from cluster.addressing import Addresses
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.naming import FIXED_BOX_EOS, breakout, eos_platform, host_port_label, management_port, switch_port
 from cluster.qos import SWITCH_MTU, QosSide, classes
+from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology
@@ -263,7 +264,7 @@ class Switch:
         return tuple(port for port in self.ports if port.qos)
 
 
-def _port_name(switch: dict[str, Any], index: int) -> str:
+def _port_name(switch: SwitchNode, index: int) -> str:
     return switch_port(switch["os"], index, switch["model"], switch["port_gbps"])
 
 
@@ -283,12 +284,12 @@ def _cables(topology: Topology, switch: str) -> Iterator[tuple[str, str, int, di
 
 def port_indexes(topology: Topology) -> dict[_Link, int]:
     """0-based port index of every switch-side cable end, from the one numbering in cluster.ports."""
-    nodes = topology.graph.nodes
+    switches = topology.switch_nodes
     indexes: dict[_Link, int] = {}
     for (switch, peer, network), span in topology.switch_ports.items():
         if span.management:
             continue  # the switch's own management port, not a front-panel port
-        main_ports = nodes[switch]["ports"]
+        main_ports = switches[switch]["ports"]
         for link, port in enumerate(span.ports()):
             indexes[(switch, peer, network, link)] = port.front_panel_index(main_ports)
     return indexes
@@ -297,16 +298,16 @@ def port_indexes(topology: Topology) -> dict[_Link, int]:
 def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                  switch_qos: QosView | None, names: Collection[str] | None = None) -> Iterator[Switch]:
     """A view of every switch (of `names`, or all), in name order."""
-    nodes = dict(topology.graph.nodes(data=True))  # plain dict lookups: this loop runs once per port
+    nodes, switches = topology.nodes, topology.switch_nodes  # plain dict lookups: this loop runs once per port
     indexes = port_indexes(topology)
     pools = {pool.name: pool for pool in spec.pools}
     shared = set(spec.fabric.shared_with) if spec.fabric else set()
     links = addresses.links
     wanted = sorted(names if names is not None else [name for name, _ in topology.switches()])
     widths = ecmp_widths(topology, wanted)
-    routes = domain_routes(addresses, nodes)
+    routes = domain_routes(addresses, topology)
     for name in wanted:
-        data = nodes[name]
+        data = switches[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         own_split = breakout(data["model"], data["port_gbps"])
         ports: list[Port] = []
@@ -315,7 +316,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
         for peer, network, index, edge in _cables(topology, name):
             peer_data = nodes[peer]
             if network == "oob" and data["network"] != "oob":
-                management = f"{peer} {_port_name(peer_data, indexes[(peer, name, network, index)])}"
+                management = f"{peer} {_port_name(switches[peer], indexes[(peer, name, network, index)])}"
                 continue
             port_index = indexes[(name, peer, network, index)]
             if peer_data["kind"] == "host":
@@ -329,11 +330,12 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                         pool.storage_nics if network == "storage" else pool.management_nics)
                     description = f"{peer} {host_port_label(network, nic, nic_port, nics.ports_per_nic)}"
             else:
+                peer_switch = switches[peer]
                 role = "down" if edge["upper"] == name else "up"
-                if network == "oob" and peer_data["network"] != "oob":
+                if network == "oob" and peer_switch["network"] != "oob":
                     role = "device"  # another network's switch: its management port
                 peer_index = indexes.get((peer, name, network, index))
-                peer_port = _port_name(peer_data, peer_index) if peer_index is not None else "mgmt"
+                peer_port = _port_name(peer_switch, peer_index) if peer_index is not None else "mgmt"
                 description = f"{peer} {peer_port}"
             address = peer_address = None
             peer_asn = None
@@ -392,15 +394,16 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
         )
 
 
-def domain_routes(addresses: Addresses, nodes: dict[str, Any]) -> dict[str, int]:
+def domain_routes(addresses: Addresses, topology: Topology) -> dict[str, int]:
     """Prefixes in each routing domain (fabric, storage, management): a loopback per routed switch
     and a /31 per host port, which is what every BGP neighbor in it can send."""
+    nodes, switches = topology.nodes, topology.switch_nodes
     routes: dict[str, int] = {}
     for name in addresses.loopbacks:
-        network = nodes[name]["network"]
+        network = switches[name]["network"]
         routes[network] = routes.get(network, 0) + 1
     for lower, upper, _, _ in addresses.links:
         if nodes[lower]["kind"] == "host":
-            network = nodes[upper]["network"]
+            network = switches[upper]["network"]
             routes[network] = routes.get(network, 0) + 1
     return routes

@@ -157,7 +157,6 @@ class _Drawing:
 
 def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
     """Every switch and every leaf-spine / spine-core edge."""
-    graph = topology.graph
     drawing = _Drawing()
     leaves = sum(len(group.leaves) for group in tree.groups)
     group_gap = 26.0
@@ -186,7 +185,7 @@ def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, di
         used = len(group.leaves) * (leaf_w + gap) - gap
         left = x + (group_width - used) / 2
         for index, leaf in enumerate(group.leaves):
-            node = graph.nodes[leaf]
+            node = topology.switch(leaf)
             rail = node["rail"]
             short = (f"r{rail}" if rail is not None else "leaf") + ("'" if node["plane"] else "")
             drawing.box(Box(leaf, left + index * (leaf_w + gap), rows["leaf"], leaf_w,
@@ -194,20 +193,20 @@ def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, di
                             f"{leaf} (plane {node['plane']})"))
         if leaf_w < 7 * len(group.leaves[0]):  # boxes show r0..r7: name the group under them
             drawing.labels.append((x + group_width / 2, rows["leaf"] + BOX_H + 16, group.name))
-        gpus = sum(graph.nodes[host]["gpus"] for host in group.hosts)
+        gpus = sum(topology.host(host)["gpus"] for host in group.hosts)
         label = f"{len(group.hosts)} nodes, {gpus} GPUs"
         if group_width >= 6.5 * (len(label) + len(compress(group.hosts)) + 3):
             label = f"{compress(group.hosts)}: {label}"
         drawing.box(Box(f"hosts:{group.name}", x, rows["hosts"], group_width, label, HOST_FILL,
                         f"{group.name}: {compress(group.hosts)}", TEXT))
         for leaf in group.leaves:
-            drawing.lines.append(Line(f"hosts:{group.name}", leaf, rail_colour(graph.nodes[leaf]["rail"]), 1.2))
+            drawing.lines.append(Line(f"hosts:{group.name}", leaf, rail_colour(topology.switch(leaf)["rail"]), 1.2))
         x += group_width + group_gap
     bundles = cables = 0
     for _u, _v, key, data in topology.edges:
-        if key != FABRIC or graph.nodes[data["lower"]]["kind"] != "switch":
+        lower = topology.nodes[data["lower"]]
+        if key != FABRIC or lower["kind"] != "switch":
             continue
-        lower = graph.nodes[data["lower"]]
         colour = rail_colour(lower["rail"]) if lower["tier"] == "leaf" else "#868e96"
         drawing.lines.append(Line(data["lower"], data["upper"], colour, 0.6 + math.log2(data["links"]) * 0.5))
         bundles += 1
@@ -220,12 +219,11 @@ def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, di
 
 def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
     """One column per pod: a box per rail (and plane), one spine box, hosts; one core box on top."""
-    graph = topology.graph
     drawing = _Drawing()
     rails: dict[int, dict[tuple[int, int | None], int]] = {}
     for group in tree.groups:
         for leaf in group.leaves:
-            node = graph.nodes[leaf]
+            node = topology.switch(leaf)
             plane_rail = (node["plane"], node["rail"])
             counts_of_pod = rails.setdefault(group.pod, {})
             counts_of_pod[plane_rail] = counts_of_pod.get(plane_rail, 0) + 1
@@ -247,7 +245,7 @@ def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, 
     gpus_of_pod: dict[int, int] = {}
     for group in tree.groups:
         hosts_of_pod[group.pod] = hosts_of_pod.get(group.pod, 0) + len(group.hosts)
-        gpus_of_pod[group.pod] = gpus_of_pod.get(group.pod, 0) + sum(graph.nodes[h]["gpus"] for h in group.hosts)
+        gpus_of_pod[group.pod] = gpus_of_pod.get(group.pod, 0) + sum(topology.host(h)["gpus"] for h in group.hosts)
     if tree.cores:
         drawing.box(Box("cores", LEFT + (width - LEFT - 30) / 2 - 90, rows["core"], 180,
                         f"{len(tree.cores)} cores", CORE_FILL, compress(tree.cores)))
@@ -301,7 +299,7 @@ def fabric_view(spec: ClusterSpec, topology: Topology) -> Svg:
     detailed = (leaves <= DETAIL_LIMIT["leaves"] and spines <= DETAIL_LIMIT["spines"]
                 and len(tree.cores) <= DETAIL_LIMIT["cores"])
     drawing, width, rows = _detailed(tree, topology) if detailed else _aggregated(tree, topology)
-    rails = {topology.graph.nodes[leaf]["rail"] for group in tree.groups for leaf in group.leaves}
+    rails = {topology.switch(leaf)["rail"] for group in tree.groups for leaf in group.leaves}
     legend = [(f"rail {rail}", rail_colour(rail)) for rail in sorted(rail for rail in rails if rail is not None)]
     if None in rails:
         legend.append(("leaf (rack-tor: all of a node's ports)", RACK_LEAF_FILL))

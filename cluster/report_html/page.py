@@ -59,7 +59,7 @@ def tier_loads(spec: ClusterSpec, topology: Topology) -> list[TierLoad]:
     for (network, tier), members in sorted(groups.items(), key=lambda item: (NETWORKS.index(item[0][0]), item[0][1])):
         ratios = sorted(load.oversubscription for _, load in members)
         # The worst switch as FAB-OVERSUB and `validate` name it (the first of equals, in graph order).
-        worst_name, _ = worst_per_tier(loads, ((name, topology.graph.nodes[name]) for name, _ in members))[tier]
+        worst_name, _ = worst_per_tier(loads, ((name, topology.switch(name)) for name, _ in members))[tier]
         rows.append(TierLoad(network, tier, len(members), sum(load.down_gbps for _, load in members),
                              sum(load.up_gbps for _, load in members), ratios[0], ratios[-1], worst_name,
                              limits.get((network, tier))))

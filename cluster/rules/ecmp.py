@@ -27,7 +27,7 @@ class EcmpWidth(Rule):
         assert spec.fabric is not None
         routed = {"storage", "management"} | ({FABRIC} if spec.fabric.transport == "roce" else set())
         names = [name for name, data in topology.switches() if data["network"] in routed]
-        nodes = topology.graph.nodes
+        nodes = topology.switch_nodes
         worst: dict[tuple[str, str], tuple[int, str, int, int]] = {}  # (network, tier) -> (excess, name, uplinks, width)
         for name, (uplinks, width) in ecmp_widths(topology, names).items():
             data = nodes[name]

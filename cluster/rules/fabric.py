@@ -45,7 +45,7 @@ class Oversubscription(Rule):
                 uplinks_key = "leaf_uplinks" if tier == "leaf" else "spine_uplinks"
                 explicit = getattr(spec.fabric, uplinks_key) is not None
                 path = f"fabric.{uplinks_key}" if explicit else "fabric.max_oversubscription"
-                needed, per_link, room = uplinks_for(topology.graph, name, load, limit)
+                needed, per_link, room = uplinks_for(topology.switch(name), load, limit)
                 if needed <= room:
                     fix = (f"give fabric.{uplinks_key}: {needed} ({needed} x {per_link:g}G up for {down:,.0f} Gbps "
                            f"down gives {down / (needed * per_link):.2f}:1)")
@@ -74,7 +74,7 @@ class Radix(Rule):
         worst: dict[tuple[str, str], tuple[int, str, int, int]] = {}
         for name, data in topology.switches():
             load = topology.switch_loads[name]
-            used, available = ports_used(topology.graph, name, load)
+            used, available = ports_used(data, load)
             over = used - available
             key = (data["network"], data["tier"])
             if over > 0 and (key not in worst or over > worst[key][0]):
@@ -83,7 +83,7 @@ class Radix(Rule):
         for _, data in topology.switches():
             counts[(data["network"], data["tier"])] += 1
         for (network, tier), (_, name, used, available) in sorted(worst.items()):
-            data = topology.graph.nodes[name]
+            data = topology.switch(name)
             yield self.finding(
                 data["path"],
                 f"{network} {tier} {name} needs {used} ports at {data['port_gbps']}G, the {data['model']} has "

@@ -97,16 +97,15 @@ class RailAlignment(Rule):
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         assert spec.fabric is not None
-        graph = topology.graph
         members: dict[tuple[int, int], dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
-        # The cached edge list and a plain node dict: same edges in the same order as
+        # The topology's edge list and records: same edges in the same order as
         # graph.edges(data=True), without a networkx view lookup per edge (460k at 131,072 GPUs).
-        nodes = dict(graph.nodes(data=True))
+        nodes, switches = topology.nodes, topology.switch_nodes
         for lower, upper, _key, data in topology.edges:
             if data["network"] != FABRIC or data["rail"] is None:
                 continue
             host, leaf = (lower, upper) if nodes[lower]["kind"] == "host" else (upper, lower)
-            leaf_data = nodes[leaf]
+            leaf_data = switches[leaf]
             if leaf_data["rail"] != data["rail"]:
                 yield self.finding(
                     data["path"],
@@ -114,7 +113,9 @@ class RailAlignment(Rule):
                     "cable rail r of every node to a rail-r leaf",
                 )
                 return
-            members[(leaf_data["plane"], leaf_data["group"])][leaf_data["rail"]].add(host)
+            group = leaf_data["group"]
+            assert group is not None, "a rail leaf is in a leaf group"
+            members[(leaf_data["plane"], group)][leaf_data["rail"]].add(host)
         for (plane, group), rails in sorted(members.items()):
             sets = list(rails.values())
             if any(hosts != sets[0] for hosts in sets[1:]):

@@ -33,7 +33,7 @@ class NetworkOversubscription(Rule):
             if load.oversubscription > limit + 1e-9:
                 key = "leaf_uplinks" if network.leaf_uplinks is not None else "max_oversubscription"
                 path = f"{network.name}.{key}"
-                needed, per_link, room = uplinks_for(topology.graph, name, load, limit)
+                needed, per_link, room = uplinks_for(topology.switch(name), load, limit)
                 fix = (f"give {network.name}.leaf_uplinks: {needed} ({needed} x {per_link:g}G up gives "
                        f"{load.down_gbps / (needed * per_link):.2f}:1)" if needed <= room else
                        f"{name} needs {needed} x {per_link:g}G uplinks and has room for {room}: give "

@@ -79,8 +79,8 @@ class SingleFailure(Rule):
         for low, high in zip(lower[alone].tolist(), upper[alone].tolist(), strict=True):
             by_upper.setdefault(arrays.names[high], []).append(arrays.names[low])
         upper, cut = min(by_upper.items(), key=lambda item: (-len(item[1]), item[0]))
-        tier = topology.graph.nodes[upper]["tier"]
-        below = topology.graph.nodes[cut[0]]["tier"]
+        tier = topology.switch(upper)["tier"]
+        below = topology.switch(cut[0])["tier"]
         shown = ", ".join(sorted(cut)[:3]) + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
         yield self.finding(
             f"fabric.{tier}s",

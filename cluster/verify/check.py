@@ -87,6 +87,6 @@ def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: 
     excluded = set(by_end(every)) - set(designed)
     kept = [claim for claim in claims if claim.local not in excluded and claim.remote not in excluded]
     links = resolve(kept, designed)
-    comparison = compare(topology.graph, cables, links, reporting)
+    comparison = compare(topology.nodes, cables, links, reporting)
     findings = apply_policy(comparison.findings, spec.policy.suppress)
     return Verification(findings=findings, comparison=comparison, fail_on=spec.policy.fail_on)

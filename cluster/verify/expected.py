@@ -79,16 +79,15 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     pools = {pool.name: pool for pool in spec.pools}
     result: list[Cable] = []
     for planned in cabling_plan(spec, topology, devices):
-        lower_attrs, upper_attrs = graph.nodes[planned.a_device], graph.nodes[planned.b_device]
         if isinstance(planned.a_port, naming.HostPort):
-            lower_port = _host_end(pools[lower_attrs["pool"]], planned.a_port, transport)
+            lower_port = _host_end(pools[topology.host(planned.a_device)["pool"]], planned.a_port, transport)
         else:
-            lower_port = naming.plan_port_name(lower_attrs, planned.a_port)
+            lower_port = naming.plan_port_name(topology.switch(planned.a_device), planned.a_port)
         edge = graph.edges[planned.a_device, planned.b_device, planned.network]
         rail = edge.get("rail") if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
         result.append(Cable(
             lower=End(planned.a_device, lower_port),
-            upper=End(planned.b_device, naming.plan_port_name(upper_attrs, planned.b_port)),
+            upper=End(planned.b_device, naming.plan_port_name(topology.switch(planned.b_device), planned.b_port)),
             network=planned.network,
             tier=planned.link,
             gbps=int(planned.gbps),

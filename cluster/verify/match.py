@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import networkx as nx
 
 from cluster.findings import Finding, Severity
+from cluster.records import Node
 from cluster.verify.expected import BMC_PORT, Cable, End, by_end
 
 # Rule id -> (title, what it means, default severity): the CABLE-* contract, for reports and SARIF.
@@ -110,16 +108,16 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
     return links
 
 
-def describe(graph: nx.MultiGraph, end: End) -> str:
+def describe(nodes: Mapping[str, Node], end: End) -> str:
     """`rail 1 leaf leaf-001-r1 port swp7`, `spine spine-001 port swp9`, `host h-node-001 port rail0`."""
-    if end.device not in graph:
+    node = nodes.get(end.device)
+    if node is None:
         return f"{end.device} port {end.port} (not in the design)"
-    attrs: dict[str, Any] = graph.nodes[end.device]
-    if attrs["kind"] == "host":
+    if node["kind"] == "host":
         return f"host {end.device} port {end.port}"
-    rail = attrs.get("rail")
-    prefix = f"rail {rail} " if rail is not None and attrs.get("network") == "fabric" else ""
-    return f"{prefix}{attrs.get('tier', 'switch')} {end.device} port {end.port}"
+    rail = node["rail"] if node["kind"] == "switch" else None
+    prefix = f"rail {rail} " if rail is not None and node["network"] == "fabric" else ""
+    return f"{prefix}{node['tier']} {end.device} port {end.port}"
 
 
 def _label(cable: Cable) -> str:
@@ -127,7 +125,7 @@ def _label(cable: Cable) -> str:
     return f"{cable.network} {cable.tier}{rail}"
 
 
-def compare(graph: nx.MultiGraph, cables: list[Cable], links: list[Link],
+def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             reporting: set[tuple[str, str]]) -> Comparison:
     """Findings for every designed cable that is not as designed, and every link the design lacks.
 
@@ -163,13 +161,13 @@ def compare(graph: nx.MultiGraph, cables: list[Cable], links: list[Link],
                 explained.update(pair)
                 if pair not in swaps:
                     swaps.add(pair)
-                    result.findings.append(_swapped(graph, cable_a, cable_b, linked))
+                    result.findings.append(_swapped(nodes, cable_a, cable_b, linked))
                 continue
         subject = _subject(link, cable_a, cable_b)
         if subject is None:
             result.findings.append(cable_finding(
-                "CABLE-UNEXPECTED", _network_path(graph, link),
-                f"{describe(graph, link.a)} <-> {describe(graph, link.b)}: a link the design does not have",
+                "CABLE-UNEXPECTED", _network_path(nodes, link),
+                f"{describe(nodes, link.a)} <-> {describe(nodes, link.b)}: a link the design does not have",
                 "remove the cable, or add the link to the design; suppress CABLE-UNEXPECTED to ignore extra links"))
             continue
         end, cable = subject
@@ -181,8 +179,8 @@ def compare(graph: nx.MultiGraph, cables: list[Cable], links: list[Link],
             explained.add(id(other))
         result.findings.append(cable_finding(
             "CABLE-WRONG-PEER", cable.path,
-            f"{describe(graph, end)} ({_label(cable)}): expected {describe(graph, cable.other(end))}, "
-            f"found {describe(graph, found)}{owner}",
+            f"{describe(nodes, end)} ({_label(cable)}): expected {describe(nodes, cable.other(end))}, "
+            f"found {describe(nodes, found)}{owner}",
             f"move the cable at {end} to {cable.other(end)}"))
     for cable in cables:
         if id(cable) in explained or cable.lower in linked or cable.upper in linked:
@@ -215,13 +213,13 @@ def _subject(link: Link, cable_a: Cable | None, cable_b: Cable | None) -> tuple[
     return options[0]
 
 
-def _swapped(graph: nx.MultiGraph, first: Cable, second: Cable, linked: dict[End, End]) -> Finding:
+def _swapped(nodes: Mapping[str, Node], first: Cable, second: Cable, linked: dict[End, End]) -> Finding:
     """Two designed cables whose ends are exchanged, reported once, described from the hosts' side."""
     first, second = sorted((first, second), key=lambda cable: (cable.lower, cable.upper))
 
     def reaches(cable: Cable) -> str:
         end = cable.lower if cable.lower in linked else cable.upper
-        return f"{describe(graph, end)} reaches {describe(graph, linked[end])}"
+        return f"{describe(nodes, end)} reaches {describe(nodes, linked[end])}"
 
     rails = ""
     if first.rail is not None and second.rail is not None and first.network == "fabric":
@@ -232,8 +230,9 @@ def _swapped(graph: nx.MultiGraph, first: Cable, second: Cable, linked: dict[End
         f"exchange the cables plugged into {first.upper} and {second.upper}")
 
 
-def _network_path(graph: nx.MultiGraph, link: Link) -> str:
+def _network_path(nodes: Mapping[str, Node], link: Link) -> str:
     for end in (link.a, link.b):
-        if end.device in graph:
-            return str(graph.nodes[end.device].get("network") or "node_pools")
+        node = nodes.get(end.device)
+        if node is not None:
+            return node["network"] if node["kind"] != "host" else "node_pools"
     return "(cabling)"
