@@ -106,7 +106,8 @@ class _Resolver:
             self.error(
                 f"{path}.switch",
                 f"unknown switch model {ref.switch!r}",
-                f"use one of {', '.join(sorted(self.catalog.switches))}, or give {{ports, port_gbps}}",
+                f"use one of {', '.join(sorted(self.catalog.switches))} (docs/stack-file.md#catalog-switches), "
+                "or give {ports, port_gbps}",
             )
             return None
         modes = entry.port_modes
@@ -300,7 +301,8 @@ class _Resolver:
 
     def gpu_entry(self, gpu: str, path: str) -> bool:
         if gpu not in self.catalog.gpus:
-            self.error(path, f"unknown GPU {gpu!r}", f"use one of {', '.join(sorted(self.catalog.gpus))}")
+            self.error(path, f"unknown GPU {gpu!r}",
+                       f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/stack-file.md#catalog-gpus)")
             return False
         return True
 
@@ -323,7 +325,8 @@ class _Resolver:
             self.error(
                 f"{path}.server",
                 f"unknown server {server_name!r}",
-                f"use one of {', '.join(sorted(self.catalog.servers))}, or give the NIC sets yourself",
+                f"use one of {', '.join(sorted(self.catalog.servers))} (docs/stack-file.md#catalog-servers), "
+                "or give the NIC sets yourself",
             )
             return None
         gpu = pool.gpu
@@ -377,7 +380,7 @@ class _Resolver:
             self.error(
                 f"{path}.instance_type",
                 f"unknown {target} instance type {pool.instance_type!r}",
-                f"use one of {', '.join(known)}",
+                f"use one of {', '.join(known)} (docs/stack-file.md#catalog-instance-types)",
             )
             return None
         if pool.gpu is not None:

@@ -127,7 +127,7 @@ def _hint_for(kind: str, path: str, reference: str) -> str:
         return f"give {path} a value of the type shown in {reference}"
     if kind.startswith("string_pattern"):
         if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
-            return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in cluster/catalog/"
+            return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in docs/stack-file.md#catalog"
         if path.startswith("addressing."):
             return "write an IPv4 CIDR such as 10.0.0.0/16 (no spaces)"
         if ".ssh_cidrs" in path:

@@ -40,6 +40,25 @@ def test_schema_hints_point_into_the_reference(tmp_path) -> None:  # type: ignor
     assert "fabric" in anchors
 
 
+@pytest.mark.parametrize(("change", "path", "anchor"), [
+    ({"node_pools": [{"name": "a", "nodes": 4, "gpu": "H900"}]}, "node_pools[0].gpu", "catalog-gpus"),
+    ({"node_pools": [{"name": "a", "nodes": 4, "gpu": "H200", "server": "dgx-z9"}]}, "node_pools[0].server",
+     "catalog-servers"),
+    ({"fabric": {"leaf": {"switch": "SN9999"}}}, "fabric.leaf.switch", "catalog-switches"),
+    ({"target": "aws", "cloud": {"region": "us-east-1", "zone": "us-east-1a"},
+      "node_pools": [{"name": "a", "nodes": 4, "instance_type": "p9.48xlarge"}]}, "node_pools[0].instance_type",
+     "catalog-instance-types"),
+])
+def test_an_unknown_catalog_key_points_to_its_catalog_section(change: dict[str, object], path: str,
+                                                              anchor: str) -> None:
+    from cluster.pipeline import validate_mapping
+
+    data = {"name": "t", "target": "onprem", "node_pools": [{"name": "a", "nodes": 4, "gpu": "H200"}], **change}
+    [finding] = [f for f in validate_mapping("t", data).findings if f.path == path]
+    assert f"docs/stack-file.md#{anchor}" in finding.hint
+    assert f'<a id="{anchor}"></a>' in (ROOT / DOC).read_text(encoding="utf-8")
+
+
 # ----- the catalog part
 
 CATALOG_SECTIONS = {"catalog-gpus": "gpus", "catalog-servers": "servers", "catalog-switches": "switches",
