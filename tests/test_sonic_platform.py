@@ -357,12 +357,16 @@ def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -
         assert sku.buffers.objects == sku.hwsku
         assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
         assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
-    # SONiC sets the flag for the SKU's file or the platform's (docker_image_ctl.j2); the vendor copy
-    # has no platform-level file, so only a SKU file saying true can be checked here
+    # SONiC sets the flag for the SKU's file or the platform's (docker_image_ctl.j2). A SKU file saying
+    # true is checked here; the vendor copy has no platform-level file, so a flag the SKU's file does
+    # not give must cite the platform's file as its reason.
     create_only = folder / "create_only_config_db_buffers.json"
     metadata = json.loads(create_only.read_text())["DEVICE_METADATA"]["localhost"] if create_only.is_file() else {}
     if metadata.get("create_only_config_db_buffers") == "true":
         assert sku.buffers.create_only_config_db_buffers
+    elif sku.buffers.create_only_config_db_buffers:
+        platform_file = (PLATFORM_DIRS[model] / "create_only_config_db_buffers.json").relative_to(VENDOR).as_posix()
+        assert f"{platform_file} -> " in sku.buffers.source or f"{platform_file};" in sku.buffers.source
     t0 = vendor(folder / "buffers_defaults_t0.j2").read_text()
     if "{% set" in t0:  # a template of the SKU's own (not a link to one outside the vendor copy)
         sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))
