@@ -5,13 +5,8 @@ a `links` count. Names are stable: a host is `<pool>-node-NNN`, a rail leaf `lea
 (`pP-` in front on dual-plane fabrics), a spine `spine-NNN`; the same spec always gives
 the same graph.
 
-Node attributes: kind (host | switch | provider), network, tier (leaf | spine | core),
-index (a switch's position in its tier, plane and network: the number in its name, less one),
-plane, group, rail, pod, model, ports, port_gbps, uplink_ports, uplink_gbps, path; hosts also
-carry pool, gpus and the index of the node in its pool and in the cluster.
-Edge attributes: network, links, gbps (per link, the slower end), lower_gbps / upper_gbps
-(each end's port speed), lower / upper (the device nearer the hosts, and the other), ports
-(host edges: a tuple of (nic, port) pairs; empty between switches), rail, path.
+A node's attributes are a HostNode, SwitchNode or ProviderNode record, an edge's a CableData
+record (cluster/records.py: read-only TypedDicts over networkx's own attribute dicts).
 
 Edge values are immutable (tuples, not lists): the graph is never changed after build, and a
 dict holding only immutable atoms is not tracked by Python's cycle collector, which at 131,072
