@@ -303,7 +303,6 @@ def _host_nics(pool: PoolSpec, network: str) -> Nics:
 def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, pool: ipaddress.IPv4Network,
                     routed_fabric: bool, enumerate_links: bool) -> None:
     """A /31 per host port: the host side even, the switch side odd."""
-    graph = topology.graph
     blocks = pow2(max([len(spec.pools), *(pool.host_block + 1 for pool in spec.pools)]))
     for network in ROUTED_NETWORKS:
         if network == FABRIC and not routed_fabric:
@@ -334,7 +333,7 @@ def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, po
             stride = 2 * pow2(nics.ports)
             for host in hosts:
                 node_base = pool_base + topology.host(host)["index"] * stride
-                for _, upper, key, edge in graph.edges(host, keys=True, data=True):
+                for upper, key, edge in topology.cables(host):
                     if key != network or upper not in result.loopbacks:
                         continue
                     for index, (nic, port) in enumerate(edge["ports"]):

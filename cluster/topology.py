@@ -107,6 +107,17 @@ class Topology:
             raise ValueError(f"{name} is a {node['kind']}, not a host")
         return node
 
+    def cables(self, node: str) -> Iterator[tuple[str, str, CableData]]:
+        """(peer, network, record) of every edge of `node`, in the order of graph.edges(node)."""
+        for peer, keyed in self.graph.adj[node].items():
+            for network, data in keyed.items():
+                yield peer, network, data
+
+    def cable(self, lower: str, upper: str, network: str) -> CableData:
+        """The record of the edge between `lower` and `upper` on `network` (a KeyError if none)."""
+        data: CableData = self.graph.adj[lower][upper][network]
+        return data
+
     def switches(self, network: str | None = None, tier: str | None = None) -> Iterator[tuple[str, SwitchNode]]:
         """Every switch (of `network`, of `tier`) with its record, in graph order."""
         for name, data in self.switch_nodes.items():

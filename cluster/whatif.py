@@ -151,39 +151,38 @@ def _without(load: SwitchLoad, down_links: int, down_gbps: float, up_links: int,
 
 def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str],
              link: tuple[str, str] | None) -> Outcome:
-    graph = topology.graph
     loads = topology.switch_loads
     switches = fabric_switches(topology)
     changed: dict[str, SwitchLoad] = {}
     for device in sorted(failed):
-        for _, other, key, data in graph.edges(device, keys=True, data=True):
+        for other, key, cable in topology.cables(device):
             if key != FABRIC or other not in switches or other in failed:
                 continue
             load = changed.get(other, loads[other])
-            bandwidth = data["links"] * data["gbps"]
-            if data["lower"] == other:
-                changed[other] = _without(load, 0, 0, data["links"], bandwidth)
+            bandwidth = cable["links"] * cable["gbps"]
+            if cable["lower"] == other:
+                changed[other] = _without(load, 0, 0, cable["links"], bandwidth)
             else:
-                changed[other] = _without(load, data["links"], bandwidth, 0, 0)
+                changed[other] = _without(load, cable["links"], bandwidth, 0, 0)
     fewer: dict[tuple[str, str], int] = {}
     if link is not None:
         lower, upper = link
-        if not graph.has_edge(lower, upper, key=FABRIC):
+        if not topology.graph.has_edge(lower, upper, key=FABRIC):
             raise UnknownDevice(f"{lower}~{upper}")
-        data = graph.edges[lower, upper, FABRIC]
-        lower, upper = data["lower"], data["upper"]
+        cable = topology.cable(lower, upper, FABRIC)
+        lower, upper = cable["lower"], cable["upper"]
         fewer[(lower, upper)] = 1
         for name, up in ((lower, True), (upper, False)):
             if name in switches:
                 load = changed.get(name, loads[name])
-                changed[name] = (_without(load, 0, 0, 1, data["gbps"]) if up
-                                 else _without(load, 1, data["gbps"], 0, 0))
+                changed[name] = (_without(load, 0, 0, 1, cable["gbps"]) if up
+                                 else _without(load, 1, cable["gbps"], 0, 0))
     ratios = []
     by_tier: dict[str, list[tuple[str, SwitchLoad, SwitchLoad]]] = defaultdict(list)
     for name, data in switches.items():
         before = loads[name]
         if before.up_links and name not in failed:
-            by_tier[str(data["tier"])].append((name, before, changed.get(name, before)))
+            by_tier[data["tier"]].append((name, before, changed.get(name, before)))
     for tier in ("leaf", "spine", "core"):
         rows = by_tier.get(tier)
         if not rows:
@@ -239,7 +238,6 @@ def gpu_ports(pool: PoolSpec) -> list[set[tuple[int, int]]]:
 def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
                fewer: dict[tuple[str, str], int]) -> list[LostRail]:
     """Hosts with fabric ports on a failed leaf (or a failed host cable), and their GPUs."""
-    graph = topology.graph
     pools = {pool.name: pool for pool in spec.pools}
     per_gpu = {name: gpu_ports(pool) for name, pool in pools.items()}
     lost: list[LostRail] = []
@@ -248,7 +246,7 @@ def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
         data = topology.switch(device)
         hosts: list[str] = []
         without = degraded = 0
-        for _, host, key, edge in graph.edges(device, keys=True, data=True):
+        for host, key, edge in topology.cables(device):
             if key != FABRIC or topology.nodes[host]["kind"] != "host":
                 continue
             if device not in failed and fewer.get((host, device), 0) == 0:

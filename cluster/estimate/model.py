@@ -83,7 +83,7 @@ def hardware(spec: ClusterSpec, topology: Topology, pool: PoolSpec, calibration:
     calibration = calibration or load_calibration()
     gpu = load_catalog().gpus[pool.gpu]
     host = topology.hosts_by_pool[pool.name][0]
-    gbps = sum(data["links"] * data["gbps"] for _, _, data in topology.graph.edges(host, data=True)
+    gbps = sum(data["links"] * data["gbps"] for _, _, data in topology.cables(host)
                if data["network"] == FABRIC)
     forced = provider_nccl(spec, pool)
     return Hardware(

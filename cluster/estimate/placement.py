@@ -56,9 +56,8 @@ class FabricShare:
 
 def leaf_group(topology: Topology, host: str) -> frozenset[str]:
     """The fabric leaves a host is cabled to (empty on cloud targets: the provider's fabric)."""
-    graph = topology.graph
     return frozenset(
-        other for _, other, data in graph.edges(host, data=True)
+        other for other, _, data in topology.cables(host)
         if data["network"] == FABRIC and topology.nodes[other]["kind"] == "switch"
     )
 
@@ -199,6 +198,6 @@ def _pod_of(topology: Topology, group: frozenset[str]) -> int:
 def _host_fabric_gbps(topology: Topology, host: str) -> float:
     """Gbps of the host's GPU-fabric links (at the speed they really run)."""
     return float(sum(
-        data["links"] * data["gbps"] for _, _, data in topology.graph.edges(host, data=True)
+        data["links"] * data["gbps"] for _, _, data in topology.cables(host)
         if data["network"] == FABRIC
     ))

@@ -333,9 +333,9 @@ def _count(spec: ClusterSpec, topology: Topology) -> Bom:
 
 def _peer(topology: Topology, host: str, network: str) -> str:
     """The switch a host's `network` ports go to (its first, in rack-tor the only one)."""
-    for _, upper, key in topology.graph.edges(host, keys=True):
+    for upper, key, _ in topology.cables(host):
         if key == network:
-            return str(upper)
+            return upper
     raise KeyError(f"{host} has no {network} link")
 
 

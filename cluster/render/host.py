@@ -136,11 +136,10 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
     assert spec.qos is not None
     qos = qos_view(spec.qos, host_plan(spec.qos))
     netdevs, devices = fabric_interfaces(pool), fabric_devices(pool)
-    graph = topology.graph
     hosts = []
     for host in topology.hosts_by_pool[pool.name] if addresses is not None else ():
         rails: dict[int, tuple[str, str]] = {}
-        for _, upper, network, edge in graph.edges(host, keys=True, data=True):
+        for upper, network, edge in topology.cables(host):
             if network != FABRIC:
                 continue
             for index, (nic, port) in enumerate(edge["ports"]):

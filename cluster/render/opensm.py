@@ -10,8 +10,8 @@ from cluster.topology import FABRIC, Topology
 def render_fabric(spec: ClusterSpec, topology: Topology) -> dict[str, str]:
     """opensm.conf (ftree routing) and partitions.conf (MTU 4096) for the fabric."""
     tiers = [data["tier"] for _, data in topology.switches(FABRIC)]
-    host_ports = sum(data["links"] for lower, _, key, data in topology.graph.edges(keys=True, data=True)
-                     if key == FABRIC and topology.nodes[data["lower"]]["kind"] == "host" and lower)
+    host_ports = sum(data["links"] for _, _, key, data in topology.edges
+                     if key == FABRIC and topology.nodes[data["lower"]]["kind"] == "host")
     fabric = {"name": spec.name, "leaves": tiers.count("leaf"), "spines": tiers.count("spine"),
               "cores": tiers.count("core"), "hosts": host_ports}
     return {

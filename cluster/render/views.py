@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from cluster.addressing import Addresses
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
 from cluster.naming import FIXED_BOX_EOS, breakout, eos_platform, host_port_label, management_port, switch_port
 from cluster.qos import SWITCH_MTU, QosSide, classes
-from cluster.records import SwitchNode
+from cluster.records import CableData, SwitchNode
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology
@@ -271,11 +271,10 @@ def _port_name(switch: SwitchNode, index: int) -> str:
 _Link = tuple[str, str, str, int]  # (switch, peer, network, link index)
 
 
-def _cables(topology: Topology, switch: str) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+def _cables(topology: Topology, switch: str) -> Iterator[tuple[str, str, int, CableData]]:
     """(peer, network, link index, edge data) for every cable of `switch`, sorted by peer."""
-    graph = topology.graph
     cables = []
-    for _, peer, network, data in graph.edges(switch, keys=True, data=True):
+    for peer, network, data in topology.cables(switch):
         for index in range(data["links"]):
             cables.append((peer, network, index, data))
     cables.sort(key=lambda cable: (cable[0], cable[1], cable[2]))

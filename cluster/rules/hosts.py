@@ -15,7 +15,7 @@ from cluster.topology import FABRIC, Topology
 def fabric_gbps_per_node(topology: Topology, host: str) -> tuple[float, float]:
     """(Gbps the links really run at, Gbps the NIC ports are rated for) on the GPU fabric."""
     effective = nominal = 0.0
-    for _, _, data in topology.graph.edges(host, data=True):
+    for _, _, data in topology.cables(host):
         if data["network"] == FABRIC:
             effective += data["links"] * data["gbps"]
             nominal += data["links"] * data["lower_gbps"]

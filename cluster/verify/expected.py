@@ -73,7 +73,6 @@ def _host_end(pool: PoolSpec, plan_port: naming.HostPort, transport: str) -> str
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
     """Every cable of an on-prem design with both ends as devices report them (with `devices`,
     those that end on one of them). Cloud designs have none."""
-    graph = topology.graph
     transport = spec.fabric.transport if spec.fabric is not None else "roce"
     rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
     pools = {pool.name: pool for pool in spec.pools}
@@ -83,8 +82,8 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
             lower_port = _host_end(pools[topology.host(planned.a_device)["pool"]], planned.a_port, transport)
         else:
             lower_port = naming.plan_port_name(topology.switch(planned.a_device), planned.a_port)
-        edge = graph.edges[planned.a_device, planned.b_device, planned.network]
-        rail = edge.get("rail") if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
+        edge = topology.cable(planned.a_device, planned.b_device, planned.network)
+        rail = edge["rail"] if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
         result.append(Cable(
             lower=End(planned.a_device, lower_port),
             upper=End(planned.b_device, naming.plan_port_name(topology.switch(planned.b_device), planned.b_port)),
