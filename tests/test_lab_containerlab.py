@@ -37,8 +37,9 @@ import yaml
 from jsonschema import Draft7Validator, ValidationError
 
 from cluster.artifacts import render_tree
+from cluster.cli import main
 from cluster.lab.containerlab import FRR_IMAGE, HOST_IMAGE, HOST_SCRIPT, node_names, topology_files
-from cluster.lab.model import Interface, LabCable, LabHost, LabInputError, LabPlan, LabSwitch, Slice, build_plan
+from cluster.lab.model import Interface, LabCable, LabHost, LabPlan, LabSwitch, Slice, build_plan
 from cluster.pipeline import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +126,9 @@ def _schema_lines(error: ValidationError) -> list[str]:
 def _plan(stack: str, chosen: str = "all") -> LabPlan:
     result = validate(str(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
     assert result.spec is not None and result.topology is not None
-    return build_plan(result.spec, result.topology, render_tree(result.spec, result.topology), Slice.parse(chosen))
+    planned = build_plan(result.spec, result.topology, render_tree(result.spec, result.topology), Slice.parse(chosen))
+    assert planned.plan is not None, planned.findings
+    return planned.plan
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +138,9 @@ def plans() -> dict[str, LabPlan]:
 
 
 def _exported(plan: LabPlan) -> tuple[dict[str, str], dict[str, Any]]:
-    files = topology_files(plan)
+    exported = topology_files(plan)
+    assert exported.findings == ()
+    files = exported.files
     return files, yaml.safe_load(files[f"{plan.stack}.clab.yml"])
 
 
@@ -290,7 +295,7 @@ def test_down_port_stays_down() -> None:
 
 def test_output_is_deterministic(plans: dict[str, LabPlan]) -> None:
     assert topology_files(plans["article-b"]) == topology_files(plans["article-b"])
-    assert list(topology_files(plans["dev"])) == sorted(topology_files(plans["dev"]))
+    assert list(topology_files(plans["dev"]).files) == sorted(topology_files(plans["dev"]).files)
 
 
 def test_slice_exports_only_its_devices(plans: dict[str, LabPlan]) -> None:
@@ -307,7 +312,7 @@ def test_slice_exports_only_its_devices(plans: dict[str, LabPlan]) -> None:
 
 def test_notes_reach_the_topology_header(plans: dict[str, LabPlan]) -> None:
     plan = plans["article-b"]
-    text = topology_files(plan)[f"{plan.stack}.clab.yml"]
+    text = topology_files(plan).files[f"{plan.stack}.clab.yml"]
     assert plan.notes and all(note in text for note in plan.notes)
     assert text.startswith(f"# containerlab topology of {plan.stack}: {plan.slice}.")
 
@@ -324,7 +329,98 @@ def test_node_names(device: str, expected: str) -> None:
     assert clab_problems(document, files) == []
 
 
-def test_colliding_node_names_are_refused() -> None:
-    switches = tuple(LabSwitch(name, "leaf", "sonic", None, (), "", "test") for name in ("leaf_a", "leaf-a"))
-    with pytest.raises(LabInputError, match="'leaf-a' and 'leaf_a' both become containerlab node 'leaf-a'"):
-        topology_files(_tiny_plan(hosts=(), cables=(), switches=switches))
+def _leaves(*names: str) -> dict[str, Any]:
+    return {"hosts": (), "cables": (), "switches": tuple(LabSwitch(name, "leaf", "sonic", None, (), "", "test")
+                                                         for name in names)}
+
+
+def _on_eth0() -> dict[str, Any]:
+    plan = _tiny_plan()
+    host = plan.hosts[0]
+    rail = Interface("eth0", "eth0", host.interfaces[0].address, host.interfaces[0].mtu)
+    cable = plan.cables[0]
+    return {"hosts": (LabHost(host.name, host.pool, (rail,), host.routing),),
+            "cables": (LabCable(cable.a, "eth0", cable.b, cable.b_if),)}
+
+
+def _dangling_cable() -> dict[str, Any]:
+    cable = _tiny_plan().cables[0]
+    return {"cables": (LabCable(cable.a, "rail7", cable.b, cable.b_if),)}
+
+
+@pytest.mark.parametrize(("changes", "path", "message"), [
+    (_leaves("leaf_a", "leaf-a"), "leaf_a", "'leaf-a' and 'leaf_a' both become containerlab node 'leaf-a'"),
+    (_leaves("__"), "__", "no containerlab node name can be made of it"),
+    (_on_eth0(), "node-1", "port eth0 is containerlab's management interface"),
+    (_dangling_cable(), "node-1", "cable end node-1:rail7 is no interface of node-1"),
+    ({"stack": "__"}, "name", "stack '__': no containerlab topology name"),
+])
+def test_what_containerlab_cannot_take_is_a_finding(changes: dict[str, Any], path: str, message: str) -> None:
+    exported = topology_files(_tiny_plan(**changes))
+    assert exported.files == {}
+    [finding] = exported.findings
+    assert (finding.rule, str(finding.severity), finding.path) == ("LAB-INPUT", "error", path)
+    assert message in finding.message and finding.hint
+
+
+def test_every_problem_of_a_plan_is_reported_at_once() -> None:
+    plan = _tiny_plan(**_on_eth0())
+    broken = LabPlan(plan.stack, plan.slice, (*plan.switches, *_leaves("leaf_a", "leaf-a", "__")["switches"]),
+                     plan.hosts, plan.cables)
+    exported = topology_files(broken)
+    assert exported.files == {}
+    assert {finding.rule for finding in exported.findings} == {"LAB-INPUT"}
+    assert sorted(finding.path for finding in exported.findings) == sorted(["__", "leaf_a", "node-1"])
+
+
+ETH0_STACK = """\
+config:
+  gpu-cluster:cluster:
+    name: eth0-rails
+    target: onprem
+    node_pools:
+      - name: h200
+        nodes: 4
+        gpu: H200
+        fabric_nics: {count: 8, gbps: 400, interfaces: [eth0, eth1, eth2, eth3, eth4, eth5, eth6, eth7]}
+    fabric:
+      leaf: {switch: SN5600, ports: 32, port_gbps: 400, os: sonic}
+      spine: {switch: SN5600, ports: 32, port_gbps: 400, os: sonic}
+"""
+
+
+def test_export_of_a_lab_containerlab_cannot_take_writes_nothing_and_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stack = tmp_path / "Pulumi.eth0-rails.yaml"
+    stack.write_text(ETH0_STACK)
+    result = validate(str(stack))
+    assert result.topology is not None and not result.schema_failed
+    hosts = {host for hosts in result.topology.hosts_by_pool.values() for host in hosts}
+    out = tmp_path / "clab"
+    code = main(["lab", "export", str(stack), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2 and not out.exists()
+    assert "nothing written" in captured.out and "Traceback" not in captured.out + captured.err
+    reported = {line.split("LAB-INPUT ", 1)[1].split(": ", 1)[0] for line in captured.out.splitlines()
+                if "error LAB-INPUT " in line and "containerlab's management interface" in line}
+    assert reported == hosts  # every host's rail eth0, at once
+
+
+def test_export_of_a_broken_rendered_tree_reports_every_file_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import cluster.artifacts
+
+    rendered = cluster.artifacts.render_tree
+    broken = {"hosts/h200/qos.sh", "switches/spine-001/frr.conf"}
+
+    def render_without(spec: Any, topology: Any) -> dict[str, str]:
+        return {path: text for path, text in rendered(spec, topology).items() if path not in broken}
+
+    monkeypatch.setattr(cluster.artifacts, "render_tree", render_without)  # as a renderer that lost two files
+    out = tmp_path / "clab"
+    code = main(["lab", "export", "dev", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2 and not out.exists()
+    reported = {line.split("LAB-INPUT ", 1)[1].split(": ", 1)[0] for line in captured.out.splitlines()
+                if "error LAB-INPUT " in line and ": missing; the lab needs" in line}
+    assert reported == broken and "nothing written" in captured.out

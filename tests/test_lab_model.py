@@ -4,14 +4,16 @@ design alone), slices, memory refusals and usage errors. No root needed."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cluster.artifacts import render_tree
 from cluster.cli import main
+from cluster.lab import model
 from cluster.lab.expect import design
-from cluster.lab.model import LabInputError, LabPlan, Slice, build_plan, slice_devices
+from cluster.lab.model import LabPlan, Planned, Slice, build_plan, slice_devices
 from cluster.pipeline import validate
 from cluster.topology import FABRIC
 
@@ -23,9 +25,14 @@ def dev():  # type: ignore[no-untyped-def]
     return result
 
 
+def _built(planned: Planned) -> LabPlan:
+    assert planned.findings == () and planned.plan is not None, planned.findings
+    return planned.plan
+
+
 def test_plan_takes_addresses_mtus_and_routing_from_the_rendered_files(dev) -> None:  # type: ignore[no-untyped-def]
     files = render_tree(dev.spec, dev.topology)
-    plan = build_plan(dev.spec, dev.topology, files, Slice())
+    plan = _built(build_plan(dev.spec, dev.topology, files, Slice()))
     assert (len(plan.switches), len(plan.hosts), len(plan.cables)) == (10, 4, 64)
     leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
     assert leaf.frr_conf == files["switches/leaf-001-r0/frr.conf"]
@@ -40,19 +47,80 @@ def test_plan_takes_addresses_mtus_and_routing_from_the_rendered_files(dev) -> N
     edited = dict(files)
     edited["switches/leaf-001-r0/config_db.json"] = files["switches/leaf-001-r0/config_db.json"].replace(
         '"mtu": "9216"', '"mtu": "1500"', 1)
-    changed = build_plan(dev.spec, dev.topology, edited, Slice())
+    changed = _built(build_plan(dev.spec, dev.topology, edited, Slice()))
     mtus = {i.mtu for s in changed.switches if s.name == "leaf-001-r0" for i in s.interfaces}
     assert mtus == {1500, 9216}
 
 
-def test_missing_or_broken_rendered_files_are_named(dev) -> None:  # type: ignore[no-untyped-def]
+def _with_key(table: str, key: str) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        db = json.loads(text)
+        db.setdefault(table, {})[key] = {}
+        return json.dumps(db)
+    return edit
+
+
+def _first(old: str, new: str) -> Callable[[str], str]:
+    return lambda text: text.replace(old, new, 1)
+
+
+# (file of the rendered tree, its new text or None for none, what the finding at it says)
+BROKEN_FILES: list[tuple[str, Callable[[str], str] | None, str]] = [
+    ("hosts/h200/qos.sh", None, "missing; the lab needs the pool's host script"),
+    ("switches/leaf-001-r0/frr.conf", None, "missing; the lab needs the switch's FRR config"),
+    ("switches/spine-001/config_db.json", lambda _: "{not json", "not a SONiC config_db (Expecting"),
+    ("switches/spine-001/config_db.json", lambda _: "[]", "not a SONiC config_db (a JSON list"),
+    ("switches/spine-001/config_db.json", lambda _: '{"PORT": ["Ethernet0"]}', "PORT is a list, not a table"),
+    ("switches/spine-001/config_db.json", _with_key("INTERFACE", "Ethernet0|10.0.0.300/31"),
+     "'Ethernet0|10.0.0.300/31' is not an IPv4 interface address"),
+    ("switches/spine-001/config_db.json", _first('"mtu": "9216"', '"mtu": "jumbo"'), "mtu 'jumbo' is not a number"),
+    ("hosts/h200/qos.sh", lambda _: "#!/bin/bash\n", "no per-rail routing section"),
+    ("hosts/h200/qos.sh", _first(") ADDRS=(", ") ADDRS=(10.9.9.9 "), "rail addresses for"),
+]
+
+
+@pytest.mark.parametrize(("path", "edit", "message"), BROKEN_FILES)
+def test_a_broken_rendered_file_is_a_finding_at_it(dev, path: str, edit: Callable[[str], str] | None,  # type: ignore[no-untyped-def]
+                                                   message: str) -> None:
     files = render_tree(dev.spec, dev.topology)
-    without = {path: text for path, text in files.items() if path != "hosts/h200/qos.sh"}
-    with pytest.raises(LabInputError, match=r"hosts/h200/qos\.sh: missing"):
-        build_plan(dev.spec, dev.topology, without, Slice())
-    broken = {**files, "switches/spine-001/config_db.json": "{not json"}
-    with pytest.raises(LabInputError, match=r"switches/spine-001/config_db\.json: not a SONiC config_db"):
-        build_plan(dev.spec, dev.topology, broken, Slice())
+    broken = {name: text for name, text in files.items() if name != path}
+    if edit is not None:
+        broken[path] = edit(files[path])
+        assert broken[path] != files[path]
+    planned = build_plan(dev.spec, dev.topology, broken, Slice())
+    assert planned.plan is None
+    assert {(finding.rule, str(finding.severity), finding.path) for finding in planned.findings} == {
+        ("LAB-INPUT", "error", path)}
+    assert any(message in finding.message for finding in planned.findings), planned.findings
+    assert all("render" in finding.hint for finding in planned.findings)
+    assert len(set(planned.findings)) == len(planned.findings)  # hosts sharing one script: each finding once
+
+
+def test_every_broken_file_is_reported_at_once(dev) -> None:  # type: ignore[no-untyped-def]
+    files = render_tree(dev.spec, dev.topology)
+    broken = {path: text for path, text in files.items() if path != "hosts/h200/qos.sh"}
+    broken["switches/spine-001/config_db.json"] = "{not json"
+    planned = build_plan(dev.spec, dev.topology, broken, Slice(),
+                         unreadable={"switches/leaf-001-r0/frr.conf": "not UTF-8 text"})
+    assert planned.plan is None
+    found = {finding.path: finding.message for finding in planned.findings}
+    assert set(found) == {"hosts/h200/qos.sh", "switches/spine-001/config_db.json", "switches/leaf-001-r0/frr.conf"}
+    assert found["hosts/h200/qos.sh"].startswith("missing")
+    assert found["switches/spine-001/config_db.json"].startswith("not a SONiC config_db")
+    assert "cannot be read (not UTF-8 text)" in found["switches/leaf-001-r0/frr.conf"]
+    assert {finding.rule for finding in planned.findings} == {"LAB-INPUT"}
+
+
+def test_a_port_linux_cannot_name_is_a_finding_at_its_device(dev, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    long_names = [f"rail-of-sixteen{rail}" for rail in range(len(model.fabric_interfaces(dev.spec.pools[0])))]
+    monkeypatch.setattr(model, "fabric_interfaces", lambda pool: long_names)
+    planned = build_plan(dev.spec, dev.topology, render_tree(dev.spec, dev.topology), Slice())
+    hosts = {host for hosts in dev.topology.hosts_by_pool.values() for host in hosts}
+    assert planned.plan is None
+    assert {finding.path for finding in planned.findings} == hosts
+    assert all("no Linux interface name of at most 15 characters" in finding.message
+               for finding in planned.findings)
+    assert len(planned.findings) == len(hosts) * len(long_names)
 
 
 def test_ecmp_widths_follow_the_cabling(dev) -> None:  # type: ignore[no-untyped-def]
@@ -117,6 +185,50 @@ def test_cloud_and_infiniband_designs_have_no_lab(capsys, tmp_path) -> None:  # 
         assert "on-prem Ethernet designs" in capsys.readouterr().err
 
 
-def test_plan_of_a_from_folder_reads_only_rendered_configs(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["lab", "up", "dev", "--from", str(tmp_path / "absent"), "--state-dir", str(tmp_path / "s")]) == 2
-    assert "not a directory" in capsys.readouterr().err
+def test_a_from_folder_that_is_no_folder_is_a_finding(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    absent = tmp_path / "absent"
+    assert main(["lab", "up", "dev", "--from", str(absent), "--state-dir", str(tmp_path / "s")]) == 2
+    out = capsys.readouterr().out
+    assert f"LAB-INPUT {absent}: --from: not a directory" in out and "nothing started" in out
+
+
+def _broken_tree(dev, root: Path) -> set[str]:  # type: ignore[no-untyped-def]
+    """The dev tree under `root` without its hosts' script and with a config_db that is not UTF-8:
+    the two files, as the findings should name them."""
+    for path, text in render_tree(dev.spec, dev.topology).items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (root / "hosts/h200/qos.sh").unlink()
+    (root / "switches/spine-001/config_db.json").write_bytes(b"\xff{}")
+    return {"hosts/h200/qos.sh", "switches/spine-001/config_db.json"}
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_up_from_a_broken_tree_reports_every_file_and_starts_nothing(  # type: ignore[no-untyped-def]
+        dev, tmp_path, capsys, monkeypatch, output: str) -> None:
+    from cluster.commands import lab
+    from cluster.lab import runtime
+
+    def must_not_start(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("lab up started a lab from a broken tree")
+
+    monkeypatch.setattr(lab, "_available_mb", lambda: 1e9)  # the slice fits: the tree decides
+    monkeypatch.setattr(runtime, "up", must_not_start)
+    broken = _broken_tree(dev, tmp_path / "tree")
+    state = tmp_path / "state"
+    code = main(["lab", "up", "dev", "--from", str(tmp_path / "tree"), "--state-dir", str(state),
+                 "--format", output])
+    captured = capsys.readouterr()
+    assert code == 2 and not (state / "state.json").exists()
+    assert "Traceback" not in captured.out + captured.err
+    if output == "json":
+        document = json.loads(captured.out)
+        assert document["ok"] is False and {f["rule"] for f in document["findings"]} == {"LAB-INPUT"}
+        found = {f["path"]: f["message"] for f in document["findings"]}
+    else:
+        assert "nothing started" in captured.out
+        found = {line.split("LAB-INPUT ", 1)[1].split(": ", 1)[0]: line.split(": ", 1)[1]
+                 for line in captured.out.splitlines() if "error LAB-INPUT " in line}
+    assert set(found) == broken
+    assert found["hosts/h200/qos.sh"].startswith("missing")
+    assert "cannot be read" in found["switches/spine-001/config_db.json"]

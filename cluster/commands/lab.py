@@ -1,7 +1,8 @@
 """`lab up|check|fail|restore|down|status|export STACK`: the design's GPU fabric in real FRR on this machine.
 
-Exit codes as `validate`: 0 clean, 1 findings (`check`, `fail`) , 2 unusable input, a machine that
-cannot run a lab, or a lab that is not up (or already up, for `up`).
+Exit codes as `validate`: 0 clean, 1 findings (`check`, `fail`) , 2 unusable input (a rendered tree
+the lab cannot use: LAB-INPUT findings, every one at once, nothing built or written), a machine
+that cannot run a lab, or a lab that is not up (or already up, for `up`).
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refuse
 from cluster.findings import Finding
-from cluster.inputs import read_text_bounded
+from cluster.inputs import Unreadable, read_text_bounded
 from cluster.pipeline import Valid, validate
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
+
+if TYPE_CHECKING:  # the lab's modules load only when a lab action runs
+    from cluster.lab.model import Planned, Slice
 
 ACTIONS = ("up", "check", "fail", "restore", "down", "status", "export")
 MAX_RENDERED_FILE = 64 * 1024 * 1024
@@ -85,17 +89,49 @@ def _design(args: argparse.Namespace, verb: str) -> Valid | None:
     return result
 
 
-def _files(args: argparse.Namespace, result: Valid) -> dict[str, str]:
+def _plan(args: argparse.Namespace, result: Valid, chosen: Slice) -> Planned:
+    """The lab plan of `chosen` from --from (or a fresh render): a `Planned`, its plan None with
+    LAB-INPUT findings when the tree cannot be used."""
     from cluster.artifacts import render_tree
+    from cluster.lab.model import Planned, build_plan
+    from cluster.lab.rules import input_finding
 
     if args.source is None:
-        return render_tree(result.spec, result.topology)
+        return build_plan(result.spec, result.topology, render_tree(result.spec, result.topology), chosen)
     root = Path(args.source)
     if not root.is_dir():
-        from cluster.lab.runtime import LabError
-        raise LabError(f"--from {root}: not a directory; give the folder `render {result.stack} --out DIR` wrote")
-    return {path.relative_to(root).as_posix(): read_text_bounded(path, MAX_RENDERED_FILE, "rendered file")
-            for path in sorted(root.rglob("*")) if path.is_file() and ("switches" in path.parts or "hosts" in path.parts)}
+        return Planned(None, (input_finding(str(root), "--from: not a directory",
+                                            f"give the folder `render {result.stack} --out DIR` wrote"),))
+    files, unreadable = _read_tree(root)
+    return build_plan(result.spec, result.topology, files, chosen, unreadable)
+
+
+def _read_tree(root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The switch and host files under `root`: {path: text}, and {path: why} of those that cannot
+    be read (the plan reports only those it needs)."""
+    files: dict[str, str] = {}
+    unreadable: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts):
+            continue
+        relative = path.relative_to(root).as_posix()
+        try:
+            files[relative] = read_text_bounded(path, MAX_RENDERED_FILE, "rendered file")
+        except Unreadable as error:
+            unreadable[relative] = str(error).removeprefix(f"{path}: ")
+    return files, unreadable
+
+
+def _refused(args: argparse.Namespace, stack: str, findings: tuple[Finding, ...], problem: str, nothing: str) -> int:
+    """Print the LAB-INPUT findings that keep the lab from being built, in the output format asked
+    for (all of them: each names a file or device to fix), and give exit code 2."""
+    if getattr(args, "format", "text") == "json":  # export's --format names the topology's format
+        print(json.dumps({"stack": stack, "ok": False, "findings": [f.to_dict() for f in findings]}, indent=2))
+    else:
+        print(f"lab {args.action}: {stack}: {problem} ({len(findings)} finding"
+              f"{'s' if len(findings) != 1 else ''}); {nothing}")
+        _print_findings(list(findings), shown=len(findings))
+    return 2
 
 
 def _estimate_mb(switches: int, sessions: int, hosts: int) -> float:
@@ -109,9 +145,9 @@ def _available_mb() -> float:
     return 0.0
 
 
-def _fitting_plan(args: argparse.Namespace, result: Valid, files: dict[str, str]) -> Any:
-    """The lab plan of --slice (or the largest that fits); LabError when it would not fit."""
-    from cluster.lab.model import LabInputError, Slice, build_plan, leaf_groups, slice_devices
+def _fitting_slice(args: argparse.Namespace, result: Valid) -> Slice:
+    """The slice of --slice (or the largest that fits); LabError when it would not fit."""
+    from cluster.lab.model import Slice, leaf_groups, slice_devices
     from cluster.lab.runtime import LabError
 
     topology = result.topology
@@ -135,10 +171,7 @@ def _fitting_plan(args: argparse.Namespace, result: Valid, files: dict[str, str]
         raise LabError(f"slice {chosen} needs about {needed:,.0f} MB ({SWITCH_MB:g} MB a switch, {SESSION_MB:g} MB a "
                        f"session, {HOST_MB:g} MB a host) and this machine has {budget:,.0f} MB for a lab "
                        f"({MEMORY_SHARE:.0%} of MemAvailable); choose a smaller --slice groups=N")
-    try:
-        return build_plan(result.spec, topology, files, chosen), chosen
-    except LabInputError as error:
-        raise LabError(str(error)) from None
+    return chosen
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -150,8 +183,12 @@ def _up(args: argparse.Namespace) -> int:
     root = runtime.state_dir(args.state_dir)
     if runtime.load(root) is not None:
         raise runtime.LabError(f"a lab is up (state {root / 'state.json'}); run `lab down` first")
-    plan, chosen = _fitting_plan(args, result, _files(args, result))
-    summary = runtime.up(plan, root, result.stack, str(chosen), args.timeout)
+    chosen = _fitting_slice(args, result)
+    planned = _plan(args, result, chosen)
+    if planned.plan is None:
+        return _refused(args, result.stack, planned.findings, "the lab cannot be built from the rendered tree",
+                        "nothing started")
+    summary = runtime.up(planned.plan, root, result.stack, str(chosen), args.timeout)
     if args.format == "json":
         print(json.dumps(summary, indent=2))
     else:
@@ -192,12 +229,12 @@ def _lab_and_design(args: argparse.Namespace, verb: str) -> tuple[Any, str, Clus
 SHOWN_FINDINGS = 40
 
 
-def _print_findings(findings: list[Finding]) -> None:
-    for finding in findings[:SHOWN_FINDINGS]:
+def _print_findings(findings: list[Finding], shown: int = SHOWN_FINDINGS) -> None:
+    for finding in findings[:shown]:
         print(f"  {finding.severity} {finding.rule} {finding.path}: {finding.message}")
         print(f"      hint: {finding.hint}")
-    if len(findings) > SHOWN_FINDINGS:
-        print(f"  ... and {len(findings) - SHOWN_FINDINGS} more (--format json lists every one)")
+    if len(findings) > shown:
+        print(f"  ... and {len(findings) - shown} more (--format json lists every one)")
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -299,18 +336,28 @@ def _status(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from cluster.lab.containerlab import topology_files
-    from cluster.lab.model import LabInputError, Slice, build_plan
+    from cluster.lab.model import Slice
     from cluster.lab.runtime import LabError
 
     result = _design(args, "export")
     if result is None:
         return 2
-    args.source = None
+    args.source = None  # export has no --from: it renders the design
     try:
-        plan = build_plan(result.spec, result.topology, _files(args, result), Slice.parse(args.slice))
-        files = topology_files(plan)
-    except (LabInputError, ValueError) as error:
+        chosen = Slice.parse(args.slice)
+    except ValueError as error:
         raise LabError(str(error)) from None
+    # Two checkpoints: the rendered tree, then what containerlab takes of the plan built from it.
+    planned = _plan(args, result, chosen)
+    if planned.plan is None:
+        return _refused(args, result.stack, planned.findings, "the lab cannot be built from the rendered tree",
+                        "nothing written")
+    plan = planned.plan
+    exported = topology_files(plan)
+    if exported.findings:
+        return _refused(args, result.stack, exported.findings, "containerlab cannot take this lab",
+                        "nothing written")
+    files = exported.files
     out = args.out if args.out is not None else str(Path("build") / "lab" / result.stack)
     where = out_target("lab export", result.stack, out)
     if where is None:

@@ -21,6 +21,7 @@ from cluster.lab import observe
 from cluster.lab.expect import Design, RailAddress, design
 from cluster.lab.model import Slice, lab_cables, slice_devices
 from cluster.lab.observe import Probe
+from cluster.lab.rules import lab_finding
 from cluster.lab.runtime import Lab
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -61,7 +62,7 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
 
 
 def _finding(rule: str, path: str, message: str, hint: str) -> Finding:
-    return Finding(rule, Severity.ERROR, path, message, hint)
+    return lab_finding(rule, path, message, hint)
 
 
 def _sessions(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:

@@ -1,8 +1,9 @@
 """`lab export`: the lab's fabric as a containerlab topology, for a fabric larger than one machine.
 
 `topology_files(plan)` gives {relative path: text}: `<stack>.clab.yml` and, under `configs/<node>/`,
-every file its nodes bind. `containerlab deploy -t <stack>.clab.yml` builds it on one Linux host;
-clabernetes runs the same file across a Kubernetes cluster (its `clabverter` turns the file and the
+every file its nodes bind (or, for a plan containerlab cannot take, a LAB-INPUT finding for each
+problem, all at once, and no files: `Exported`). `containerlab deploy -t <stack>.clab.yml` builds it
+on one Linux host; clabernetes runs the same file across a Kubernetes cluster (its `clabverter` turns the file and the
 configs it binds into a Topology resource and ConfigMaps).
 
 The same devices, cables, addresses, MTUs and routing as `lab up` builds:
@@ -35,11 +36,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from cluster.lab.model import Interface, LabHost, LabInputError, LabPlan, LabSwitch
+from cluster.findings import Finding
+from cluster.lab.model import Interface, LabHost, LabPlan, LabSwitch
+from cluster.lab.rules import input_finding
 from cluster.lab.runtime import DAEMONS, SWITCH_SYSCTLS, ZEBRA_CONF
 
 FRR_IMAGE = "quay.io/frrouting/frr:8.4.4"
@@ -70,9 +74,26 @@ def _represent_flow(dumper: yaml.SafeDumper, data: _Flow) -> yaml.Node:
 _Dumper.add_representer(_Flow, _represent_flow)
 
 
-def topology_files(plan: LabPlan) -> dict[str, str]:
-    """{relative path: text} of the containerlab lab of `plan`: the topology and every bound file."""
-    names = node_names(plan)
+@dataclass(frozen=True)
+class Exported:
+    """The containerlab files of a plan ({relative path: text}), or (files empty) every LAB-INPUT
+    finding that kept them from being written."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+
+
+def topology_files(plan: LabPlan) -> Exported:
+    """The containerlab lab of `plan` (the topology and every bound file), or every reason
+    containerlab could not take it."""
+    names, findings = _naming(plan)
+    findings += _management_findings(plan) + _cable_findings(plan)
+    if findings:
+        return Exported(findings=tuple(sorted(dict.fromkeys(findings), key=Finding.sort_key)))
+    return Exported(_files(plan, names))
+
+
+def _files(plan: LabPlan, names: Mapping[str, str]) -> dict[str, str]:
     files: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
     for switch in sorted(plan.switches, key=lambda switch: names[switch.name]):
@@ -91,37 +112,66 @@ def topology_files(plan: LabPlan) -> dict[str, str]:
     links = _links(plan, names)
     if links:  # the schema wants at least one link where `links` is given
         topology["links"] = links
-    document = {"name": lab_name(plan.stack), "topology": topology}
+    document = {"name": _safe_name(plan.stack), "topology": topology}
     files[f"{plan.stack}.clab.yml"] = _header(plan) + yaml.dump(
         document, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=4096)
     return dict(sorted(files.items()))
 
 
-def lab_name(stack: str) -> str:
-    """The containerlab topology name of `stack` (also the prefix of its container names)."""
-    name = _safe_name(stack)
-    if name is None:
-        raise LabInputError(f"stack {stack!r}: no containerlab topology name can be made of it; "
-                            "use letters, digits and `-`")
-    return name
-
-
 def node_names(plan: LabPlan) -> dict[str, str]:
-    """{device: containerlab node name}, one distinct name per device of the plan."""
+    """{device: containerlab node name}, one distinct name per device of the plan that has one
+    (`topology_files` reports the others)."""
+    return _naming(plan)[0]
+
+
+def _naming(plan: LabPlan) -> tuple[dict[str, str], list[Finding]]:
+    """The node names of the plan's devices, and a finding for the stack and each device no
+    distinct containerlab name can be made of."""
+    findings = []
+    if _safe_name(plan.stack) is None:  # also the prefix of every container's name
+        findings.append(input_finding("name", f"stack {plan.stack!r}: no containerlab topology name can be made "
+                                      "of it", "name the stack with letters, digits and `-`"))
     names: dict[str, str] = {}
     taken: dict[str, str] = {}
     for device in sorted([switch.name for switch in plan.switches] + [host.name for host in plan.hosts]):
         name = _safe_name(device)
         if name is None:
-            raise LabInputError(f"device {device!r}: no containerlab node name can be made of it")
+            findings.append(input_finding(device, "no containerlab node name can be made of it",
+                                          "rename it in the design with letters, digits and `-`"))
+            continue
         if name in LINK_TYPE_WORDS:
             name = f"node-{name}"
         if name in taken:
-            raise LabInputError(f"devices {taken[name]!r} and {device!r} both become containerlab node {name!r}; "
-                                "rename one of them in the design")
+            findings.append(input_finding(device, f"devices {taken[name]!r} and {device!r} both become containerlab "
+                                          f"node {name!r}", "rename one of them in the design"))
+            continue
         taken[name] = device
         names[device] = name
-    return names
+    return names, findings
+
+
+def _management_findings(plan: LabPlan) -> list[Finding]:
+    """A finding for each port of the plan on containerlab's management interface."""
+    devices: list[LabSwitch | LabHost] = [*plan.switches, *plan.hosts]
+    return [input_finding(device.name, f"port {_port(interface)} is containerlab's management interface on linux "
+                          "nodes", "name the design's port otherwise (a pool's fabric_nics.interfaces): "
+                          f"containerlab keeps {MANAGEMENT_INTERFACE} for its management network")
+            for device in devices for interface in device.interfaces if interface.name == MANAGEMENT_INTERFACE]
+
+
+def _port(interface: Interface) -> str:
+    """The port as the platform names it, with its Linux name where that differs."""
+    return interface.port if interface.port == interface.name else f"{interface.port} (Linux {interface.name})"
+
+
+def _cable_findings(plan: LabPlan) -> list[Finding]:
+    """A finding for each cable end that is no interface of its device in the plan."""
+    devices: list[LabSwitch | LabHost] = [*plan.switches, *plan.hosts]
+    interfaces = {(device.name, interface.name) for device in devices for interface in device.interfaces}
+    return [input_finding(device, f"cable end {device}:{ifname} is no interface of {device} in the lab plan",
+                          "build the plan again from one design")
+            for cable in plan.cables for device, ifname in ((cable.a, cable.a_if), (cable.b, cable.b_if))
+            if (device, ifname) not in interfaces]
 
 
 def daemons_file(switch: LabSwitch) -> str:
@@ -152,7 +202,7 @@ def _switch_node(switch: LabSwitch, folder: str) -> dict[str, Any]:
     if switch.loopback:
         commands.append(f"ip addr add {switch.loopback} dev lo")
     for interface in switch.interfaces:
-        commands.extend(_interface_commands(switch.name, interface, with_address=True))
+        commands.extend(_interface_commands(interface, with_address=True))
     return {"kind": "linux", "image": FRR_IMAGE,
             "binds": [f"{folder}/frr.conf:/etc/frr/frr.conf", f"{folder}/daemons:/etc/frr/daemons",
                       f"{folder}/vtysh.conf:/etc/frr/vtysh.conf"],
@@ -162,16 +212,13 @@ def _switch_node(switch: LabSwitch, folder: str) -> dict[str, Any]:
 def _host_node(host: LabHost, folder: str) -> dict[str, Any]:
     # addresses, rules and routes come from the routing script, as on a real node
     commands = [command for interface in host.interfaces
-                for command in _interface_commands(host.name, interface, with_address=False)]
+                for command in _interface_commands(interface, with_address=False)]
     commands.append(f"bash {HOST_SCRIPT}")
     return {"kind": "linux", "image": HOST_IMAGE, "binds": [f"{folder}/routing.sh:{HOST_SCRIPT}:ro"],
             "exec": commands}
 
 
-def _interface_commands(device: str, interface: Interface, with_address: bool) -> list[str]:
-    if interface.name == MANAGEMENT_INTERFACE:
-        raise LabInputError(f"{device}: interface {interface.name} ({interface.port}) is containerlab's "
-                            "management interface on linux nodes; the design's port cannot use it")
+def _interface_commands(interface: Interface, with_address: bool) -> list[str]:
     commands = [f"ip link set {interface.name} mtu {interface.mtu}"]
     if with_address and interface.address:
         commands.append(f"ip addr add {interface.address} dev {interface.name}")
@@ -197,17 +244,9 @@ def _links(plan: LabPlan, names: Mapping[str, str]) -> list[dict[str, Any]]:
     rows = []
     for cable in plan.cables:
         ends = ((cable.a, cable.a_if), (cable.b, cable.b_if))
-        mtus = [_end_interface(interfaces, device, ifname).mtu for device, ifname in ends]
+        mtus = [interfaces[(device, ifname)].mtu for device, ifname in ends]  # _cable_findings: all there
         rows.append((_Flow(f"{names[device]}:{ifname}" for device, ifname in ends), max(mtus)))
     return [{"endpoints": endpoints, "mtu": mtu} for endpoints, mtu in sorted(rows)]
-
-
-def _end_interface(interfaces: Mapping[tuple[str, str], Interface], device: str, ifname: str) -> Interface:
-    found = interfaces.get((device, ifname))
-    if found is None:
-        raise LabInputError(f"cable end {device}:{ifname} is no interface of {device} in the lab plan; "
-                            "build the plan again from one design")
-    return found
 
 
 def _header(plan: LabPlan) -> str:

@@ -28,10 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding
 from cluster.lab import observe
 from cluster.lab.check import lab_design, rail_probes, routes
 from cluster.lab.expect import Design
+from cluster.lab.rules import lab_finding
 from cluster.lab.runtime import DAEMONS, Lab, LabError, load_frr, sh, start_frr
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -289,15 +290,15 @@ def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,
     if predicted is not None:
         report.predicted_ratio[predicted.after_at] = round(predicted.after, 3)
         if worst[1] and abs(worst[0] - predicted.after) > 1e-6 * max(1.0, predicted.after):
-            findings.append(Finding(
-                "LAB-WHATIF", Severity.ERROR, f"switches/{worst[1]}",
+            findings.append(lab_finding(
+                "LAB-WHATIF", f"switches/{worst[1]}",
                 f"after {outcome.failed} failed, the worst {tier} measured is {worst[1]} at {worst[0]:.3g}:1 (its "
                 f"design downlinks over the uplinks its kernel forwards on); whatif predicts {predicted.after:.3g}:1 "
                 f"at {predicted.after_at}", "compare the lab's routes of that switch with its cabling"))
     predicted_cut = sorted(set(outcome.cut_off) & {s.name for s in lab.plan.switches})
     if sorted(cut_off) != predicted_cut:
-        findings.append(Finding(
-            "LAB-WHATIF", Severity.ERROR, f"switches/{(cut_off or predicted_cut)[0]}",
+        findings.append(lab_finding(
+            "LAB-WHATIF", f"switches/{(cut_off or predicted_cut)[0]}",
             f"after {outcome.failed} failed, switches without uplinks: lab {', '.join(sorted(cut_off)) or 'none'}; "
             f"whatif {', '.join(predicted_cut) or 'none'}", "compare the lab's routes of those switches with their "
             "cabling"))

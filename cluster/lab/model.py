@@ -14,6 +14,9 @@ rendered files, read as the device would read them:
   the rail netdevs bound to the lab's interfaces (the RDMA discovery and NIC QoS parts need
   ConnectX hardware), and the MTU the script sets.
 
+`build_plan` examines every file it needs and returns either the plan or a LAB-INPUT finding for
+each file (or port) it cannot use, all at once (`Planned`).
+
 A design larger than the machine is built as a slice: the first leaf groups, every switch above
 them and the hosts below them (`Slice`).
 """
@@ -28,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cluster.addressing import allocate
+from cluster.findings import Finding
+from cluster.lab.rules import input_finding
 from cluster.naming import fabric_interfaces
 from cluster.render.engine import render
 from cluster.render.views import switch_views
@@ -40,10 +45,7 @@ from cluster.verify.expected import Cable, expected_cables
 ROUTING_START = "# --- Per-rail source routing"
 ROUTING_END = 'echo "qos.sh:'
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
-
-
-class LabInputError(Exception):
-    """A rendered file the lab cannot use; the message names the file and the fix."""
+RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
 
 
 @dataclass(frozen=True)
@@ -189,44 +191,99 @@ def lab_cables(spec: ClusterSpec, topology: Topology, devices: set[str]) -> list
 
 def ifname(port: str) -> str:
     """The Linux interface for a platform port: its own name where Linux takes it (SONiC
-    `Ethernet8`, Cumulus `swp3s1`), else with `/` as `_` (EOS `Ethernet3/5` -> `Ethernet3_5`)."""
-    name = port.replace("/", "_")
-    if not IFNAME.fullmatch(name):
-        raise LabInputError(f"port {port!r} has no Linux interface name of at most 15 characters")
-    return name
+    `Ethernet8`, Cumulus `swp3s1`), else with `/` as `_` (EOS `Ethernet3/5` -> `Ethernet3_5`);
+    `IFNAME` says whether Linux takes the result."""
+    return port.replace("/", "_")
 
 
-def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], chosen: Slice) -> LabPlan:
-    """The lab of `chosen` from the design and its rendered tree `files` ({path: text})."""
+@dataclass(frozen=True)
+class Planned:
+    """A lab plan, or (plan None) every LAB-INPUT finding that kept it from being built."""
+
+    plan: LabPlan | None
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass
+class _Tree:
+    """The rendered tree as the lab reads it, gathering a LAB-INPUT finding for each file it cannot use."""
+
+    files: Mapping[str, str]
+    unreadable: Mapping[str, str]  # {path: why} of files that exist but could not be read
+    findings: list[Finding] = field(default_factory=list)
+
+    def text(self, path: str, what: str) -> str | None:
+        """The file at `path` (None, with a finding, when it is missing or unreadable)."""
+        if path in self.unreadable:
+            self.problem(path, f"cannot be read ({self.unreadable[path]}); the lab needs {what}", RENDER_AGAIN)
+            return None
+        if path not in self.files:
+            self.problem(path, f"missing; the lab needs {what}", RENDER_AGAIN)
+            return None
+        return self.files[path]
+
+    def problem(self, path: str, message: str, hint: str) -> None:
+        """Record a LAB-INPUT finding at `path` (a file of the tree, or a device)."""
+        self.findings.append(input_finding(path, message, hint))
+
+    def result(self) -> tuple[Finding, ...]:
+        """Every finding once (hosts of one pool share a script and its problems), sorted."""
+        return tuple(sorted(dict.fromkeys(self.findings), key=Finding.sort_key))
+
+
+def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], chosen: Slice,
+               unreadable: Mapping[str, str] | None = None) -> Planned:
+    """The lab of `chosen` from the design and its rendered tree `files` ({path: text}; `unreadable`:
+    {path: why} of files that could not be read), or every LAB-INPUT finding of that tree: each
+    file is examined, so one run names every file (and port) to fix."""
+    tree = _Tree(files, unreadable or {})
     switches, hosts, description = slice_devices(topology, chosen)
     cables = lab_cables(spec, topology, switches | hosts)
     ports: dict[str, list[str]] = {}
     for cable in cables:
         for end in (cable.lower, cable.upper):
             ports.setdefault(end.device, []).append(end.port)
-    addresses = allocate(spec, topology)
-    views = {view.name: view for view in switch_views(spec, topology, addresses, None, sorted(switches))}
-    lab_switches = []
-    notes = []
-    for name in sorted(switches):
-        view = views[name]
-        if view.os == "sonic":
-            lab_switches.append(_sonic_switch(name, view.tier, files, ports.get(name, [])))
-        else:
-            lab_switches.append(_equivalent_switch(view, ports.get(name, [])))
-    equivalents = sorted({switch.os for switch in lab_switches if switch.os != "sonic"})
-    if equivalents:
-        notes.append(f"{' and '.join(equivalents).upper()} switches run the FRR equivalent of their rendered "
-                     "routing plan (same ASN, router id, /31s, neighbors, ECMP width, BFD); SONiC switches run "
-                     "their rendered frr.conf unmodified")
-    pools = {pool.name: pool for pool in spec.pools}
-    lab_hosts = []
-    for name in sorted(hosts):
-        pool = pools[topology.host(name)["pool"]]
-        lab_hosts.append(_host(name, pool.name, files, _rail_names(spec, topology, name)))
+    rails = {name: _rail_names(spec, topology, name) for name in sorted(hosts)}
+    _check_port_names(tree, ports, rails)
+    lab_switches = _switches(spec, topology, sorted(switches), tree, ports)
+    lab_hosts = [_host(name, topology.host(name)["pool"], tree, rails[name]) for name in sorted(hosts)]
+    if tree.findings:
+        return Planned(None, tree.result())
+    # without findings every device was built
+    built_switches = tuple(switch for switch in lab_switches if switch is not None)
+    built_hosts = tuple(host for host in lab_hosts if host is not None)
     lab_cable_list = tuple(LabCable(cable.lower.device, ifname(cable.lower.port), cable.upper.device,
                                     ifname(cable.upper.port)) for cable in cables)
-    return LabPlan(spec.name, description, tuple(lab_switches), tuple(lab_hosts), lab_cable_list, tuple(notes))
+    return Planned(LabPlan(spec.name, description, built_switches, built_hosts, lab_cable_list,
+                           _notes(built_switches)))
+
+
+def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], rails: Mapping[str, list[str]]) -> None:
+    """A finding at each device for each of its ports that Linux cannot name."""
+    for device in sorted(set(ports) | set(rails)):
+        for port in dict.fromkeys([*ports.get(device, ()), *rails.get(device, ())]):
+            if not IFNAME.fullmatch(ifname(port)):
+                tree.problem(device, f"port {port!r} has no Linux interface name of at most 15 characters",
+                             "name the port with at most 15 letters, digits, `_`, `.` or `-` (a pool's "
+                             "fabric_nics.interfaces, or the switch model's port names)")
+
+
+def _switches(spec: ClusterSpec, topology: Topology, names: list[str], tree: _Tree,
+              ports: Mapping[str, list[str]]) -> list[LabSwitch | None]:
+    """Each switch of `names`: SONiC from its rendered files, the others as their FRR equivalent."""
+    addresses = allocate(spec, topology)
+    views = {view.name: view for view in switch_views(spec, topology, addresses, None, names)}
+    return [_sonic_switch(name, views[name].tier, tree, ports.get(name, [])) if views[name].os == "sonic"
+            else _equivalent_switch(views[name], ports.get(name, [])) for name in names]
+
+
+def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
+    equivalents = sorted({switch.os for switch in switches if switch.os != "sonic"})
+    if not equivalents:
+        return ()
+    return (f"{' and '.join(equivalents).upper()} switches run the FRR equivalent of their rendered "
+            "routing plan (same ASN, router id, /31s, neighbors, ECMP width, BFD); SONiC switches run "
+            "their rendered frr.conf unmodified",)
 
 
 def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
@@ -234,44 +291,70 @@ def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
     return fabric_interfaces(pools[topology.host(host)["pool"]])
 
 
-def _file(files: Mapping[str, str], path: str, what: str) -> str:
-    if path not in files:
-        raise LabInputError(f"{path}: missing; the lab needs {what} (run `render` again into the --from folder)")
-    return files[path]
-
-
-def _sonic_switch(name: str, tier: str, files: Mapping[str, str], ports: list[str]) -> LabSwitch:
+def _sonic_switch(name: str, tier: str, tree: _Tree, ports: list[str]) -> LabSwitch | None:
     path = f"switches/{name}/config_db.json"
-    try:
-        db = json.loads(_file(files, path, "the switch's SONiC config"))
-        port_table: dict[str, dict[str, Any]] = db.get("PORT", {})
-        keys = list(db.get("INTERFACE", {})) + list(db.get("LOOPBACK_INTERFACE", {}))
-    except (ValueError, AttributeError, TypeError) as error:
-        raise LabInputError(f"{path}: not a SONiC config_db ({error}); render it again") from None
-    addresses: dict[str, str] = {}
-    for key in keys:
-        port, _, prefix = key.partition("|")
-        if prefix:
-            try:
-                ipaddress.IPv4Interface(prefix)
-            except ValueError:
-                raise LabInputError(f"{path}: {key!r} is not an IPv4 interface address") from None
-            addresses[port] = prefix
-    interfaces = []
-    for port in ports:
-        entry = port_table.get(port)
-        if not isinstance(entry, dict):  # SONiC creates no port that PORT lacks: a dead interface
-            interfaces.append(Interface(ifname(port), port, None, 1500, up=False))
-            continue
-        try:
-            mtu = int(entry.get("mtu", 9100))  # SONiC's default port MTU
-        except (TypeError, ValueError):
-            raise LabInputError(f"{path}: PORT|{port} mtu {entry.get('mtu')!r} is not a number") from None
-        interfaces.append(Interface(ifname(port), port, addresses.get(port), mtu, entry.get("admin_status") == "up"))
     routed = f"switches/{name}/frr.conf"
-    return LabSwitch(name, tier, "sonic", addresses.get("Loopback0"), tuple(interfaces),
-                     _file(files, routed, "the switch's FRR config"),
+    frr_conf = tree.text(routed, "the switch's FRR config")  # first: reported even beside a broken config_db
+    db = _config_db(tree, path)
+    if db is None:
+        return None
+    addresses = _addresses(tree, path, db)
+    interfaces = [_sonic_interface(tree, path, db["PORT"], port, addresses) for port in ports]
+    if frr_conf is None:
+        return None
+    return LabSwitch(name, tier, "sonic", addresses.get("Loopback0"), tuple(interfaces), frr_conf,
                      f"{path} and {routed} (split-unified: FRR's integrated config)")
+
+
+def _config_db(tree: _Tree, path: str) -> dict[str, dict[str, Any]] | None:
+    """The PORT, INTERFACE and LOOPBACK_INTERFACE tables of a config_db (None: not one)."""
+    text = tree.text(path, "the switch's SONiC config")
+    if text is None:
+        return None
+    try:
+        db = json.loads(text)
+    except (ValueError, RecursionError) as error:  # RecursionError: nesting deeper than the parser goes
+        tree.problem(path, f"not a SONiC config_db ({error})", RENDER_AGAIN)
+        return None
+    if not isinstance(db, dict):
+        tree.problem(path, f"not a SONiC config_db (a JSON {type(db).__name__}, not an object of tables)",
+                     RENDER_AGAIN)
+        return None
+    tables = {table: db.get(table, {}) for table in ("PORT", "INTERFACE", "LOOPBACK_INTERFACE")}
+    wrong = [table for table, value in tables.items() if not isinstance(value, dict)]
+    for table in wrong:
+        tree.problem(path, f"not a SONiC config_db ({table} is a {type(tables[table]).__name__}, not a table)",
+                     RENDER_AGAIN)
+    return None if wrong else tables
+
+
+def _addresses(tree: _Tree, path: str, db: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+    """{port: a.b.c.d/len} of the INTERFACE and LOOPBACK_INTERFACE keys (`port|prefix`)."""
+    addresses: dict[str, str] = {}
+    for key in [*db["INTERFACE"], *db["LOOPBACK_INTERFACE"]]:
+        port, _, prefix = key.partition("|")
+        if not prefix:
+            continue  # the interface's own entry; its addresses are the `port|prefix` keys
+        try:
+            ipaddress.IPv4Interface(prefix)
+        except ValueError:
+            tree.problem(path, f"{key!r} is not an IPv4 interface address", f"write it as PORT|a.b.c.d/len, or {RENDER_AGAIN}")
+            continue
+        addresses[port] = prefix
+    return addresses
+
+
+def _sonic_interface(tree: _Tree, path: str, port_table: Mapping[str, Any], port: str,
+                     addresses: Mapping[str, str]) -> Interface:
+    entry = port_table.get(port)
+    if not isinstance(entry, dict):  # SONiC creates no port that PORT lacks: a dead interface
+        return Interface(ifname(port), port, None, 1500, up=False)
+    try:
+        mtu = int(entry.get("mtu", 9100))  # SONiC's default port MTU
+    except (TypeError, ValueError):
+        tree.problem(path, f"PORT|{port} mtu {entry.get('mtu')!r} is not a number", RENDER_AGAIN)
+        mtu = 0  # the plan is not built: this only lets the other ports be examined
+    return Interface(ifname(port), port, addresses.get(port), mtu, entry.get("admin_status") == "up")
 
 
 def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:
@@ -283,25 +366,42 @@ def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:
                      f"FRR equivalent of switches/{view.name}/{dialect}'s routing plan")
 
 
-def _host(name: str, pool: str, files: Mapping[str, str], rails: list[str]) -> LabHost:
+def _host(name: str, pool: str, tree: _Tree, rails: list[str]) -> LabHost | None:
     path = f"hosts/{pool}/qos.sh"
-    script = _file(files, path, "the pool's host script")
-    lines = script.splitlines()
-    starts = [index for index, line in enumerate(lines) if line.startswith(ROUTING_START)]
-    ends = [index for index, line in enumerate(lines) if line.startswith(ROUTING_END)]
-    if not starts or not ends or ends[-1] < starts[0]:
-        raise LabInputError(f"{path}: no per-rail routing section ({ROUTING_START!r} ... {ROUTING_END!r}); "
-                            "render it again")
-    section = lines[starts[0]:ends[-1]]
-    case = re.search(rf"^\s*{re.escape(name)}\) ADDRS=\(([^)]*)\); GWS=\(([^)]*)\)", script, re.MULTILINE)
-    if case is None:
-        raise LabInputError(f"{path}: host {name} has no ADDRS/GWS line; render it again")
-    own = case.group(1).split()
+    script = tree.text(path, "the pool's host script")
+    if script is None:
+        return None
+    section = _routing_section(tree, path, script)
+    own = _rail_addresses(tree, path, script, name, rails)
+    if section is None or own is None:
+        return None
     mtu = re.search(r'mtu (\d+) up', script)
-    if len(own) != len(rails):
-        raise LabInputError(f"{path}: host {name} has {len(own)} rail addresses for {len(rails)} rails")
     interfaces = tuple(Interface(ifname(rail), rail, address, int(mtu.group(1)) if mtu else 1500)
                        for rail, address in zip(rails, own, strict=True))
     bound = "\n".join(["set -euo pipefail", f"HOST={name}",
                        "RAILS=(" + " ".join(interface.name for interface in interfaces) + ")", *section, ""])
     return LabHost(name, pool, interfaces, bound)
+
+
+def _routing_section(tree: _Tree, path: str, script: str) -> list[str] | None:
+    """The lines of the script's per-rail routing section (None: it has none)."""
+    lines = script.splitlines()
+    starts = [index for index, line in enumerate(lines) if line.startswith(ROUTING_START)]
+    ends = [index for index, line in enumerate(lines) if line.startswith(ROUTING_END)]
+    if not starts or not ends or ends[-1] < starts[0]:
+        tree.problem(path, f"no per-rail routing section ({ROUTING_START!r} ... {ROUTING_END!r})", RENDER_AGAIN)
+        return None
+    return lines[starts[0]:ends[-1]]
+
+
+def _rail_addresses(tree: _Tree, path: str, script: str, host: str, rails: list[str]) -> list[str] | None:
+    """The host's rail addresses, from its `HOST) ADDRS=(...); GWS=(...)` line, one per rail."""
+    case = re.search(rf"^\s*{re.escape(host)}\) ADDRS=\(([^)]*)\); GWS=\(([^)]*)\)", script, re.MULTILINE)
+    if case is None:
+        tree.problem(path, f"host {host} has no ADDRS/GWS line", RENDER_AGAIN)
+        return None
+    own = case.group(1).split()
+    if len(own) != len(rails):
+        tree.problem(path, f"host {host} has {len(own)} rail addresses for {len(rails)} rails", RENDER_AGAIN)
+        return None
+    return own

@@ -1,0 +1,48 @@
+"""The LAB-* rule ids: what `lab` reports, with a title, a meaning and a default severity each.
+
+`lab check` reports the running lab against the design, `lab fail` a failure against `whatif`,
+and every action that builds a lab (`lab up`, `lab export`) the rendered tree it cannot use.
+"""
+
+from __future__ import annotations
+
+from cluster.findings import Finding, Severity
+
+# Rule id -> (title, what it means, default severity): the LAB-* contract, as CABLE_RULES is verify's.
+LAB_RULES: dict[str, tuple[str, str, Severity]] = {
+    "LAB-BGP": ("designed session down",
+                "A BGP session the design has (both ends in the lab) that is not configured or not Established.",
+                Severity.ERROR),
+    "LAB-ASN": ("BGP on another ASN",
+                "A switch, or the peer of one of its sessions, speaks another ASN than the design gives it.",
+                Severity.ERROR),
+    "LAB-ROUTE": ("route or ECMP width not as designed",
+                  "A loopback or host /31 missing from a switch's kernel, installed over another number of next "
+                  "hops than the design's ECMP width, or held though nothing in the lab announces it.",
+                  Severity.ERROR),
+    "LAB-REACH": ("reachability not as designed",
+                  "A host rail that does (or does not) reach another host's rail where the design says the "
+                  "opposite.", Severity.ERROR),
+    "LAB-MTU": ("MTU not carried",
+                "A cable or a host-to-host path that does not carry the design's MTU with DF set.", Severity.ERROR),
+    "LAB-LLDP": ("LLDP neighbor not as designed",
+                 "An LLDP neighbor other than the one `verify` expects (link speeds are not emulated).",
+                 Severity.ERROR),
+    "LAB-WHATIF": ("failure disagrees with whatif",
+                   "After `lab fail`, the worst oversubscription of the tier below or the switches left without "
+                   "uplinks differ from what `whatif --fail` predicts.", Severity.ERROR),
+    "LAB-INPUT": ("rendered tree the lab cannot use",
+                  "A rendered file that is missing, cannot be read or is not what the renderer writes, or a port "
+                  "or device name the lab (or containerlab) cannot take: every one at once, nothing is built or "
+                  "written, exit 2.", Severity.ERROR),
+}
+
+
+def lab_finding(rule: str, path: str, message: str, hint: str) -> Finding:
+    """A LAB-* finding at its rule's default severity."""
+    return Finding(rule, LAB_RULES[rule][2], path, message, hint)
+
+
+def input_finding(path: str, message: str, hint: str) -> Finding:
+    """LAB-INPUT at the rendered file (or the device) the lab cannot use."""
+    return lab_finding("LAB-INPUT", path, message, hint)
