@@ -54,9 +54,9 @@ def names(spec: ClusterSpec, topology: Topology) -> list[str]:
 def of_bundle(topology: Topology, bundle: str) -> str:
     """The part of one rendered bundle (named after its device, pool or directory): the files of
     a fabric leaf or spine go with its pod, everything else with the core."""
-    data = topology.graph.nodes.get(bundle)
-    if data and data.get("kind") == "switch" and data.get("network") == FABRIC and data.get("tier") in ("leaf", "spine"):
-        return pod_part(int(data.get("pod") or 0))
+    data = topology.switch_nodes.get(bundle)
+    if data is not None and data["network"] == FABRIC and data["tier"] in ("leaf", "spine"):
+        return pod_part(data["pod"] or 0)
     return CORE
 
 

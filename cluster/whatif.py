@@ -217,9 +217,9 @@ def _ratio(load: SwitchLoad) -> float:
 
 def _hosts_per_leaf(topology: Topology) -> dict[str, int]:
     served: dict[str, int] = defaultdict(int)
-    kind = dict(topology.graph.nodes(data="kind"))
+    nodes = topology.nodes
     for _, _, key, data in topology.edges:
-        if key == FABRIC and kind[data["lower"]] == "host":
+        if key == FABRIC and nodes[data["lower"]]["kind"] == "host":
             served[data["upper"]] += 1
     return served
 

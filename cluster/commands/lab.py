@@ -159,8 +159,8 @@ def _fitting_slice(args: argparse.Namespace, result: Valid) -> Slice:
 
     def need(candidate: Slice) -> float:
         switches, hosts, _ = slice_devices(topology, candidate)
-        sessions = sum(data["links"] for u, v, network, data in topology.graph.edges(switches, keys=True, data=True)
-                       if network == "fabric" and u in switches and v in switches)
+        sessions = sum(data["links"] for _, _, network, data in topology.edges
+                       if network == "fabric" and data["lower"] in switches and data["upper"] in switches)
         return _estimate_mb(len(switches), 2 * sessions, len(hosts))
 
     if args.slice is None and need(chosen) > budget:

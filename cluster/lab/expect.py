@@ -97,17 +97,17 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
     pools = {pool.name: pool for pool in spec.pools}
     for host in sorted(hosts):
         pool = pools[topology.host(host)["pool"]]
-        for _, leaf, network, edge in topology.graph.edges(host, keys=True, data=True):
+        for leaf, network, edge in topology.cables(host):
             if network != FABRIC or leaf not in switches:
                 continue
-            for index, (nic, port) in enumerate(edge["ports"]):
+            for index, (nic, nic_port) in enumerate(edge["ports"]):
                 own, _ = addresses.link(host, leaf, network, index)
-                rails.append(RailAddress(host, nic * pool.fabric_nics.ports_per_nic + port, own.split("/")[0], leaf))
+                rails.append(RailAddress(host, nic * pool.fabric_nics.ports_per_nic + nic_port, own.split("/")[0], leaf))
     links: dict[tuple[str, str], int] = defaultdict(int)
     upper_of: dict[str, set[str]] = defaultdict(set)
     lower_of: dict[str, set[str]] = defaultdict(set)
     for name in switches:
-        for _, peer, network, data in topology.graph.edges(name, keys=True, data=True):
+        for peer, network, data in topology.cables(name):
             if network == FABRIC and peer in switches and data["lower"] == name:
                 links[(name, peer)] += data["links"]
                 upper_of[name].add(peer)

@@ -267,10 +267,9 @@ def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,
              switch: str | None) -> list[Finding]:
     """The tier below the failure as measured against whatif: its worst oversubscription (design
     downlinks over the uplinks its kernel still forwards on) and the switches left without one."""
-    graph = topology.graph
     tier = TIER_BELOW.get(topology.switch(switch)["tier"], "leaf") if switch else "leaf"
     loads = topology.switch_loads
-    uplink_gbps = {lower: int(graph.edges[lower, upper, FABRIC]["gbps"]) for lower, upper in expected.links}
+    uplink_gbps = {lower: topology.cable(lower, upper, FABRIC)["gbps"] for lower, upper in expected.links}
     cut_off = []
     worst: tuple[float, str] = (0.0, "")
     for name in (s.name for s in lab.plan.switches if s.tier == tier and s.name not in failed):

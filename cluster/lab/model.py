@@ -155,7 +155,6 @@ def leaf_groups(topology: Topology) -> dict[str, tuple[int, int]]:
 
 def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str], str]:
     """(fabric switches, hosts, a sentence saying what they represent) of a slice."""
-    graph = topology.graph
     switches = {name for name, _ in topology.switches(FABRIC)}
     group_of = leaf_groups(topology)
     leaves = set(group_of)
@@ -170,12 +169,12 @@ def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str]
     frontier = list(chosen_leaves)
     while frontier:  # every switch above the chosen leaves
         node = frontier.pop()
-        for _, peer, network, data in graph.edges(node, keys=True, data=True):
+        for peer, network, data in topology.cables(node):
             if network == FABRIC and data["lower"] == node and peer in switches and peer not in selected:
                 selected.add(peer)
                 frontier.append(peer)
     hosts = {host for host in hosts_all
-             if all(peer in chosen_leaves for _, peer, network in graph.edges(host, keys=True) if network == FABRIC)}
+             if all(peer in chosen_leaves for peer, network, _ in topology.cables(host) if network == FABRIC)}
     tiers = sorted({topology.switch(name)["tier"] for name in selected - chosen_leaves})
     return selected, hosts, (f"leaf groups 1-{chosen.groups} of {len(groups)} with every rail's leaves, "
                              f"all {' and '.join(tiers) or 'upper'} switches above them and their {len(hosts)} "

@@ -69,8 +69,8 @@ def gather(topology: Topology, cables: list[Cable], lldp: Path | None, ib: Path 
         if links is not None and guid_names is not None:
             gathered.claims.extend(ib_claims(links, guid_names, names))
             # A discovery walks the whole subnet: every fabric device has reported, present or not.
-            gathered.reporting.update((name, "fabric") for name, attrs in topology.graph.nodes(data=True)
-                                      if attrs.get("network") == "fabric" or attrs["kind"] == "host")
+            gathered.reporting.update((name, "fabric") for name, node in topology.nodes.items()
+                                      if node["kind"] == "host" or node["network"] == "fabric")
     return gathered
 
 
