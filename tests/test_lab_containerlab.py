@@ -424,3 +424,5 @@ def test_export_of_a_broken_rendered_tree_reports_every_file_and_writes_nothing(
     reported = {line.split("LAB-INPUT ", 1)[1].split(": ", 1)[0] for line in captured.out.splitlines()
                 if "error LAB-INPUT " in line and ": missing; the lab needs" in line}
     assert reported == broken and "nothing written" in captured.out
+    # rendered in this run, not read from a folder: the hint names a renderer fault, never --from
+    assert "fault of gpu-cluster's renderer" in captured.out and "--from" not in captured.out

@@ -97,7 +97,8 @@ def _plan(args: argparse.Namespace, result: Valid, chosen: Slice) -> Planned:
     from cluster.lab.rules import input_finding
 
     if args.source is None:
-        return build_plan(result.spec, result.topology, render_tree(result.spec, result.topology), chosen)
+        return build_plan(result.spec, result.topology, render_tree(result.spec, result.topology), chosen,
+                          rendered_now=True)
     root = Path(args.source)
     if not root.is_dir():
         return Planned(None, (input_finding(str(root), "--from: not a directory",

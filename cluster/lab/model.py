@@ -46,6 +46,9 @@ ROUTING_START = "# --- Per-rail source routing"
 ROUTING_END = 'echo "qos.sh:'
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
 RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
+# A tree rendered from the design in the same run (no --from): a fault of the renderer, not of a file.
+RENDERER_FAULT = ("the tree was rendered from the design in this run, so this is a fault of gpu-cluster's "
+                  "renderer: report it with the stack file (`render STACK --out DIR` writes the same tree)")
 
 
 @dataclass(frozen=True)
@@ -209,15 +212,16 @@ class _Tree:
 
     files: Mapping[str, str]
     unreadable: Mapping[str, str]  # {path: why} of files that exist but could not be read
+    again: str  # the fix of a file the lab cannot use: RENDER_AGAIN, or RENDERER_FAULT for a fresh render
     findings: list[Finding] = field(default_factory=list)
 
     def text(self, path: str, what: str) -> str | None:
         """The file at `path` (None, with a finding, when it is missing or unreadable)."""
         if path in self.unreadable:
-            self.problem(path, f"cannot be read ({self.unreadable[path]}); the lab needs {what}", RENDER_AGAIN)
+            self.problem(path, f"cannot be read ({self.unreadable[path]}); the lab needs {what}", self.again)
             return None
         if path not in self.files:
-            self.problem(path, f"missing; the lab needs {what}", RENDER_AGAIN)
+            self.problem(path, f"missing; the lab needs {what}", self.again)
             return None
         return self.files[path]
 
@@ -231,11 +235,12 @@ class _Tree:
 
 
 def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], chosen: Slice,
-               unreadable: Mapping[str, str] | None = None) -> Planned:
+               unreadable: Mapping[str, str] | None = None, rendered_now: bool = False) -> Planned:
     """The lab of `chosen` from the design and its rendered tree `files` ({path: text}; `unreadable`:
-    {path: why} of files that could not be read), or every LAB-INPUT finding of that tree: each
-    file is examined, so one run names every file (and port) to fix."""
-    tree = _Tree(files, unreadable or {})
+    {path: why} of files that could not be read; `rendered_now`: the tree was rendered in this run,
+    not read from --from), or every LAB-INPUT finding of that tree: each file is examined, so one
+    run names every file (and port) to fix."""
+    tree = _Tree(files, unreadable or {}, RENDERER_FAULT if rendered_now else RENDER_AGAIN)
     switches, hosts, description = slice_devices(topology, chosen)
     cables = lab_cables(spec, topology, switches | hosts)
     ports: dict[str, list[str]] = {}
@@ -313,17 +318,17 @@ def _config_db(tree: _Tree, path: str) -> dict[str, dict[str, Any]] | None:
     try:
         db = json.loads(text)
     except (ValueError, RecursionError) as error:  # RecursionError: nesting deeper than the parser goes
-        tree.problem(path, f"not a SONiC config_db ({error})", RENDER_AGAIN)
+        tree.problem(path, f"not a SONiC config_db ({error})", tree.again)
         return None
     if not isinstance(db, dict):
         tree.problem(path, f"not a SONiC config_db (a JSON {type(db).__name__}, not an object of tables)",
-                     RENDER_AGAIN)
+                     tree.again)
         return None
     tables = {table: db.get(table, {}) for table in ("PORT", "INTERFACE", "LOOPBACK_INTERFACE")}
     wrong = [table for table, value in tables.items() if not isinstance(value, dict)]
     for table in wrong:
         tree.problem(path, f"not a SONiC config_db ({table} is a {type(tables[table]).__name__}, not a table)",
-                     RENDER_AGAIN)
+                     tree.again)
     return None if wrong else tables
 
 
@@ -337,7 +342,7 @@ def _addresses(tree: _Tree, path: str, db: Mapping[str, dict[str, Any]]) -> dict
         try:
             ipaddress.IPv4Interface(prefix)
         except ValueError:
-            tree.problem(path, f"{key!r} is not an IPv4 interface address", f"write it as PORT|a.b.c.d/len, or {RENDER_AGAIN}")
+            tree.problem(path, f"{key!r} is not an IPv4 interface address", f"write it as PORT|a.b.c.d/len, or {tree.again}")
             continue
         addresses[port] = prefix
     return addresses
@@ -351,7 +356,7 @@ def _sonic_interface(tree: _Tree, path: str, port_table: Mapping[str, Any], port
     try:
         mtu = int(entry.get("mtu", 9100))  # SONiC's default port MTU
     except (TypeError, ValueError):
-        tree.problem(path, f"PORT|{port} mtu {entry.get('mtu')!r} is not a number", RENDER_AGAIN)
+        tree.problem(path, f"PORT|{port} mtu {entry.get('mtu')!r} is not a number", tree.again)
         mtu = 0  # the plan is not built: this only lets the other ports be examined
     return Interface(ifname(port), port, addresses.get(port), mtu, entry.get("admin_status") == "up")
 
@@ -388,7 +393,7 @@ def _routing_section(tree: _Tree, path: str, script: str) -> list[str] | None:
     starts = [index for index, line in enumerate(lines) if line.startswith(ROUTING_START)]
     ends = [index for index, line in enumerate(lines) if line.startswith(ROUTING_END)]
     if not starts or not ends or ends[-1] < starts[0]:
-        tree.problem(path, f"no per-rail routing section ({ROUTING_START!r} ... {ROUTING_END!r})", RENDER_AGAIN)
+        tree.problem(path, f"no per-rail routing section ({ROUTING_START!r} ... {ROUTING_END!r})", tree.again)
         return None
     return lines[starts[0]:ends[-1]]
 
@@ -397,10 +402,10 @@ def _rail_addresses(tree: _Tree, path: str, script: str, host: str, rails: list[
     """The host's rail addresses, from its `HOST) ADDRS=(...); GWS=(...)` line, one per rail."""
     case = re.search(rf"^\s*{re.escape(host)}\) ADDRS=\(([^)]*)\); GWS=\(([^)]*)\)", script, re.MULTILINE)
     if case is None:
-        tree.problem(path, f"host {host} has no ADDRS/GWS line", RENDER_AGAIN)
+        tree.problem(path, f"host {host} has no ADDRS/GWS line", tree.again)
         return None
     own = case.group(1).split()
     if len(own) != len(rails):
-        tree.problem(path, f"host {host} has {len(own)} rail addresses for {len(rails)} rails", RENDER_AGAIN)
+        tree.problem(path, f"host {host} has {len(own)} rail addresses for {len(rails)} rails", tree.again)
         return None
     return own
