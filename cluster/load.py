@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -81,7 +81,7 @@ class LinkArrays:
         return product
 
 
-def link_arrays(graph: nx.MultiGraph, edges: list[Edge]) -> LinkArrays:
+def link_arrays(graph: nx.MultiGraph, edges: Sequence[Edge]) -> LinkArrays:
     """`LinkArrays` of the graph's `edge_list` (the columns are read with C-level maps, not a loop)."""
     count = len(edges)
     datas = list(map(itemgetter(3), edges))
@@ -144,7 +144,7 @@ def uplinks_for(switch: SwitchNode, load: SwitchLoad, ratio: float) -> tuple[int
     return needed, per_link, room
 
 
-def worst_per_tier(loads: dict[str, SwitchLoad],
+def worst_per_tier(loads: Mapping[str, SwitchLoad],
                    switches: Iterable[tuple[str, SwitchNode]]) -> dict[str, tuple[str, SwitchLoad]]:
     """The most oversubscribed switch of each tier, among switches that have uplinks."""
     worst: dict[str, tuple[str, SwitchLoad]] = {}

@@ -8,6 +8,7 @@ top main ports, so growing the hosts under a leaf never moves its uplinks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -35,7 +36,7 @@ class PortSpan:
                 + [PlanPort("main", self.main_first + index) for index in range(self.main_count)])
 
 
-def switch_ports(graph: nx.MultiGraph, edges: list[Edge]) -> dict[tuple[str, str, str], PortSpan]:
+def switch_ports(graph: nx.MultiGraph, edges: Sequence[Edge]) -> dict[tuple[str, str, str], PortSpan]:
     """(switch, peer, network) -> the switch's ports for the links of that edge, in order.
 
     Computed from the graph and its `edge_list`; the topology keeps it (Topology.switch_ports).

@@ -20,7 +20,7 @@ first use, once, and never stale, because nothing changes the graph after build.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,7 +57,7 @@ class Topology:
     hosts_by_pool: Mapping[str, tuple[str, ...]]
 
     @cached_property
-    def edges(self) -> list[Edge]:
+    def edges(self) -> Sequence[Edge]:
         """Every edge once as (u, v, key, data), in networkx's edge order (cluster.load.edge_list)."""
         return edge_list(self.graph)
 
@@ -67,12 +67,12 @@ class Topology:
         return link_arrays(self.graph, self.edges)
 
     @cached_property
-    def switch_loads(self) -> dict[str, SwitchLoad]:
+    def switch_loads(self) -> Mapping[str, SwitchLoad]:
         """Links and Gbps up and down of every switch and provider fabric."""
         return switch_loads(self.link_arrays)
 
     @cached_property
-    def switch_ports(self) -> dict[tuple[str, str, str], PortSpan]:
+    def switch_ports(self) -> Mapping[tuple[str, str, str], PortSpan]:
         """(switch, peer, network) -> the switch's ports for that edge's links (cluster.ports)."""
         return switch_ports(self.graph, self.edges)
 
