@@ -8,10 +8,8 @@ top main ports, so growing the hosts under a leaf never moves its uplinks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import networkx as nx
 
 from cluster.load import Edge
 from cluster.naming import MANAGEMENT, PlanPort
@@ -36,12 +34,12 @@ class PortSpan:
                 + [PlanPort("main", self.main_first + index) for index in range(self.main_count)])
 
 
-def switch_ports(graph: nx.MultiGraph, edges: Sequence[Edge]) -> dict[tuple[str, str, str], PortSpan]:
+def switch_ports(nodes: Mapping[str, Node], edges: Sequence[Edge]) -> dict[tuple[str, str, str], PortSpan]:
     """(switch, peer, network) -> the switch's ports for the links of that edge, in order.
 
-    Computed from the graph and its `edge_list`; the topology keeps it (Topology.switch_ports).
+    Computed from the graph's node records (in graph order) and its `edge_list`; the topology
+    keeps it (Topology.switch_ports).
     """
-    nodes: dict[str, Node] = dict(graph.nodes(data=True))
     order = {name: index for index, name in enumerate(nodes)}
     down: dict[str, list[tuple[int, str, str, int]]] = {}
     up: dict[str, list[tuple[int, str, str, int]]] = {}

@@ -74,7 +74,7 @@ class Topology:
     @cached_property
     def switch_ports(self) -> Mapping[tuple[str, str, str], PortSpan]:
         """(switch, peer, network) -> the switch's ports for that edge's links (cluster.ports)."""
-        return switch_ports(self.graph, self.edges)
+        return switch_ports(self.nodes, self.edges)
 
     @cached_property
     def fabric_tree(self) -> FabricTree:

@@ -170,7 +170,7 @@ def test_derived_data_is_computed_once_and_equals_a_fresh_computation() -> None:
         assert getattr(topology, name) is getattr(topology, name), f"{name} is rebuilt on every read"
     assert topology.edges == edge_list(graph)
     assert topology.switch_loads == switch_loads(link_arrays(graph, edge_list(graph)))
-    assert topology.switch_ports == switch_ports(graph, edge_list(graph))
+    assert topology.switch_ports == switch_ports(dict(graph.nodes(data=True)), edge_list(graph))
     assert topology.fabric_tree == fabric_tree(graph, dict(topology.switches()), topology.hosts_by_pool)
     assert [len(group.hosts) for group in topology.fabric_tree.groups] != []
 
