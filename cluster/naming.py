@@ -31,10 +31,10 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from cluster.catalog import EosPlatform, SonicPort, load_catalog
+from cluster.records import SwitchNode
 from cluster.spec import Nics, PoolSpec
 
 FABRIC = "fabric"
@@ -213,9 +213,9 @@ class HostPort(NamedTuple):
 MGMT_PORT = {"nvue": "eth0", "sonic": "eth0", "eos": "Management1", "opensm": "mgmt0"}
 
 
-def dialect(attrs: Mapping[str, Any]) -> str:
+def dialect(switch: SwitchNode) -> str:
     """A switch's port-naming dialect: its config os (InfiniBand switches number their ports)."""
-    os_name = str(attrs.get("os") or "sonic")
+    os_name = switch["os"]
     return os_name if os_name in MGMT_PORT else "sonic"
 
 
@@ -229,24 +229,24 @@ def eos_platform(model: str) -> EosPlatform:
     return entry.eos if entry is not None and entry.eos is not None else FIXED_BOX_EOS
 
 
-def management_port(attrs: Mapping[str, Any]) -> str:
+def management_port(switch: SwitchNode) -> str:
     """A switch's management port: its OS's name, or its EOS platform's (a modular chassis'
     supervisors share Management0)."""
-    os_name = dialect(attrs)
-    return eos_platform(str(attrs.get("model"))).management if os_name == "eos" else MGMT_PORT[os_name]
+    os_name = dialect(switch)
+    return eos_platform(switch["model"]).management if os_name == "eos" else MGMT_PORT[os_name]
 
 
-def front_panel(attrs: Mapping[str, Any], number: int) -> str:
-    """Front-panel port `number` (from 1) of a switch (its graph attributes) as the switch names it."""
-    os_name = dialect(attrs)
+def front_panel(switch: SwitchNode, number: int) -> str:
+    """Front-panel port `number` (from 1) of a switch (its graph record) as the switch names it."""
+    os_name = dialect(switch)
     if os_name == "opensm":
         return str(number)
-    return switch_port(os_name, number - 1, attrs["model"], attrs["port_gbps"])
+    return switch_port(os_name, number - 1, switch["model"], switch["port_gbps"])
 
 
-def plan_port_name(attrs: Mapping[str, Any], plan_port: PlanPort) -> str:
+def plan_port_name(switch: SwitchNode, plan_port: PlanPort) -> str:
     """A plan port (`p3` main, `u1` fixed uplink, `mgmt0`) as the switch names it: one naming for
     the configs, the cabling plan and `verify`."""
     if plan_port.kind == "mgmt":
-        return management_port(attrs)
-    return front_panel(attrs, plan_port.front_panel_index(int(attrs["ports"])) + 1)
+        return management_port(switch)
+    return front_panel(switch, plan_port.front_panel_index(switch["ports"]) + 1)

@@ -116,14 +116,14 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
     """Every cable, by network (fabric, storage, management, oob), then tier, then device order;
     with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
     pools = {pool.name: pool for pool in spec.pools}
-    ports = topology.switch_ports
+    ports, switches = topology.switch_ports, topology.switch_nodes
     count = 0
     for link, data in ordered_links(topology):
         lower, upper, network = data["lower"], data["upper"], data["network"]
         if devices is not None and lower not in devices and upper not in devices:
             count += data["links"]
             continue
-        lower_node, upper_node = topology.nodes[lower], topology.nodes[upper]
+        lower_node = topology.nodes[lower]
         upper_ports = ports[(upper, lower, network)].ports()
         lower_ports: list[PlanPort] | list[HostPort]
         if lower_node["kind"] == "host":
@@ -131,8 +131,8 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
             lower_names = [str(port) for port in lower_ports]
         else:
             lower_ports = ports[(lower, upper, network)].ports()
-            lower_names = [plan_port_name(lower_node, port) for port in lower_ports]
-        upper_names = [plan_port_name(upper_node, port) for port in upper_ports]
+            lower_names = [plan_port_name(switches[lower], port) for port in lower_ports]
+        upper_names = [plan_port_name(switches[upper], port) for port in upper_ports]
         media, reach = media_of(spec, network, link)
         for index in range(data["links"]):
             count += 1

@@ -104,7 +104,7 @@ def port_aliases(topology: Topology, cables: Iterable[Cable]) -> dict[str, dict[
             aliases.setdefault(end.device, {})[end.port.lower()] = end.port
     for name, attrs in topology.switches():
         table = aliases.setdefault(name, {})
-        for number in range(1, int(attrs["ports"]) + int(attrs.get("uplink_ports") or 0) + 1):
+        for number in range(1, attrs["ports"] + attrs["uplink_ports"] + 1):
             port = naming.front_panel(attrs, number)
             table.setdefault(port.lower(), port)
             if naming.dialect(attrs) == "sonic":
