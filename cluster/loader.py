@@ -6,9 +6,9 @@ reported (YAML would silently keep the last), and every problem becomes a SCHEMA
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,57 @@ def stack_name(source: Path) -> str:
     return source.stem
 
 
+# YAML 1.1, which the stack file is read as, turns some plain scalars into values nobody meant:
+# `1:1` is the base-60 number 61, `on` and `no` are booleans, `010` is the octal number 8. Pulumi's
+# own reader (YAML 1.2) reads several of them differently again, so a scalar of these forms is
+# refused with the fix instead of guessed; only a ratio key takes `N:M`, as the ratio it means.
+INT_TAG, FLOAT_TAG, BOOL_TAG, STR_TAG = (f"tag:yaml.org,2002:{kind}" for kind in ("int", "float", "bool", "str"))
+RATIO_PATH = re.compile(r"(^|\.)max_(degraded_)?oversubscription(\.(leaf|spine|core))?$")
+LEADING_ZERO = re.compile(r"^([-+]?)0[0-7_]+$")
+UNDERSCORED = re.compile(r"^[-+]?[0-9][0-9_]*_[0-9_]*(\.[0-9_]*)?$")
+TEXT_IN_1_1 = re.compile(r"^[-+]?(0o[0-7_]+|([0-9]+(\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+)$")  # YAML 1.2 numbers
+QUOTE_IT = "quote it ('{text}') if it is meant as text"
+
+
+def _yaml11_surprise(node: yaml.ScalarNode, value: object) -> tuple[str, str] | None:
+    """(message, hint) for a plain scalar whose YAML 1.1 reading differs from what it looks like
+    (or from what a YAML 1.2 reader such as Pulumi's makes of it)."""
+    text = node.value
+    quote = QUOTE_IT.format(text=shown(text))
+    if node.tag in (INT_TAG, FLOAT_TAG) and ":" in text:
+        return (f"`{shown(text)}` is a base-60 number in YAML 1.1 (read as {shown(value)}), not a ratio or a time",
+                f"write the number you mean, or {quote}")
+    if node.tag == BOOL_TAG and text.lower() not in ("true", "false"):
+        return (f"`{shown(text)}` is the boolean {str(value).lower()} in YAML 1.1, not the word",
+                f"write true or false, or {quote}")
+    leading_zero = LEADING_ZERO.match(text)
+    if node.tag == INT_TAG and leading_zero:
+        decimal = leading_zero.group(1) + (text.lstrip("+-").lstrip("0_").replace("_", "") or "0")
+        return (f"`{shown(text)}` is the octal number {shown(value)} in YAML 1.1 (a leading zero)",
+                f"write {shown(decimal)} without the leading zero, or {quote}")
+    if node.tag in (INT_TAG, FLOAT_TAG) and UNDERSCORED.match(text):
+        return (f"`{shown(text)}` is the number {shown(value)} in YAML 1.1 but text in YAML 1.2 (Pulumi's reader)",
+                f"write it without underscores ({shown(value)})")
+    if node.tag == STR_TAG and TEXT_IN_1_1.match(text):
+        return (f"`{shown(text)}` is text in YAML 1.1, though YAML 1.2 reads it as a number",
+                "write the number in plain decimal (15, 1000, 0.5)")
+    return None
+
+
+def _plain_scalar(node: yaml.ScalarNode, path: str, value: object, findings: list[Finding]) -> object:
+    """A plain (unquoted) scalar of the cluster's keys, checked for YAML 1.1 surprises."""
+    if node.style or not path.startswith(f"config.{PROJECT}:"):  # the C loader gives plain as "", not None
+        return value  # a quoted scalar is the text written; other projects' keys are theirs
+    if any(path.startswith(f"config.{PROJECT}:{key}") for key in CREDENTIALS):
+        return value  # a credential is never shown, nor judged here
+    if node.tag in (INT_TAG, FLOAT_TAG) and ":" in node.value and RATIO_PATH.search(path):
+        return node.value  # `1:1` on a ratio key is the ratio it means (stackfile.Ratio reads `N:M`)
+    surprise = _yaml11_surprise(node, value)
+    if surprise is not None:
+        findings.append(schema(path, *surprise))
+    return value
+
+
 class _Budget:
     def __init__(self) -> None:
         self.nodes = 0
@@ -99,6 +150,7 @@ def _to_python(
     lines: dict[str, int],
     findings: list[Finding],
     constructor: yaml.constructor.SafeConstructor,
+    is_key: bool = False,
 ) -> Any:
     budget.nodes += 1
     if budget.nodes > MAX_NODES:
@@ -114,7 +166,7 @@ def _to_python(
         written_seen: set[str] = set()
         constructor.flatten_mapping(node)
         for key_node, value_node in node.value:
-            key = _to_python(key_node, path, depth + 1, budget, {}, findings, constructor)
+            key = _to_python(key_node, path, depth + 1, budget, {}, findings, constructor, is_key=True)
             if not isinstance(key, (str, int, float, bool)) or key is None:
                 findings.append(
                     schema(path or "(top)", f"a mapping key must be a scalar, found {type(key).__name__}", "quote the key")
@@ -145,13 +197,16 @@ def _to_python(
             for index, item in enumerate(node.value)
         ]
     try:
-        return constructor.construct_object(node, deep=True)
+        value = constructor.construct_object(node, deep=True)
     except (yaml.YAMLError, ValueError, TypeError):
         if any(path.startswith(f"config.{PROJECT}:{key}") for key in CREDENTIALS):
             # The error would quote the value: a credential is never shown, on any path.
             raise ValueError(f"the value of {path} is not plain YAML (not shown: it is a credential); set it "
                              f"with `pulumi config set --secret`") from None
         raise
+    if isinstance(node, yaml.ScalarNode) and not is_key:
+        return _plain_scalar(node, path, value, findings)
+    return value
 
 
 class _TooLarge(Exception):
@@ -195,10 +250,25 @@ def _check_json(value: object, depth: int = 0, budget: _Budget | None = None) ->
         _check_json(child, depth + 1, budget)
 
 
+class _DuplicateJsonKey(ValueError):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object whose keys are unique: json.loads would keep the last of two silently."""
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateJsonKey(f"duplicate key `{shown(key)}`; JSON readers keep only the last")
+        result[key] = value
+    return result
+
+
 def _decode_json(text: str) -> object:
-    """JSON text (as `pulumi config set --path` may store it), bounded; raises ValueError."""
+    """JSON text (as `pulumi config set --path` may store it), bounded, every object's keys
+    unique; raises ValueError."""
     try:
-        value: object = json.loads(text)
+        value: object = json.loads(text, object_pairs_hook=_unique_pairs)
     except RecursionError as error:
         raise ValueError(f"nesting deeper than {MAX_DEPTH} levels") from error
     try:
@@ -350,8 +420,13 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
         for finding in loaded.findings
     ]
     if isinstance(cluster, str):  # `pulumi config set --path` can store JSON text
-        with contextlib.suppress(ValueError):
+        try:
             cluster = _decode_json(cluster)
+        except _DuplicateJsonKey as error:
+            loaded.findings.append(schema(CLUSTER_KEY, f"the JSON text holds a {error}", "remove one of the two entries"))
+            return None
+        except ValueError:
+            pass  # not JSON: reported below as a string where a mapping belongs
     if not isinstance(cluster, dict):
         loaded.findings.append(
             schema(CLUSTER_KEY, f"`{CLUSTER_KEY}` is a {type(cluster).__name__}, not a mapping", hint)
@@ -366,6 +441,9 @@ def from_mapping(stack: str, cluster: object) -> Loaded:
     if isinstance(cluster, str):
         try:
             cluster = _decode_json(cluster)
+        except _DuplicateJsonKey as error:
+            loaded.findings.append(schema(CLUSTER_KEY, f"the JSON text holds a {error}", "remove one of the two entries"))
+            return loaded
         except ValueError as error:
             loaded.findings.append(schema(CLUSTER_KEY, f"not JSON: {error}", "set the key as structured config"))
             return loaded

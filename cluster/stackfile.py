@@ -6,6 +6,7 @@ catalog lookups, defaults and cross-field checks happen in `cluster.resolve.reso
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -23,7 +24,20 @@ def _whole_number(value: object) -> object:
 
 PortGbps = Annotated[Literal[1, 10, 25, 40, 50, 100, 200, 400, 800, 1600], BeforeValidator(_whole_number)]
 Count = Annotated[int, Field(ge=0, le=100_000)]
-Ratio = Annotated[float, Field(ge=1.0, le=1000.0)]
+RATIO_TEXT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*:\s*([0-9]+(?:\.[0-9]+)?)\s*$")
+
+
+def _ratio(value: object) -> object:
+    # Ratios are written `2:1` as often as 2.0; the text form is read as the ratio it means.
+    if not isinstance(value, str):
+        return value
+    match = RATIO_TEXT.match(value)
+    if match is None or float(match.group(2)) == 0:
+        raise ValueError(f"write a ratio as a number (1.5) or as N:M (3:2), not {value[:40]!r}")
+    return float(match.group(1)) / float(match.group(2))
+
+
+Ratio = Annotated[float, BeforeValidator(_ratio), Field(ge=1.0, le=1000.0, title="ratio: a number or `N:M`")]
 Dscp = Annotated[int, Field(ge=0, le=63)]
 Priority = Annotated[int, Field(ge=0, le=7)]
 Os = Literal["sonic", "nvue", "eos"]

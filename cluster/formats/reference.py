@@ -134,8 +134,9 @@ def type_text(annotation: Any, metadata: list[Any] | None = None) -> tuple[str, 
     elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
         models.append(annotation)
         text = f"[{annotation.__name__}](#{anchor(annotation)})"
-    else:
-        text = getattr(annotation, "__name__", str(annotation))
+    else:  # a plain type, named by its Field's title where it reads more than the type (Ratio)
+        titles = [item.title for item in metadata or [] if isinstance(item, FieldInfo) and item.title]
+        text = titles[0] if titles else getattr(annotation, "__name__", str(annotation))
     if extra:
         text += f" ({', '.join(extra)})"
     return text, models
@@ -398,7 +399,8 @@ def reference() -> str:
         lines.append("| key | type | default | meaning |")
         lines.append("|---|---|---|---|")
         for name, field in model.model_fields.items():
-            text, models = type_text(field.annotation, list(field.metadata))
+            titled = [FieldInfo(title=field.title)] if field.title else []  # pydantic lifts a type's title here
+            text, models = type_text(field.annotation, [*field.metadata, *titled])
             meaning = _md(comments.get((model.__name__, name), ""))
             if (model.__name__, name) in CATALOG_LINKS:
                 section, target = CATALOG_LINKS[(model.__name__, name)]
