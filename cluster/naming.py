@@ -156,6 +156,11 @@ def storage_interfaces(pool: PoolSpec) -> list[str]:
     return list(_given(pool.storage_nics, "interfaces")) or [f"stor{port}" for port in range(pool.storage_nics.ports)]
 
 
+def management_interfaces_given(pool: PoolSpec) -> list[str]:
+    """Management netdevs as the stack file names them; [] = found on the host from its planned address."""
+    return list(_given(pool.management_nics, "interfaces"))
+
+
 def management_interfaces(pool: PoolSpec) -> list[str]:
     given = list(_given(pool.management_nics, "interfaces"))
     return given or [f"mgmt{port}" for port in range(pool.management_nics.ports)]

@@ -18,7 +18,7 @@ import yaml
 
 from cluster.artifacts import render_tree
 from cluster.commands import render as render_command
-from cluster.pipeline import Result, validate, validate_mapping
+from cluster.pipeline import Result, Valid, validate, validate_mapping
 from cluster.publish import check, publish_tree
 from cluster.render import engine
 from tests.conftest import ROOT
@@ -139,8 +139,23 @@ def test_nccl_env_uses_exact_match_devices_in_rail_order_and_the_plan_tc(prod_fi
     env = dict(line.split("=", 1) for line in prod_files["hosts/h200/nccl.env"].splitlines() if not line.startswith("#"))
     assert env["NCCL_IB_HCA"] == "=" + ",".join(f"mlx5_{rail}:1" for rail in range(8))
     assert env["NCCL_IB_TC"] == str(26 << 2 | 2)  # ECT(0) in the ECN bits, as cma_roce_tos
-    assert env["NCCL_SOCKET_IFNAME"] == "=mgmt0"
+    # no management netdev named in the stack file: none is invented (`mgmt0` names no real netdev);
+    # nccl-socket.sh finds it on each host from its planned management address
+    assert "NCCL_SOCKET_IFNAME" not in env and "nccl-socket.sh" in prod_files["hosts/h200/nccl.env"]
+    assert "h200-node-001) ADDRESS=10.176.0.0 ;;" in prod_files["hosts/h200/nccl-socket.sh"]
     assert "NCCL_IB_GID_INDEX" not in env
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "superpod", "pods"])
+def test_no_nccl_env_names_a_socket_interface_the_stack_file_does_not(stack: str) -> None:
+    """The cabling plan's host port labels (mgmt0, stor0, rail0) are labels, not netdevs on a host."""
+    result = validate(stack)
+    assert isinstance(result, Valid)
+    files = render_tree(result.spec, result.topology)
+    envs = {path: text for path, text in files.items() if path.endswith("nccl.env")}
+    assert envs and all("NCCL_SOCKET_IFNAME=" not in text for text in envs.values())
+    for pool in result.spec.pools:
+        assert f"hosts/{pool.name}/nccl-socket.sh" in files
 
 
 def test_stack_file_device_names_override_the_convention() -> None:

@@ -64,7 +64,7 @@ HOST_NETDEVS = {f"mlx5_{index}": f"enp{bus}s0np0" for index, bus in
 DGX_COMPUTE = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
 TX_QUEUES = 16
 SECTIONS = ("# --- Rails:", "# --- NIC QoS:", "# --- RoCE:", "# --- tc for kernel traffic", "# --- Per-rail source routing",
-            'echo "qos.sh: ${HOST}')
+            "# --- QoS runs in a subshell", "# --- End of QoS")
 
 
 def section(script: str, marker: str) -> str:
@@ -345,6 +345,75 @@ def test_rail_routing_section_applies_with_real_ip(host: Applied, dscp46_files: 
     sysctl = host.run("sysctl", "-n", f"net/ipv4/conf/{rail5}/arp_ignore", f"net/ipv4/conf/{rail5}/arp_announce",
                       f"net/ipv4/conf/{rail5}/rp_filter").stdout.split()
     assert sysctl == ["1", "2", "2"]
+
+
+def test_rails_are_routed_before_qos_and_stay_routed_when_the_nic_refuses_qos(host: Applied, tmp_path: Path) -> None:
+    """The whole qos.sh on veths, whose `dcb` refuses DCB ("Operation not supported"): exit 4 with a loud
+    message, and every rail still has its address, its table and its place in the fabric route."""
+    script = render_mapping(dgx_roce())["hosts/dgx/qos.sh"]
+    path = tmp_path / "qos.sh"
+    path.write_text(script)
+    result = host.run("env", f"QOS_SYSFS={host.sysfs}", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "bash", str(path),
+                      "dgx-node-002")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "QoS FAILED" in result.stderr and "RoCE is NOT lossless" in result.stderr
+    assert script.index("# --- Per-rail source routing") < script.index("# --- NIC QoS:")
+    addresses = host.run("ip", "-o", "-4", "addr", "show").stdout
+    for dev in DGX_COMPUTE:
+        assert f" {HOST_NETDEVS[dev]} " in addresses.replace("    ", " "), addresses
+    assert host.run("ip", "route", "show", "10.128.0.0/11").stdout.count("nexthop via") == 8
+
+
+def test_a_rail_whose_link_is_down_leaves_the_fabric_route(host: Applied, dscp46_files: dict[str, str]) -> None:
+    """ignore_routes_with_linkdown: the kernel marks the down rail's next hop dead, so no flow hashes onto it."""
+    script = dscp46_files["hosts/h200/qos.sh"]
+    program = "HOST=h200-node-003\n" + section(script, "# --- Rails:") + section(script, "# --- Per-rail source routing")
+    assert host.script(program).returncode == 0
+    peer = f"peer{list(HOST_NETDEVS).index('mlx5_5')}"
+    try:
+        host.run("ip", "link", "set", peer, "down")
+        route = host.run("ip", "route", "show", "10.128.0.0/11").stdout
+        down = [line for line in route.splitlines() if HOST_NETDEVS["mlx5_5"] in line]
+        assert down and all("dead" in line and "linkdown" in line for line in down), route
+        assert sum("dead" in line for line in route.splitlines()) == 1, route
+    finally:
+        host.run("ip", "link", "set", peer, "up")
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["found-by-address", "named-in-the-stack-file"])
+def test_nccl_socket_names_the_netdev_that_holds_the_management_address(host: Applied, tmp_path: Path,
+                                                                        given: bool) -> None:
+    """NCCL_SOCKET_IFNAME==<the real netdev> in nccl.conf, other lines kept; a host without it is told how
+    to fix it (exit 3), never handed a name that does not exist."""
+    data = dgx_roce()
+    if given:
+        data["node_pools"][0]["management_nics"] = {"count": 1, "gbps": 25, "interfaces": ["enomgmt"]}
+    files = render_mapping(data)
+    script, env = files["hosts/dgx/nccl-socket.sh"], files["hosts/dgx/nccl.env"]
+    assert ("NCCL_SOCKET_IFNAME==enomgmt" in env) == given and "mgmt0" not in env
+    path, conf = tmp_path / "nccl-socket.sh", tmp_path / "nccl.conf"
+    path.write_text(script)
+    conf.write_text("NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME==mgmt0\n")
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return host.run("env", f"NCCL_CONF_PATH={conf}", "bash", str(path), "dgx-node-002")
+
+    missing = run()
+    assert missing.returncode == 3 and "node_pools[0].management_nics.interfaces" in missing.stderr, missing.stderr
+    assert conf.read_text() == "NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME==mgmt0\n"  # untouched on failure
+    host.run("ip", "link", "add", "enomgmt", "type", "veth", "peer", "name", "enomgmt-peer")  # no dummy module here
+    try:
+        if not given:
+            address = re.search(r"dgx-node-002\) ADDRESS=([0-9.]+)", script)
+            assert address is not None
+            host.run("ip", "addr", "add", f"{address.group(1)}/31", "dev", "enomgmt")
+        done = run()
+        assert done.returncode == 0, done.stderr
+        assert conf.read_text() == "NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME==enomgmt\n"
+        assert host.run("env", f"NCCL_CONF_PATH={conf}", "bash", str(path), "dgx-node-999").returncode == (
+            0 if given else 2)
+    finally:
+        host.run("ip", "link", "del", "enomgmt")
 
 
 # --------------------------------------------------------------------------- FRR

@@ -41,9 +41,9 @@ from cluster.topology import FABRIC, Topology
 from cluster.verify.expected import Cable, expected_cables
 
 #: The rendered qos.sh's per-rail routing section starts at this comment (host/_routing.j2) and
-#: ends before the script's closing message.
+#: ends where the QoS part begins (host/qos.sh.j2): routing comes first on a host.
 ROUTING_START = "# --- Per-rail source routing"
-ROUTING_END = 'echo "qos.sh:'
+ROUTING_END = "# --- QoS runs in a subshell"
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
 RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
 # A tree rendered from the design in the same run (no --from): a fault of the renderer, not of a file.

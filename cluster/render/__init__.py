@@ -5,7 +5,7 @@ and the verify files) is `cluster.artifacts.render_tree`; nothing touches the di
 `cluster.publish`). Layout:
   switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
   fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
-  hosts/<pool>/qos.sh + nccl.env
+  hosts/<pool>/qos.sh + nccl.env + nccl-socket.sh   (qos.sh: RoCE only)
   inventory.json                                    (loopback, ASN, dialect per switch)
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Collection
 from cluster.addressing import Addresses, allocate
 from cluster.qos import switch_plan
 from cluster.render import eos, nvue, sonic
-from cluster.render.host import host_pool, render_ib_pool, render_pool
+from cluster.render.host import host_pool, render_ib_pool, render_pool, render_socket, socket_pool
 from cluster.render.opensm import render_fabric
 from cluster.render.views import Switch, qos_view, switch_views
 from cluster.spec import ClusterSpec
@@ -64,6 +64,7 @@ def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses 
     for pool in spec.pools:
         rendered = (render_ib_pool(spec, pool) if infiniband
                     else render_pool(host_pool(spec, topology, addresses, pool)))
+        rendered.update(render_socket(socket_pool(spec, topology, addresses, pool)))
         for file, text in rendered.items():
             files[f"hosts/{pool.name}/{file}"] = text
     files["inventory.json"] = json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"

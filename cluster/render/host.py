@@ -17,6 +17,7 @@ from cluster.naming import (
     fabric_interfaces,
     fabric_interfaces_given,
     management_interfaces,
+    management_interfaces_given,
     storage_interfaces,
 )
 from cluster.qos import host_plan, roce_tos
@@ -45,6 +46,18 @@ class Rail:
 class HostAddresses:
     name: str
     rails: tuple[tuple[str, str], ...]  # (address/31, gateway) per rail, in rail order
+
+
+@dataclass(frozen=True)
+class SocketPool:
+    """What nccl-socket.sh needs: the management netdev as the stack file names it, else each host's
+    planned management address, which the netdev holding it is found by."""
+
+    stack: str
+    pool: str
+    path: str
+    netdev: str | None  # management_nics.interfaces[0], when given
+    hosts: tuple[tuple[str, str], ...]  # (host, management address) in host order
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ class HostPool:
     kernel_classes: tuple[KernelClass, ...]
     device_source: str
     given_netdevs: bool  # the stack file names the netdevs; otherwise qos.sh finds them from the RDMA devices
+    management_given: bool  # the stack file names the management netdev; otherwise nccl-socket.sh finds it
 
     @property
     def pfc_list(self) -> str:
@@ -166,7 +180,29 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         kernel_classes=_kernel_classes(qos),
         device_source=fabric_device_source(pool),
         given_netdevs=bool(fabric_interfaces_given(pool)),
+        management_given=bool(management_interfaces_given(pool)),
     )
+
+
+def socket_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses, pool: PoolSpec) -> SocketPool:
+    """The view of one pool's nccl-socket.sh: each host's address on its first management port."""
+    given = management_interfaces_given(pool)
+    hosts = []
+    for host in topology.hosts_by_pool[pool.name] if not given else ():
+        ports = sorted((nic * pool.management_nics.ports_per_nic + port, addresses.link(host, upper, network, index)[0])
+                       for upper, network, edge in topology.cables(host) if network == "management"
+                       for index, (nic, port) in enumerate(edge["ports"])
+                       if (host, upper, network, index) in addresses.links)
+        if ports:
+            hosts.append((host, ports[0][1].split("/")[0]))
+    return SocketPool(spec.name, pool.name, pool.path, given[0] if given else None, tuple(hosts))
+
+
+def render_socket(view: SocketPool) -> dict[str, str]:
+    """nccl-socket.sh of one pool that has a management NIC; {} for a pool without one."""
+    if view.netdev is None and not view.hosts:
+        return {}
+    return {"nccl-socket.sh": render("host/nccl-socket.sh.j2", pool=view)}
 
 
 def render_pool(view: HostPool) -> dict[str, str]:
@@ -188,5 +224,6 @@ def render_ib_pool(spec: ClusterSpec, pool: PoolSpec) -> dict[str, str]:
     """InfiniBand pools: only the NCCL env file (the subnet manager owns QoS)."""
     view = {"stack": spec.name, "pool": pool.name,
             "nccl_ib_hca": "=" + ",".join(f"{device}:1" for device in fabric_devices(pool)),
-            "management": tuple(management_interfaces(pool)), "device_source": fabric_device_source(pool)}
+            "management": tuple(management_interfaces(pool)), "device_source": fabric_device_source(pool),
+            "management_given": bool(management_interfaces_given(pool))}
     return {"nccl.env": render("host/nccl.env.j2", pool=view, ib=True)}

@@ -6,7 +6,10 @@
 #   roce       DSCP 26 -> priority 3 (PFC, lossless) (ECN)
 #   cnp        DSCP 48 -> priority 6 (strict)
 # Usage: qos.sh [HOSTNAME]   (default: hostname -s). Safe to run again; settings do not survive a reboot.
+# Order: rails, then their addresses and routes, then QoS, so a NIC that refuses a QoS setting
+# leaves the host routed (and says so loudly).
 # Exit 3: a rail's RDMA device or netdev is not on this host (the message names it and the stack key).
+# Exit 4: the rails are addressed and routed, but a NIC QoS setting failed: RoCE is not lossless.
 set -euo pipefail
 HOST="${1:-$(hostname -s)}"
 SYSFS="${QOS_SYSFS:-/sys}"  # the sysfs root; tests point it at a fake tree
@@ -42,6 +45,43 @@ for rail in "${!RDMA[@]}"; do
 done
 echo "qos.sh: rails ${RAILS[*]} on RDMA devices ${RDMA[*]}"
 
+# --- Per-rail source routing: rail r has its own /31 and table 100+r, chosen by the
+# --- source address, so replies leave on the NIC that owns the address. arp_ignore=1 answers ARP
+# --- only for the NIC's own address, arp_announce=2 uses it as ARP source, rp_filter=2 (loose)
+# --- accepts replies on any rail; ignore_routes_with_linkdown=1 drops a rail whose link is down from
+# --- the fabric's multipath route instead of hashing flows onto it.
+case "$HOST" in
+  h200-node-001) ADDRS=(10.128.0.0/31 10.128.0.2/31); GWS=(10.128.0.1 10.128.0.3) ;;
+  h200-node-002) ADDRS=(10.128.0.4/31 10.128.0.6/31); GWS=(10.128.0.5 10.128.0.7) ;;
+  *) echo "qos.sh: $HOST is not a node of pool h200" >&2; exit 2 ;;
+esac
+NEXTHOPS=()
+dev="${RAILS[0]}"
+ip link set dev "$dev" mtu 9000 up
+sysctl -qw "net/ipv4/conf/$dev/arp_ignore=1" "net/ipv4/conf/$dev/arp_announce=2" "net/ipv4/conf/$dev/rp_filter=2" \
+  "net/ipv4/conf/$dev/ignore_routes_with_linkdown=1"
+ip addr replace "${ADDRS[0]}" dev "$dev"
+ip route replace "${ADDRS[0]%/*}/31" dev "$dev" src "${ADDRS[0]%/*}" table 100
+ip route replace default via "${GWS[0]}" dev "$dev" table 100
+ip rule del priority 100 2>/dev/null || true
+ip rule add from "${ADDRS[0]%/*}" table 100 priority 100
+NEXTHOPS+=(nexthop via "${GWS[0]}" dev "$dev")
+dev="${RAILS[1]}"
+ip link set dev "$dev" mtu 9000 up
+sysctl -qw "net/ipv4/conf/$dev/arp_ignore=1" "net/ipv4/conf/$dev/arp_announce=2" "net/ipv4/conf/$dev/rp_filter=2" \
+  "net/ipv4/conf/$dev/ignore_routes_with_linkdown=1"
+ip addr replace "${ADDRS[1]}" dev "$dev"
+ip route replace "${ADDRS[1]%/*}/31" dev "$dev" src "${ADDRS[1]%/*}" table 101
+ip route replace default via "${GWS[1]}" dev "$dev" table 101
+ip rule del priority 101 2>/dev/null || true
+ip rule add from "${ADDRS[1]%/*}" table 101 priority 101
+NEXTHOPS+=(nexthop via "${GWS[1]}" dev "$dev")
+ip route replace 10.128.0.0/11 "${NEXTHOPS[@]}"
+
+# --- QoS runs in a subshell of its own: its first failure ends the subshell, not the script.
+set +e
+(
+set -e
 # --- NIC QoS: trust DSCP, DSCP -> priority, PFC, ETS. mlnx_qos (MLNX_OFED / DOCA) when present,
 # --- else the same settings with iproute2 dcb. mlnx_qos rejects --trust together with --dscp2prio.
 apply_mlnx_qos() {
@@ -125,7 +165,6 @@ apply_dcb() {
 }
 
 for dev in "${RAILS[@]}"; do
-  ip link set dev "$dev" mtu 9000 up
   if command -v mlnx_qos >/dev/null 2>&1; then
     apply_mlnx_qos "$dev"
   else
@@ -182,32 +221,12 @@ for dev in "${RAILS[@]}"; do
   tc filter add dev "$dev" egress protocol ip prio 16 u32 match ip dsfield 0xc0 0xfc action skbedit priority 6
 done
 
-# --- Per-rail source routing: rail r has its own /31 and table 100+r, chosen by the
-# --- source address, so replies leave on the NIC that owns the address. arp_ignore=1 answers ARP
-# --- only for the NIC's own address, arp_announce=2 uses it as ARP source, rp_filter=2 (loose)
-# --- accepts replies on any rail.
-case "$HOST" in
-  h200-node-001) ADDRS=(10.128.0.0/31 10.128.0.2/31); GWS=(10.128.0.1 10.128.0.3) ;;
-  h200-node-002) ADDRS=(10.128.0.4/31 10.128.0.6/31); GWS=(10.128.0.5 10.128.0.7) ;;
-  *) echo "qos.sh: $HOST is not a node of pool h200" >&2; exit 2 ;;
-esac
-NEXTHOPS=()
-dev="${RAILS[0]}"
-sysctl -qw "net/ipv4/conf/$dev/arp_ignore=1" "net/ipv4/conf/$dev/arp_announce=2" "net/ipv4/conf/$dev/rp_filter=2"
-ip addr replace "${ADDRS[0]}" dev "$dev"
-ip route replace "${ADDRS[0]%/*}/31" dev "$dev" src "${ADDRS[0]%/*}" table 100
-ip route replace default via "${GWS[0]}" dev "$dev" table 100
-ip rule del priority 100 2>/dev/null || true
-ip rule add from "${ADDRS[0]%/*}" table 100 priority 100
-NEXTHOPS+=(nexthop via "${GWS[0]}" dev "$dev")
-dev="${RAILS[1]}"
-sysctl -qw "net/ipv4/conf/$dev/arp_ignore=1" "net/ipv4/conf/$dev/arp_announce=2" "net/ipv4/conf/$dev/rp_filter=2"
-ip addr replace "${ADDRS[1]}" dev "$dev"
-ip route replace "${ADDRS[1]%/*}/31" dev "$dev" src "${ADDRS[1]%/*}" table 101
-ip route replace default via "${GWS[1]}" dev "$dev" table 101
-ip rule del priority 101 2>/dev/null || true
-ip rule add from "${ADDRS[1]%/*}" table 101 priority 101
-NEXTHOPS+=(nexthop via "${GWS[1]}" dev "$dev")
-ip route replace 10.128.0.0/11 "${NEXTHOPS[@]}"
-
-echo "qos.sh: ${HOST}: QoS and rail routing applied on 2 rails"
+# --- End of QoS
+)
+qos_status=$?
+set -e
+if [ "$qos_status" -ne 0 ]; then
+  echo "qos.sh: ${HOST}: QoS FAILED (exit $qos_status, see above): the 2 rails are addressed and routed, but RoCE is NOT lossless until qos.sh runs through" >&2
+  exit 4
+fi
+echo "qos.sh: ${HOST}: rail routing and QoS applied on 2 rails"
