@@ -1,25 +1,15 @@
 """The artifacts stage: every file of a validated design, from the renderers (device configs, host
 scripts), the exports (scheduler topology, labels, cabling, bill of materials) and the verify
-files (what every device should see). Nothing touches the disk here (see `cluster.publish`).
-
-Validation reads one thing from this stage: the QoS plan as the renderers write it
-(`rendered_qos`), so QOS-PFC-MAP and FAB-ISOLATION check the files, not the intention."""
+files (what every device should see). Nothing touches the disk here (see `cluster.publish`), and
+validation never comes here: the rules read the intent the renderers write from."""
 
 from __future__ import annotations
 
 from cluster import parts
 from cluster.addressing import Addresses, allocate
-from cluster.qos import RenderedQos
 from cluster.render import render_configs, switch_files
-from cluster.render.emitted import emitted_plans
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
-
-
-def rendered_qos(spec: ClusterSpec, topology: Topology) -> RenderedQos | None:
-    """The host script of the first pool and a probe leaf per fabric dialect, rendered and read
-    back (None without a RoCE QoS plan)."""
-    return emitted_plans(spec, topology)
 
 
 def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:

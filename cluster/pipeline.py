@@ -5,8 +5,8 @@
 3. limits (cluster.limits): a design too large for this machine refused before it is built;
 4. build (cluster.topology): the frozen Topology, the one networkx graph of the physical cluster,
    with what derives from the graph alone (loads, port numbers, the fabric tree) as cached properties;
-5. derive (cluster.addressing): default pools widened where the design needs it, the pool fit
-   check; the QoS the renderers really write (cluster.artifacts) is derived on first use, once;
+5. derive (cluster.addressing, cluster.intent): default pools widened where the design needs it,
+   the pool fit check, and the QoS intent (both sides of the plan as every config writes it);
 6. rules (cluster.rules): read the spec, the graph and what was derived; never change them;
 7. policy: suppressions and the fail_on threshold.
 
@@ -18,11 +18,10 @@ exports and the Pulumi components come after, from a Valid result (commands, __m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, partial
 
 from cluster.addressing import fit_default_pools
-from cluster.artifacts import rendered_qos
 from cluster.findings import Finding
+from cluster.intent.qos import qos_intent
 from cluster.limits import limit_findings
 from cluster.loader import Loaded, from_mapping, load_stack
 from cluster.resolve import resolve
@@ -99,8 +98,8 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
         return _invalid(loaded, [*findings, *too_large])
     topology = build(spec)
     spec, address_check = fit_default_pools(spec, topology)
-    derived = Derived(address_check=lambda: address_check,
-                      rendered_qos=cache(partial(rendered_qos, spec, topology)))  # read back once, if asked
+    intent = qos_intent(spec.qos) if spec.qos is not None else None
+    derived = Derived(address_check=lambda: address_check, qos_intent=lambda: intent)
     findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, topology, derived))
     return Valid(loaded=loaded, spec=spec, topology=topology, findings=apply_policy(findings, spec.policy.suppress))
 

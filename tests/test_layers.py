@@ -41,17 +41,17 @@ def import_graph() -> nx.DiGraph:
 
 # Lowest first: a unit imports only units of its own layer or of layers before it. The stages of
 # cluster.pipeline read upward through them: load and resolve, build the graph, derive, rules that
-# only read, artifacts (whose QoS read-back the pipeline hands to the rules), then what uses it all.
+# only read (the derived facts and intents the pipeline hands them), artifacts, then what uses it all.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials",
               "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load"}),
-    ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.qos", "cluster.sizing",
+    ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),
     # above the graph only because the loader checks part settings, which live with the pod split
     ("load and resolve", {"cluster.loader", "cluster.resolve"}),
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
-                "cluster.whatif"}),
+                "cluster.whatif", "cluster.intent"}),
     ("rules", {"cluster.rules"}),
     ("artifacts", {"cluster.render", "cluster.exports", "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),

@@ -21,8 +21,8 @@ import yaml
 
 from cluster.artifacts import render_tree
 from cluster.ecmp import MAX_PATHS
+from cluster.intent.qos import switch_plan
 from cluster.pipeline import validate, validate_mapping
-from cluster.qos import switch_plan
 from tests.conftest import ROOT, missing_tool
 from tests.test_ecmp import wide_leaves
 

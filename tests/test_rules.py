@@ -230,3 +230,24 @@ def test_gb200_pools_take_the_trays_gpu_count() -> None:
     pool = result.spec.pools[0]
     assert (pool.gpus_per_node, pool.nvlink_domain, pool.fabric_nics.count) == (4, 72, 4)
     assert result.exit_code == 0, [(f.rule, f.message) for f in result.findings]
+
+
+def test_qos_pfc_map_holds_the_host_and_switch_intents_to_each_other() -> None:
+    """The intent branch can fire: an intent whose sides disagree (a derivation bug) is a finding."""
+    from dataclasses import replace
+
+    from cluster.intent.qos import qos_intent
+    from cluster.pipeline import Valid, validate
+    from cluster.rules.base import Derived
+    from cluster.rules.qos import PfcMap
+
+    result = validate("prod")
+    assert isinstance(result, Valid) and result.spec.qos is not None
+    intent = qos_intent(result.spec.qos)
+    broken = replace(intent, switch=replace(intent.switch, lossless=(3, 4)), host=replace(intent.host, mtu=9500))
+    derived = Derived(address_check=lambda: None, qos_intent=lambda: broken)  # type: ignore[arg-type,return-value]
+    messages = [f.message for f in PfcMap().check_derived(result.spec, result.topology, derived)]
+    assert "host and switch intents disagree: PFC on host [3], switch [3, 4]" in messages
+    assert "host MTU 9500 is above the switches' 9216" in messages
+    clean = Derived(address_check=lambda: None, qos_intent=lambda: intent)  # type: ignore[arg-type,return-value]
+    assert list(PfcMap().check_derived(result.spec, result.topology, clean)) == []

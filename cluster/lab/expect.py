@@ -16,8 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from cluster.addressing import allocate
-from cluster.qos import host_plan
-from cluster.render.views import Switch, qos_view, switch_views
+from cluster.intent.qos import qos_intent
+from cluster.render.views import Switch, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
@@ -112,7 +112,7 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
                 links[(name, peer)] += data["links"]
                 upper_of[name].add(peer)
                 lower_of[peer].add(name)
-    host_mtu = qos_view(spec.qos, host_plan(spec.qos)).mtu if spec.qos is not None else 1500
+    host_mtu = qos_intent(spec.qos).host.mtu if spec.qos is not None else 1500
     return Design(
         asns={name: addresses.asns[name] for name in views if name in addresses.asns},
         sessions=sessions,

@@ -15,11 +15,11 @@ import json
 from collections.abc import Collection
 
 from cluster.addressing import Addresses, allocate
-from cluster.qos import switch_plan
+from cluster.intent.qos import qos_intent
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_ib_pool, render_pool, render_socket, socket_pool
 from cluster.render.opensm import render_fabric
-from cluster.render.views import Switch, qos_view, switch_views
+from cluster.render.views import Switch, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 
@@ -40,7 +40,7 @@ def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses |
 def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: Collection[str] | None = None
                   ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """({path: text} of every switch config (of `names`, or all), {switch: its inventory entry})."""
-    switch_qos = qos_view(spec.qos, switch_plan(spec.qos)) if spec.qos is not None else None
+    switch_qos = qos_intent(spec.qos).switch if spec.qos is not None else None
     infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
     files: dict[str, str] = {}
     inventory: dict[str, dict[str, object]] = {}

@@ -1,8 +1,8 @@
-"""Read the QoS plan back out of what the renderers actually write.
-
-QOS-PFC-MAP compares these read-back plans, not the intended ones, so a template change that
-drops a DSCP mapping or a PFC priority fails validation instead of production. Each reader
-starts from the device's own default (what it does when a line is missing):
+"""Read the QoS plan back out of what the renderers actually write: does a rendered file carry
+exactly its intent? The read-back tests (tests/test_qos_readback.py) hold every dialect and both
+host paths to the intent over generated QoS plans, so a template change that drops a DSCP mapping
+or a PFC priority fails CI; validation itself renders nothing. Each reader starts from the
+device's own default (what it does when a line is missing):
 - ConnectX host (mlnx_qos / dcb): DSCP >> 3 (FACTS.md 4.2), no PFC;
 - SONiC: a DSCP missing from DSCP_TO_TC_MAP goes to TC 0; pfc_enable as written;
 - NVUE: DSCP >> 3, then the `qos roce` profile (26 -> 3, 48 -> 6, PFC on 3), then explicit lines;
@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import re
 
+from cluster.intent.qos import SWITCH_MTU, QosSide, default_host_priority, qos_intent
 from cluster.naming import MGMT_PORT, switch_port
-from cluster.qos import SWITCH_MTU, QosSide, RenderedQos, classes, default_host_priority, switch_plan
 from cluster.render import eos, nvue, sonic
 from cluster.render.host import host_pool, render_pool
-from cluster.render.views import Port, Switch, qos_view
+from cluster.render.views import Port, Switch
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
@@ -36,7 +36,7 @@ def _probe_switch(spec: ClusterSpec, os: str) -> Switch:
                 peer_asn=None, qos=True, cable_m=5)
     return Switch(name="qos-probe", network=FABRIC, tier="leaf", os=os, model=model, port_gbps=gbps, loopback=None,
                   asn=None, ports=(port,), management="", management_port=MGMT_PORT[os], networks=(),
-                  qos=qos_view(spec.qos, switch_plan(spec.qos)))
+                  qos=qos_intent(spec.qos).switch)
 
 
 def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:
@@ -108,32 +108,14 @@ READERS = {"sonic": (sonic.render_switch, "config_db.json", read_sonic),
            "eos": (eos.render_switch, "eos.cfg", read_eos)}
 
 
-def emitted_plans(spec: ClusterSpec, topology: Topology) -> RenderedQos | None:
-    """Render the host script of the first pool and a probe leaf per fabric dialect, and read them back."""
-    if spec.qos is None or not spec.pools:
-        return None
-    planned = sorted({dscp for dscp, _ in classes(spec.qos).values()})
-    pool = spec.pools[0]
-    view = host_pool(spec, topology, None, pool)
-    script = render_pool(view)["qos.sh"]
-    host_mlnx, host_dcb = read_host(script, planned)
-    dialects = sorted({data["os"] for _, data in topology.switches(FABRIC)} & set(READERS))
-    switches = {}
-    stray = {}
-    for os in dialects:
-        render_switch, file, reader = READERS[os]
-        text = render_switch(_probe_switch(spec, os))[file]
-        switches[os] = reader(text, planned)
-        stray[f"{os} switch config"] = _stray(reader(text, list(range(64))), planned)
-    every_mlnx, every_dcb = read_host(script, list(range(64)))
-    stray["host script (mlnx_qos)"] = _stray(every_mlnx, planned)
-    stray["host script (dcb)"] = _stray(every_dcb, planned)
-    return RenderedQos(host_mlnx, host_dcb, switches, stray)
-
-
-def _stray(every: QosSide, planned: list[int]) -> tuple[int, ...]:
-    """DSCPs the plan does not name that the rendered file (over the device's default) puts on a
-    lossless priority: stray traffic that would pause the fabric."""
-    return tuple(dscp for dscp, priority in every.dscp_to_priority.items()
-                 if dscp not in planned and priority in every.pfc_priorities)
-
+def read_back(spec: ClusterSpec, topology: Topology) -> dict[str, QosSide]:
+    """{what was rendered: the QoS it states, all 64 DSCPs} for the host script of the first pool
+    (its mlnx_qos and its dcb path) and a probe fabric leaf of every switch dialect."""
+    assert spec.qos is not None
+    every = list(range(64))
+    script = render_pool(host_pool(spec, topology, None, spec.pools[0]))["qos.sh"]
+    host_mlnx, host_dcb = read_host(script, every)
+    sides = {"host script (mlnx_qos)": host_mlnx, "host script (dcb)": host_dcb}
+    for os, (render_switch, file, reader) in sorted(READERS.items()):
+        sides[f"{os} switch config"] = reader(render_switch(_probe_switch(spec, os))[file], every)
+    return sides

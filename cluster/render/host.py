@@ -11,6 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses
+from cluster.intent.qos import QosPlan, qos_intent, roce_tos
 from cluster.naming import (
     fabric_device_source,
     fabric_devices,
@@ -20,9 +21,7 @@ from cluster.naming import (
     management_interfaces_given,
     storage_interfaces,
 )
-from cluster.qos import host_plan, roce_tos
 from cluster.render.engine import render
-from cluster.render.views import QosView, qos_view
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 
@@ -85,7 +84,7 @@ class HostPool:
     stack: str
     pool: str
     path: str  # the pool's config path, for the script's messages
-    qos: QosView
+    qos: QosPlan
     rails: tuple[Rail, ...]
     hosts: tuple[HostAddresses, ...]
     storage: tuple[str, ...]
@@ -137,7 +136,7 @@ class HostPool:
         return "=" + ",".join(f"{rail.rdma}:1" for rail in self.rails)
 
 
-def _kernel_classes(qos: QosView) -> tuple[KernelClass, ...]:
+def _kernel_classes(qos: QosPlan) -> tuple[KernelClass, ...]:
     by_priority: dict[int, list[int]] = {}
     for dscp, priority in qos.dscp_to_priority:
         by_priority.setdefault(priority, []).append(dscp)
@@ -148,7 +147,7 @@ def _kernel_classes(qos: QosView) -> tuple[KernelClass, ...]:
 def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None, pool: PoolSpec) -> HostPool:
     """The view of one RoCE pool; without `addresses`, a view with no hosts (the QoS part only)."""
     assert spec.qos is not None
-    qos = qos_view(spec.qos, host_plan(spec.qos))
+    qos = qos_intent(spec.qos).host
     netdevs, devices = fabric_interfaces(pool), fabric_devices(pool)
     hosts = []
     for host in topology.hosts_by_pool[pool.name] if addresses is not None else ():

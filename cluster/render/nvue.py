@@ -2,10 +2,67 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from cluster.intent.qos import QosPlan
 from cluster.render.engine import render
 from cluster.render.oob import oob_l2
 from cluster.render.views import Switch
 
+PROFILE_ECN_TCS = (0, 3)  # the traffic classes `nv set qos roce` marks ECN on
+PROFILE_FREE_TCS = (0, 1, 2, 4, 5, 7)  # the profile's RoCE and CNP classes are 3 and 6
+
+
+@dataclass(frozen=True)
+class RoceProfile:
+    """A QoS plan laid out on NVIDIA's `qos roce` profile, whose traffic classes NVUE addresses."""
+
+    plan: QosPlan
+
+    @property
+    def tcs(self) -> tuple[tuple[int, int], ...]:
+        """(switch priority, traffic class) for all eight priorities: RoCE on TC 3, CNP on TC 6,
+        every other planned priority on its own TC (its own number when free), unplanned
+        priorities with the default class."""
+        tcs = {self.plan.roce.priority: 3, self.plan.cnp.priority: 6}
+        free = list(PROFILE_FREE_TCS)
+        for priority in self.plan.priorities:
+            if priority in tcs:
+                continue
+            tc = priority if priority in free else free[0]
+            tcs[priority] = tc
+            free.remove(tc)
+        default_tc = tcs[self.plan.default_priority]
+        return tuple((priority, tcs.get(priority, default_tc)) for priority in range(8))
+
+    def tc(self, priority: int) -> int:
+        """Traffic class of a switch priority (see `tcs`)."""
+        return dict(self.tcs)[priority]
+
+    @property
+    def ecn_off(self) -> tuple[int, ...]:
+        """Traffic classes the profile marks ECN on that the plan does not."""
+        planned = {self.tc(priority) for priority in self.plan.ecn}
+        return tuple(tc for tc in PROFILE_ECN_TCS if tc not in planned)
+
+    @property
+    def dwrr(self) -> tuple[tuple[int, int], ...]:
+        """(traffic class, weight) of the plan's DWRR shares."""
+        weights: dict[int, int] = {}
+        for priority, weight in self.plan.dwrr:
+            tc = self.tc(priority)
+            weights[tc] = weights.get(tc, 0) + weight
+        return tuple(sorted(weights.items()))
+
+    @property
+    def is_nvidia_default(self) -> bool:
+        """True when `nv set qos roce` alone already gives this plan (FACTS.md 4.1)."""
+        plan = self.plan
+        return (plan.mode == "lossless" and (plan.roce.dscp, plan.roce.priority) == (26, 3)
+                and (plan.cnp.dscp, plan.cnp.priority) == (48, 6) and plan.lossless == (3,)
+                and (plan.ecn_min_bytes, plan.ecn_max_bytes) == (150_000, 1_500_000))
+
 
 def render_switch(switch: Switch) -> dict[str, str]:
-    return {"nvue.sh": render("nvue/startup.j2", switch=switch, oob=oob_l2(switch))}
+    profile = RoceProfile(switch.qos) if switch.qos is not None else None
+    return {"nvue.sh": render("nvue/startup.j2", switch=switch, oob=oob_l2(switch), profile=profile)}

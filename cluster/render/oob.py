@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster.qos import SWITCH_MTU
+from cluster.intent.qos import SWITCH_MTU
 from cluster.render.views import Switch
 
 OOB_VLAN = 100

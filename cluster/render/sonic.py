@@ -37,11 +37,12 @@ import json
 from typing import Any
 
 from cluster.catalog import SonicBuffers, load_catalog
+from cluster.intent.qos import QosPlan
 from cluster.naming import sonic_port
 from cluster.render.engine import render
 from cluster.render.oob import oob_l2
 from cluster.render.oob import sonic_tables as oob_tables
-from cluster.render.views import PFC_WATCHDOG_MS, QosView, Switch
+from cluster.render.views import PFC_WATCHDOG_MS, Switch
 
 MAP = "ROCE"  # our map/profile name, so the platform's default AZURE maps are left alone
 WRED = "ROCE_ECN"
@@ -53,7 +54,7 @@ def _scheduler(priority: int) -> str:
     return f"scheduler.{priority}"
 
 
-def qos_tables(qos: QosView, ports: list[str], cable: dict[str, str]) -> dict[str, Any]:
+def qos_tables(qos: QosPlan, ports: list[str], cable: dict[str, str]) -> dict[str, Any]:
     """The QoS tables for `ports` (all trusting DSCP with the same plan)."""
     dscp_to_tc = {str(dscp): str(priority) for dscp, priority in qos.dscp_map}  # unplanned: the lossy default
     identity = {str(priority): str(priority) for priority in range(8)}
@@ -121,7 +122,7 @@ def _ranges(numbers: list[int]) -> list[str]:
 LOSSY_QUEUES_UP_TO = 6  # upstream's templates give queues 0-6 a profile and leave queue 7 alone
 
 
-def buffer_tables(buffers: SonicBuffers, qos: QosView | None, qos_ports: list[str], lossy_ports: list[str]
+def buffer_tables(buffers: SonicBuffers, qos: QosPlan | None, qos_ports: list[str], lossy_ports: list[str]
                   ) -> dict[str, Any]:
     """The dynamic-model buffer tables of one switch (see the module text): `qos_ports` buffered
     for the plan, `lossy_ports` (every port of a switch outside the RoCE fabric) with lossy

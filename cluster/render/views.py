@@ -3,7 +3,7 @@
 `switch_views` walks the topology once: every switch gets its ports in cabling order
 (downlinks from port 0, uplinks on the top ports), each with speed, MTU, a description
 naming the peer (`h200-node-003 nic2`, `spine-001 Ethernet8`), its /31 and the peer's ASN.
-`qos_view` turns one side of the QoS plan into the numbers every dialect writes.
+The QoS numbers come from the intent (`cluster.intent.qos`).
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ from typing import NamedTuple
 
 from cluster.addressing import Addresses
 from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
+from cluster.intent.qos import SWITCH_MTU, QosPlan
 from cluster.naming import FIXED_BOX_EOS, breakout, eos_platform, host_port_label, management_port, switch_port
-from cluster.qos import SWITCH_MTU, QosSide, classes
 from cluster.records import CableData, SwitchNode
 from cluster.spec import ClusterSpec
-from cluster.stackfile import Qos
 from cluster.topology import FABRIC, Topology
 
 CABLE_METERS = {"host": 5, "leaf": 40, "spine": 300}  # by the lower end's kind/tier: DAC in rack, AOC/fibre above
-ROCE_WEIGHT = 50  # DWRR share of the RoCE queue, as NVIDIA's RoCE profile (FACTS.md 4.1)
 PFC_WATCHDOG_MS = 200
 EOS_LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/400G, 50G-per-lane below
 
@@ -49,154 +47,6 @@ class BfdTimers:
 # 9 s hold timer. Not 50-100 ms: a lab runs hundreds of userspace bfdd sessions on 2 cores, and a
 # real switch's control plane under load flaps sessions on timers that tight.
 BFD_TIMERS = BfdTimers(transmit_ms=200, receive_ms=200, multiplier=3)
-
-
-@dataclass(frozen=True)
-class TrafficClass:
-    name: str
-    dscp: int
-    priority: int
-
-
-@dataclass(frozen=True)
-class QosView:
-    """One side of the QoS plan, as the numbers a config writes (priority = TC = queue)."""
-
-    mode: str
-    classes: tuple[TrafficClass, ...]
-    dscp_to_priority: tuple[tuple[int, int], ...]
-    lossless: tuple[int, ...]
-    ecn: tuple[int, ...]
-    strict: tuple[int, ...]
-    dwrr: tuple[tuple[int, int], ...]  # (priority, weight percent), weights sum to 100
-    ecn_min_bytes: int
-    ecn_max_bytes: int
-    mtu: int
-    roce: TrafficClass
-    cnp: TrafficClass
-
-    @property
-    def lossless_csv(self) -> str:
-        return ",".join(str(priority) for priority in self.lossless)
-
-    @property
-    def queues(self) -> tuple[tuple[int, int | None, bool, bool], ...]:
-        """(queue, DWRR weight or None, strict, ECN) for every queue the plan uses (queue = priority)."""
-        weights = dict(self.dwrr)
-        used = sorted(set(weights) | set(self.strict) | set(self.ecn))
-        return tuple((queue, weights.get(queue), queue in self.strict, queue in self.ecn) for queue in used)
-
-    @property
-    def default_priority(self) -> int:
-        """Where every DSCP the plan does not name goes: the management class when it is lossy,
-        else the lowest priority that is neither lossless, RoCE nor CNP. Never a PFC priority, so
-        stray traffic (DSCP 24-31 would land on priority 3 by every platform's default) cannot pause
-        the fabric."""
-        return _default_priority(self.classes, self.lossless)
-
-    @property
-    def dscp_map(self) -> tuple[tuple[int, int], ...]:
-        """All 64 DSCPs -> priority: the plan's, the rest to `default_priority`."""
-        planned = dict(self.dscp_to_priority)
-        return tuple((dscp, planned.get(dscp, self.default_priority)) for dscp in range(64))
-
-    @property
-    def dscps_by_priority(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
-        """(priority, its DSCPs) for every priority that gets one; each DSCP exactly once."""
-        groups: dict[int, list[int]] = {}
-        for dscp, priority in self.dscp_map:
-            groups.setdefault(priority, []).append(dscp)
-        return tuple((priority, tuple(dscps)) for priority, dscps in sorted(groups.items()))
-
-    @property
-    def priorities(self) -> tuple[int, ...]:
-        """Every priority that carries traffic: the planned ones and the default class."""
-        return tuple(sorted({item.priority for item in self.classes} | {self.default_priority}))
-
-    @property
-    def profile_tcs(self) -> tuple[tuple[int, int], ...]:
-        """(switch priority, traffic class) for all eight priorities under NVIDIA's RoCE profile
-        layout: RoCE on TC 3, CNP on TC 6, every other planned priority on its own TC (its own
-        number when free), unplanned priorities with the default class."""
-        tcs = {self.roce.priority: 3, self.cnp.priority: 6}
-        free = [0, 1, 2, 4, 5, 7]
-        for priority in self.priorities:
-            if priority in tcs:
-                continue
-            tc = priority if priority in free else free[0]
-            tcs[priority] = tc
-            free.remove(tc)
-        default_tc = tcs[self.default_priority]
-        return tuple((priority, tcs.get(priority, default_tc)) for priority in range(8))
-
-    def profile_tc(self, priority: int) -> int:
-        """Traffic class of a switch priority under NVIDIA's RoCE profile (see `profile_tcs`)."""
-        return dict(self.profile_tcs)[priority]
-
-    @property
-    def profile_ecn_off(self) -> tuple[int, ...]:
-        """Traffic classes the RoCE profile marks ECN on (0 and 3) that the plan does not."""
-        planned = {self.profile_tc(priority) for priority in self.ecn}
-        return tuple(tc for tc in (0, 3) if tc not in planned)
-
-    @property
-    def lossy_priorities_csv(self) -> str:
-        return ",".join(str(priority) for priority in range(8) if priority not in self.lossless)
-
-    @property
-    def profile_dwrr(self) -> tuple[tuple[int, int], ...]:
-        """(traffic class, weight) under NVIDIA's RoCE profile layout."""
-        weights: dict[int, int] = {}
-        for priority, weight in self.dwrr:
-            tc = self.profile_tc(priority)
-            weights[tc] = weights.get(tc, 0) + weight
-        return tuple(sorted(weights.items()))
-
-    @property
-    def is_nvidia_default(self) -> bool:
-        """True when `nv set qos roce` alone already gives this plan (FACTS.md 4.1)."""
-        return (self.mode == "lossless" and (self.roce.dscp, self.roce.priority) == (26, 3)
-                and (self.cnp.dscp, self.cnp.priority) == (48, 6) and self.lossless == (3,)
-                and (self.ecn_min_bytes, self.ecn_max_bytes) == (150_000, 1_500_000))
-
-
-def _default_priority(planned: tuple[TrafficClass, ...], lossless: tuple[int, ...]) -> int:
-    by_name = {item.name: item.priority for item in planned}
-    taken = set(lossless) | {by_name["roce"], by_name["cnp"]}
-    management = by_name.get("management")
-    if management is not None and management not in taken:
-        return management
-    return min(priority for priority in range(8) if priority not in taken)
-
-
-def qos_view(qos: Qos, side: QosSide) -> QosView:
-    """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and the default class
-    share the rest."""
-    planned = [TrafficClass(name, dscp, priority) for name, (dscp, priority) in classes(qos).items()]
-    planned.sort(key=lambda item: (item.priority, item.name))
-    roce = next(item for item in planned if item.name == "roce")
-    cnp = next(item for item in planned if item.name == "cnp")
-    default = _default_priority(tuple(planned), tuple(sorted(side.pfc_priorities)))
-    others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {default})
-    others = [priority for priority in others if priority != roce.priority]
-    share, remainder = divmod(100 - ROCE_WEIGHT, max(len(others), 1))
-    dwrr = {roce.priority: ROCE_WEIGHT}
-    for priority in others:
-        dwrr[priority] = share + (remainder if priority == others[0] else 0)
-    return QosView(
-        mode=qos.mode,
-        classes=tuple(planned),
-        dscp_to_priority=tuple(sorted(side.dscp_to_priority.items())),
-        lossless=tuple(sorted(side.pfc_priorities)),
-        ecn=tuple(sorted(side.ecn_priorities)),
-        strict=tuple(sorted(side.strict_priorities)),
-        dwrr=tuple(sorted(dwrr.items())),
-        ecn_min_bytes=qos.ecn.min_bytes,
-        ecn_max_bytes=qos.ecn.max_bytes,
-        mtu=side.mtu,
-        roce=roce,
-        cnp=cnp,
-    )
 
 
 class Port(NamedTuple):
@@ -244,7 +94,7 @@ class Switch:
     management: str  # the description of the management port's cable
     management_port: str  # the switch's name for its management port (`eth0`, `Management1`)
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
-    qos: QosView | None
+    qos: QosPlan | None
     breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
@@ -295,7 +145,7 @@ def port_indexes(topology: Topology) -> dict[_Link, int]:
 
 
 def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
-                 switch_qos: QosView | None, names: Collection[str] | None = None) -> Iterator[Switch]:
+                 switch_qos: QosPlan | None, names: Collection[str] | None = None) -> Iterator[Switch]:
     """A view of every switch (of `names`, or all), in name order."""
     nodes, switches = topology.nodes, topology.switch_nodes  # plain dict lookups: this loop runs once per port
     indexes = port_indexes(topology)

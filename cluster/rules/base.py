@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from cluster.addressing import Addresses
 from cluster.findings import UNSUPPRESSIBLE, Finding, Severity
-from cluster.qos import RenderedQos
+from cluster.intent.qos import QosIntent
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, gc_paused
 
@@ -37,11 +37,11 @@ class Rule:
 @dataclass(frozen=True)
 class Derived:
     """What rules read beyond the spec and the graph, each computed once by the stage that owns
-    it and only when a rule asks: the address pools' fit check (derive) and the QoS plan as the
-    renderers write it (artifacts; None where the design has no RoCE QoS plan)."""
+    it and only when a rule asks: the address pools' fit check and the QoS intent, both sides of
+    the plan as every config writes it (None where the design has no RoCE QoS plan)."""
 
     address_check: Callable[[], Addresses]
-    rendered_qos: Callable[[], RenderedQos | None]
+    qos_intent: Callable[[], QosIntent | None]
 
 
 class ReadsDerived(Rule):

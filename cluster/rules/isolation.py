@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from cluster.findings import Finding, Severity
+from cluster.intent.qos import QosIntent, classes
 from cluster.load import NETWORK_CODES
-from cluster.qos import RenderedQos, classes
 from cluster.rules.base import Derived, ReadsDerived
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -17,7 +17,7 @@ from cluster.topology import FABRIC, Topology
 class Isolation(ReadsDerived):
     """On premises the GPU fabric shares no switch with storage or management. Shared: ERROR,
     unless RoCE has its own PFC-protected priority and every guest network a different one, in
-    the plan and in the host and switch configs as rendered (read back), then WARNING.
+    the plan and in the host and switch intents every config is rendered from, then WARNING.
     Provider-defined cloud layouts are exempt."""
 
     id = "FAB-ISOLATION"
@@ -27,14 +27,14 @@ class Isolation(ReadsDerived):
         return spec.fabric is not None
 
     def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
-        rendered = derived.rendered_qos()
+        intent = derived.qos_intent()
         guests = _guests(topology)
         if not guests:
             return
         networks = sorted(guests)
         switches = sorted(set().union(*guests.values()))
         example = ", ".join(switches[:3]) + (f" and {len(switches) - 3} more" if len(switches) > 3 else "")
-        protected, why = self._protected(spec, rendered, networks)
+        protected, why = self._protected(spec, intent, networks)
         severity = Severity.WARNING if protected else Severity.ERROR
         yield self.finding(
             "fabric.shared_with",
@@ -47,7 +47,7 @@ class Isolation(ReadsDerived):
         )
 
     @staticmethod
-    def _protected(spec: ClusterSpec, rendered: RenderedQos | None, networks: list[str]) -> tuple[bool, str]:
+    def _protected(spec: ClusterSpec, intent: QosIntent | None, networks: list[str]) -> tuple[bool, str]:
         qos = spec.qos
         if qos is None:
             return False, "an InfiniBand fabric has no RoCE priority to protect GPU traffic"
@@ -57,28 +57,27 @@ class Isolation(ReadsDerived):
         for network in networks:
             if planned[network][1] == qos.roce.priority:
                 return False, f"{network} traffic shares RoCE priority {qos.roce.priority}"
-        assert rendered is not None  # a RoCE plan is always rendered and read back
-        problem = Isolation._rendered_problem(spec, rendered, networks)
+        assert intent is not None  # a RoCE plan always has its intent
+        problem = Isolation._intent_problem(spec, intent, networks)
         if problem:
             return False, problem
         return True, f"RoCE keeps PFC-protected priority {qos.roce.priority}, so this is a warning"
 
     @staticmethod
-    def _rendered_problem(spec: ClusterSpec, emitted: RenderedQos, networks: list[str]) -> str:
-        """The protection as the rendered host and switch configs really apply it (read back)."""
+    def _intent_problem(spec: ClusterSpec, intent: QosIntent, networks: list[str]) -> str:
+        """The protection as the host and switch intents (what every config writes) apply it."""
         assert spec.qos is not None
         planned = classes(spec.qos)
         roce_dscp = spec.qos.roce.dscp
-        sides = [("host script", emitted.host_mlnx)] + [(f"{os} switch config", side)
-                                                        for os, side in sorted(emitted.switches.items())]
-        for label, side in sides:
-            roce_priority = side.dscp_to_priority.get(roce_dscp)
-            if roce_priority not in side.pfc_priorities:
-                return f"as rendered, the {label} puts RoCE (DSCP {roce_dscp}) on priority {roce_priority} without PFC"
+        for label, plan in (("host", intent.host), ("switch", intent.switch)):
+            mapping = dict(plan.dscp_map)
+            roce_priority = mapping[roce_dscp]
+            if roce_priority not in plan.lossless:
+                return f"the {label} intent puts RoCE (DSCP {roce_dscp}) on priority {roce_priority} without PFC"
             for network in networks:
                 dscp = planned[network][0]
-                if side.dscp_to_priority.get(dscp) == roce_priority:
-                    return f"as rendered, the {label} puts {network} (DSCP {dscp}) on RoCE priority {roce_priority}"
+                if mapping[dscp] == roce_priority:
+                    return f"the {label} intent puts {network} (DSCP {dscp}) on RoCE priority {roce_priority}"
         return ""
 
 

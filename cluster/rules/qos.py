@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
-from cluster.qos import RenderedQos, classes, disagreements, host_plan, plan_disagreements, switch_plan
+from cluster.intent.qos import QosIntent, QosPlan, classes
 from cluster.rules.base import Derived, ReadsDerived, Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -16,8 +16,8 @@ ROCE_MIN_MTU = 4200  # a 4096-byte RoCE payload plus headers; below it RoCE fall
 
 class PfcMap(ReadsDerived):
     """Lossless mode: the RoCE priority has PFC on; the CNP priority differs and has no PFC;
-    DSCP values are unique; host and switch plans agree (derived separately, and as rendered).
-    Skipped for InfiniBand and cloud."""
+    DSCP values are unique; host and switch plans agree (derived separately, and in the intent
+    every config is rendered from: all 64 DSCPs, PFC, ECN, MTU). Skipped for InfiniBand and cloud."""
 
     id = "QOS-PFC-MAP"
     title = "lossless QoS plan"
@@ -26,7 +26,7 @@ class PfcMap(ReadsDerived):
         return spec.qos is not None
 
     def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
-        rendered = derived.rendered_qos()
+        intent = derived.qos_intent()
         qos = spec.qos
         assert qos is not None
         pfc = set(qos.pfc_priorities)
@@ -82,32 +82,39 @@ class PfcMap(ReadsDerived):
                 "give storage its own priority (default 1)",
                 Severity.WARNING,
             )
-        if not shared:  # a DSCP two classes claim is reported above; each side would pick one of them
-            for problem in plan_disagreements(host_plan(qos), switch_plan(qos)):
-                yield self.finding("qos", f"host and switch plans disagree: {problem}",
-                                   "a derivation in cluster/qos.py no longer follows the qos section "
-                                   "(a bug, not your stack)")
-        if rendered is not None:
-            yield from self._rendered(spec, rendered)
+        if intent is not None and not shared:  # a DSCP two classes claim is reported above
+            yield from self._intent(intent)
 
-    def _rendered(self, spec: ClusterSpec, emitted: RenderedQos) -> Iterator[Finding]:
-        """Compare what the renderers actually write (read back) with the plan and with each other."""
-        assert spec.qos is not None
-        hint = "a template no longer writes the plan: fix cluster/templates or cluster/render (a bug, not your stack)"
-        sides = [("host script (mlnx_qos)", host_plan(spec.qos), emitted.host_mlnx),
-                 ("host script (dcb)", host_plan(spec.qos), emitted.host_dcb)]
-        sides += [(f"{os} switch config", switch_plan(spec.qos), side) for os, side in emitted.switches.items()]
-        for label, planned, rendered in sides:
-            for problem in disagreements(planned, rendered):
-                yield self.finding("qos", f"rendered {label} differs from the plan: {problem}", hint)
-        for os, side in emitted.switches.items():
-            for problem in disagreements(emitted.host_mlnx, side):
-                yield self.finding("qos", f"rendered host script and {os} switch config disagree: {problem}", hint)
-        for label, dscps in sorted(emitted.stray.items()):
-            if dscps:
-                shown = ", ".join(str(dscp) for dscp in dscps[:8]) + (", ..." if len(dscps) > 8 else "")
-                yield self.finding("qos", f"rendered {label} leaves {len(dscps)} DSCPs the plan does not "
-                                          f"name ({shown}) on a lossless priority", hint)
+    def _intent(self, intent: QosIntent) -> Iterator[Finding]:
+        """The two sides as every config writes them: each of the 64 DSCPs on one priority on both,
+        the same lossless priorities, ECN where RoCE is sent ECN-capable, no host MTU above the
+        switches', and no DSCP the plan does not name on a lossless priority."""
+        hint = "the QoS intent (cluster/intent/qos.py) no longer follows the qos section (a bug, not your stack)"
+        host, switch = intent.host, intent.switch
+        for (dscp, on_host), (_, on_switch) in zip(host.dscp_map, switch.dscp_map, strict=True):
+            if on_host != on_switch:
+                yield self.finding("qos", f"host and switch intents disagree: DSCP {dscp} on host priority {on_host}, "
+                                          f"switch priority {on_switch}", hint)
+        if host.lossless != switch.lossless:
+            yield self.finding("qos", f"host and switch intents disagree: PFC on host {list(host.lossless)}, "
+                                      f"switch {list(switch.lossless)}", hint)
+        if host.ecn != switch.ecn:
+            yield self.finding("qos", f"host and switch intents disagree: ECN on host {list(host.ecn)}, "
+                                      f"switch {list(switch.ecn)}", hint)
+        if host.mtu > switch.mtu:
+            yield self.finding("qos", f"host MTU {host.mtu} is above the switches' {switch.mtu}", hint)
+        for side, plan in (("host", host), ("switch", switch)):
+            stray = _stray(plan)
+            if stray:
+                shown = ", ".join(str(dscp) for dscp in stray[:8]) + (", ..." if len(stray) > 8 else "")
+                yield self.finding("qos", f"the {side} intent leaves {len(stray)} DSCPs the plan does not name "
+                                          f"({shown}) on a lossless priority", hint)
+
+
+def _stray(plan: QosPlan) -> list[int]:
+    """DSCPs the plan does not name that its 64-entry map puts on a lossless priority."""
+    named = {dscp for dscp, _ in plan.dscp_to_priority}
+    return [dscp for dscp, priority in plan.dscp_map if dscp not in named and priority in plan.lossless]
 
 
 class Mtu(Rule):
