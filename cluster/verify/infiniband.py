@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cluster.inputs import excerpt
 from cluster.verify.parsers import NeighborFormatError
 
 # Gb/s per lane (IBTA signalling rates as ibnetdiscover names them).
@@ -75,7 +76,7 @@ def parse_ibnetdiscover(text: str) -> list[IbLink]:
             raise NeighborFormatError(f"ibnetdiscover line {number}: a port line before any Switch/Ca header")
         match = (SWITCH_PORT if node[0] == "SW" else CA_PORT).match(stripped)
         if match is None:
-            raise NeighborFormatError(f"ibnetdiscover line {number}: unreadable port line {stripped!r}")
+            raise NeighborFormatError(f"ibnetdiscover line {number}: unreadable port line {excerpt(stripped)}")
         port, peer_kind, peer_guid, peer_port, peer_desc, width, speed = match.groups()
         pending.append((IbPort(node[0], node[1], int(port), node[2]), KIND[peer_kind], int(peer_guid, 16),
                         int(peer_port), peer_desc, width, speed))
@@ -105,7 +106,7 @@ def parse_ibnetdiscover_ports(text: str) -> list[IbLink]:
             continue
         match = PORTS_LINE.match(stripped)
         if match is None:
-            raise NeighborFormatError(f"ibnetdiscover -p line {number}: unreadable {stripped!r}")
+            raise NeighborFormatError(f"ibnetdiscover -p line {number}: unreadable {excerpt(stripped)}")
         lines += 1
         kind, port, guid, width, speed, peer_kind, peer_port, peer_guid, desc, peer_desc = match.groups()
         link = _link(IbPort(kind, int(guid, 16), int(port), desc),
@@ -135,6 +136,6 @@ def parse_node_name_map(text: str) -> dict[int, str]:
             continue
         match = MAP_LINE.match(stripped)
         if match is None:
-            raise NeighborFormatError(f'node-name map line {number}: expected `0xGUID "name"`, found {stripped!r}')
+            raise NeighborFormatError(f'node-name map line {number}: expected `0xGUID "name"`, found {excerpt(stripped)}')
         names[int(match.group(1), 16)] = match.group(2)
     return names
