@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -120,6 +121,39 @@ def test_ibnetdiscover_plain_and_ports_agree() -> None:
     assert len(plain) == len(ports) == 7
     assert {(link.a.description, link.b.description, link.gbps) for link in plain} == {
         (link.a.description, link.b.description, link.gbps) for link in ports}
+
+
+HOSTILE_IB_LINES = {
+    "-p, many descriptions": "CA 0 1 0x1 4x HDR - SW 0 1 0x2 ( '" + "' - '" * 60_000,
+    "-p, spaces between quotes": "CA 0 1 0x1 4x HDR - SW 0 1 0x2 ( '" + "' -  " * 50_000 + "' )",
+    "-p, unlinked port": "SW 0 1 0x1 4x SDR '" + "' " * 150_000,
+    "plain, many quotes": 'Ca 2 "H-0000000000100000"\n[1](1) "S-0000000000200001"[1](1) # ' + '"x" lid ' * 40_000,
+    "plain, switch port": 'Switch 36 "S-0000000000200001"\n[1] "H-0000000000100000"[1] # "' + " " * 300_000,
+    "node-name map": '0x1 "' + '"' * 300_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_IB_LINES))
+def test_ibnetdiscover_lines_parse_in_linear_time(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line of 300 KB built to make a pattern backtrack (the old `( '(.*)' - '(.*)' )` took more
+    than 30 s of CPU on one) is read in far less than a second, with the length cap lifted so the
+    patterns themselves are measured."""
+    import time
+
+    from cluster.verify import infiniband
+
+    monkeypatch.setattr(infiniband, "MAX_LINE", 10_000_000)
+    text = HOSTILE_IB_LINES[name]
+    parse = infiniband.parse_node_name_map if name == "node-name map" else parse_ib
+    started = time.process_time()
+    with contextlib.suppress(NeighborFormatError):
+        parse(text)
+    assert time.process_time() - started < 2.0, name
+
+
+def test_ibnetdiscover_lines_longer_than_any_real_one_are_refused() -> None:
+    with pytest.raises(NeighborFormatError, match=r"line 2 is longer than any ibnetdiscover -p line \(1,024"):
+        parse_ib("# comment\nCA 0 1 0x1 4x HDR - " + "x" * 2000)
 
 
 def test_node_name_map_renames_by_guid(tmp_path: Path) -> None:
