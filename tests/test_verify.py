@@ -92,6 +92,18 @@ def test_sonic_appl_db_dump_reads_aliases_and_port_speeds() -> None:
     assert neighbors["Ethernet0"].remote_ports == ("b8:3f:d2:11:20:01", "rail0") and neighbors["Ethernet0"].age == 3187
 
 
+def test_numbers_no_device_reports_are_unknown_not_errors() -> None:
+    """Ages and speeds of thousands of digits: the neighbor is kept, its age and speed unknown."""
+    huge = "1" * 5000
+    (neighbor,) = parse_lldpctl_json(json.dumps({"lldp": {"interface": {"swp1": {
+        "age": f"0 day, {huge}:00:00", "chassis": {"spine-001": {}}, "port": {"id": {"value": "swp7"}}}}}}))
+    assert neighbor.remote_device == "spine-001" and neighbor.age is None
+    (row,) = parse_sonic_appl_db(json.dumps({"LLDP_ENTRY_TABLE:Ethernet0": {
+        "lldp_rem_sys_name": "spine-001", "lldp_rem_port_id": "Ethernet0", "lldp_rem_time_mark": huge},
+        "PORT_TABLE:Ethernet0": {"speed": huge}}))
+    assert row.remote_device == "spine-001" and row.age is None and row.gbps is None
+
+
 def test_sonic_show_lldp_table() -> None:
     neighbors = parse_sonic_show_lldp_table((DATA / "sonic" / "leaf-001-r1.txt").read_text())
     assert [(n.local_port, n.remote_device, n.remote_ports) for n in neighbors][:1] == [

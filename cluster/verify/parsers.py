@@ -40,7 +40,9 @@ class Neighbor:
 
 
 MAC = re.compile(r"^[0-9a-f]{2}([:-]?[0-9a-f]{2}){5}$|^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$", re.IGNORECASE)
-LLDPD_AGE = re.compile(r"^\s*(\d+)\s+days?,\s*(\d+):(\d+):(\d+)\s*$")
+# Bounded digit runs: a value no device reports becomes "unknown", never a 5,000-digit int().
+LLDPD_AGE = re.compile(r"^\s*(\d{1,9})\s+days?,\s*(\d{1,9}):(\d{1,9}):(\d{1,9})\s*$")
+DIGITS = re.compile(r"\d{1,12}")
 MAU_SPEED = re.compile(r"^(\d+)(G|M)(?:ig)?base", re.IGNORECASE)
 
 
@@ -205,7 +207,7 @@ def parse_sonic_appl_db(text: str) -> list[Neighbor]:
     speeds: dict[str, float] = {}
     for key, row in rows.items():
         table, _, port = key.partition(":")
-        if table == "PORT_TABLE" and str(row.get("speed", "")).isdigit():
+        if table == "PORT_TABLE" and DIGITS.fullmatch(str(row.get("speed", ""))):
             speeds[port] = int(row["speed"]) / 1000
     neighbors: list[Neighbor] = []
     for key, row in sorted(rows.items()):
@@ -217,7 +219,7 @@ def parse_sonic_appl_db(text: str) -> list[Neighbor]:
             local_port=port,
             remote_device=_text(row.get("lldp_rem_sys_name")),
             remote_ports=_ports(row.get("lldp_rem_port_id"), row.get("lldp_rem_port_desc")),
-            age=float(mark) if mark.isdigit() else None,
+            age=float(mark) if DIGITS.fullmatch(mark) else None,
             gbps=speeds.get(port),
         ))
     if not neighbors and not any(key.startswith("PORT_TABLE:") for key in rows):
