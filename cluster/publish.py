@@ -37,12 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from cluster.inputs import kind_of
+from cluster.findings import printable
+from cluster.inputs import Unreadable, kind_of, read_bounded
 
 MARKER = ".gpu-cluster-tree.json"
 TOOL = "gpu-cluster"
 #: The mark a file the tool writes carries in its first bytes (the report's generator meta tag).
 FILE_MARK = 'name="generator" content="gpu-cluster'
+MAX_MARKER_BYTES = 64 * 1024 * 1024
 LOCK_WAIT_SECONDS = 600.0
 _EXTRAS_SHOWN = 5
 
@@ -137,14 +139,16 @@ def _safe_name(name: str) -> bool:
 
 def read_manifest(tree: Path) -> Manifest | None:
     """The tree's marker, or None when it has none that gpu-cluster wrote (or one that names a
-    file outside the tree, which gpu-cluster never writes)."""
+    file outside the tree, which gpu-cluster never writes). Anyone can write a marker: it is read
+    as hostile input (bounded, nesting included)."""
     marker = tree / MARKER
     info = _lstat(marker)
-    if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > 64 * 1024 * 1024:
+    if info is None or not stat.S_ISREG(info.st_mode):
         return None
     try:
-        data = json.loads(marker.read_bytes())
-    except (OSError, ValueError):
+        raw = read_bounded(marker, MAX_MARKER_BYTES, "tree marker")
+        data = json.loads(raw) if len(raw) <= MAX_MARKER_BYTES else None
+    except (Unreadable, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("written_by") != TOOL:
         return None
@@ -201,7 +205,9 @@ def _check_replaceable(where: Target, verb: str, stack: str) -> None:
             return
     manifest = read_manifest(where.path)
     if manifest is None:
-        raise OutputRefused(f"{where.shown} is a directory that gpu-cluster did not write (it has no {MARKER}): "
+        why = (f"its {MARKER} is not one gpu-cluster writes" if os.path.lexists(where.path / MARKER)
+               else f"it has no {MARKER}")
+        raise OutputRefused(f"{where.shown} is a directory that gpu-cluster did not write ({why}): "
                             "nothing was written; choose another --out, e.g. a new directory, or empty it yourself")
     if (manifest.verb, manifest.stack) != (verb, stack):
         raise OutputRefused(f"{where.shown} holds the {manifest.verb} output of stack {manifest.stack}, not of "
@@ -333,8 +339,8 @@ def _holder(handle: int) -> str:
     """Who holds the lock, as its file says ("" when the file is gone or not yet written)."""
     try:
         data = json.loads(os.pread(handle, 4096, 0) or b"{}")
-        return f"pid {int(data['pid'])} ({data['verb']} of stack {data['stack']})"
-    except (OSError, ValueError, KeyError, TypeError):
+        return printable(f"pid {int(data['pid'])} ({data['verb']} of stack {data['stack']})")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return "another gpu-cluster run" if os.fstat(handle).st_nlink else ""
 
 

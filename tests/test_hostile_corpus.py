@@ -13,6 +13,7 @@ Input files for the case, written into a scratch folder before the run:
   # ib: CONTENT            {ib}: a file, for `verify --ib`
   # ibmap: CONTENT         {ibmap}: a file, for `verify --ib-map`
   # state: CONTENT         {state}: a folder holding CONTENT as state.json, for `lab --state-dir`
+  # tree: CONTENT          {tree}: a folder holding CONTENT as .gpu-cluster-tree.json, for `--out`
   # stack-at: PATH         {stack} is a copy of the case file at PATH in the scratch folder
 CONTENT is `+`-joined parts, each a file of tests/hostile/data/ or a quoted Python string literal,
 either optionally repeated (`*N`): `'CA 0 1 ' + 'x'*300000`. Or `(fifo)` for a named pipe, or
@@ -46,7 +47,8 @@ CHARACTERS = {"{LF}": "\n", "{ESC}": "\x1b", "{RLO}": "\u202e"}
 #: Input files a case may give: header -> (placeholder, path in the scratch folder it stands for,
 #: where the content goes below that path).
 FILES = {"data": ("{lldp}", "lldp", "leaf-001-r0.json"), "ib": ("{ib}", "ib.txt", ""),
-         "ibmap": ("{ibmap}", "ibmap.txt", ""), "state": ("{state}", "state", "state.json")}
+         "ibmap": ("{ibmap}", "ibmap.txt", ""), "state": ("{state}", "state", "state.json"),
+         "tree": ("{tree}", "tree", ".gpu-cluster-tree.json")}
 PART = re.compile(r"""\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[\w.-]+)(?:\*(\d+))?\s*(?:\+|$)""")
 
 
