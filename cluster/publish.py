@@ -51,7 +51,11 @@ _EXTRAS_SHOWN = 5
 
 class OutputRefused(Exception):
     """The output path holds something gpu-cluster did not write, or cannot be written safely.
-    The message says what is there and what to do."""
+    The message says what is there and what to do, on one line: a path or a file name in it (the
+    user's --out, names found in the tree) is shown escaped, so it cannot forge an output line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 class Interrupted(BaseException):
@@ -90,7 +94,8 @@ class Target:
 
 
 def target(raw: str, option: str = "--out") -> Target:
-    """The output path `raw` as a Target; raises OutputRefused for a path that can never be one."""
+    """The output path `raw` as a Target; raises OutputRefused for a path that can never be one.
+    `shown` is `raw` escaped: it is printed, and may hold a newline or a terminal escape."""
     if raw.strip() == "":
         raise OutputRefused(f"{option} is empty (an unset shell variable?): give the directory to write, "
                             f"e.g. {option} build/mystack")
@@ -105,7 +110,7 @@ def target(raw: str, option: str = "--out") -> Target:
         what = "the working directory" if here == path else f"an ancestor of the working directory ({here})"
         raise OutputRefused(f"{option} {raw} is {what}: replacing it would delete everything in it; "
                             f"give a directory of its own, e.g. {option} build/mystack")
-    return Target(path, raw)
+    return Target(path, printable(raw))
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -359,7 +364,7 @@ def _clean_leftovers(where: Target) -> None:
         if entry.is_dir(follow_symlinks=False):
             left = remove_owned(path, read_manifest(path))
             if left:
-                print(f"warning: kept {path}: it holds files gpu-cluster did not write ({', '.join(left[:3])})",
+                print(printable(f"warning: kept {path}: it holds files gpu-cluster did not write ({', '.join(left[:3])})"),
                       file=sys.stderr)
         elif entry.is_file(follow_symlinks=False) and entry.name.startswith(where.sibling("new-")):
             path.unlink()
@@ -442,7 +447,7 @@ def publish_tree(files: Mapping[str, str], where: Target, verb: str, stack: str,
             return []
         left = remove_owned(old, read_manifest(old))
         step("old tree removed")
-        return [f"kept {old}: it holds files gpu-cluster did not write ({', '.join(left[:3])})"] if left else []
+        return [printable(f"kept {old}: it holds files gpu-cluster did not write ({', '.join(left[:3])})")] if left else []
 
 
 def _swap_in(staging: Path, where: Target) -> Path | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster.findings import printable
 from cluster.inputs import Unreadable, read_text_bounded
 from cluster.lab.model import LabPlan, LabSwitch
 
@@ -57,7 +58,11 @@ TOOLS = {"ip": "iproute2", "vtysh": "frr", "lldpd": "lldpd", "lldpctl": "lldpd",
 
 
 class LabError(Exception):
-    """The lab cannot do what was asked; the message says why and what to do (exit 2)."""
+    """The lab cannot do what was asked; the message says why and what to do (exit 2), on one
+    line: paths and names in it (--state-dir, a failed device) are shown escaped."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 def state_dir(given: str | None = None) -> Path:
@@ -207,7 +212,7 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
     lab, and return the summary (times, memory, what the lab represents)."""
     problems = missing_requirements()
     if problems:
-        raise LabError("this machine cannot run a lab:\n  " + "\n  ".join(problems))
+        raise LabError("this machine cannot run a lab: " + "; ".join(problems))
     with locked(root):
         running = load(root)
         if running is not None:
