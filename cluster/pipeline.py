@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, partial
 
+from cluster import parts
 from cluster.addressing import fit_default_pools
 from cluster.artifacts import rendered_qos
 from cluster.findings import Finding
@@ -102,6 +103,7 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
     derived = Derived(address_check=lambda: address_check,
                       rendered_qos=cache(partial(rendered_qos, spec, topology)))  # read back once, if asked
     findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, topology, derived))
+    findings.extend(parts.design_findings(loaded.settings, spec, topology))  # as plan and pulumi up refuse them
     return Valid(loaded=loaded, spec=spec, topology=topology, findings=apply_policy(findings, spec.policy.suppress))
 
 
