@@ -17,8 +17,9 @@ Input files for the case, written into a scratch folder before the run:
   # stack-at: PATH         {stack} is a copy of the case file at PATH in the scratch folder
 CONTENT is `+`-joined parts, each a file of tests/hostile/data/ or a quoted Python string literal,
 either optionally repeated (`*N`): `'CA 0 1 ' + 'x'*300000`. Or `(fifo)` for a named pipe, or
-`-> TARGET` for a symbolic link. {scratch} is the scratch folder; {LF}, {ESC} and {RLO} (U+202E)
-stand for characters a header line cannot hold, in argv, stack-at, message and absent.
+`-> TARGET` for a symbolic link. `NAME = CONTENT` names the file in a folder (data, state, tree).
+{scratch} is the scratch folder; {LF}, {ESC} and {RLO} (U+202E) stand for characters a header line
+cannot hold, in argv, stack-at, message and absent.
 Every case also holds to the general promise: no traceback, every output line printable.
 """
 
@@ -114,7 +115,9 @@ def read_case(path: Path, scratch: Path) -> Case:
     for key, (placeholder, folder, name) in FILES.items():
         replacements[placeholder] = str(scratch / folder)
         if key in header:
-            write_input(scratch / folder / name, header[key])
+            named = re.fullmatch(r"([\w.-]+) = (.*)", header[key]) if name else None
+            spec = header[key] if named is None else named.group(2)
+            write_input(scratch / folder / (name if named is None else named.group(1)), spec)
     argv = []
     for part in shlex.split(header.get("argv", "validate {stack}")):
         for placeholder, value in replacements.items():

@@ -223,16 +223,35 @@ def test_sonic_aliases_port_speed_and_swap() -> None:
     assert matched == {("fabric", "host-leaf"): 2, ("fabric", "leaf-spine"): 4}
 
 
+# A spine's file alone covers the leaf-spine cables; the host-leaf cables below are not seen.
+HOST_LEAF_UNSEEN = ("CABLE-UNVERIFIED", "4 of 4 designed fabric host-leaf cables not seen: no neighbor data from either "
+                                        "end (none from gpu-node-001, gpu-node-002, leaf-001-r0, leaf-001-r1)")
+
+
 def test_nvue_spine_with_fqdn_neighbors_and_sonic_aliases() -> None:
     found, matched = run_verify(tiny("sonic", "nvue"), DATA / "nvue")
-    assert found == set()
+    assert found == {HOST_LEAF_UNSEEN}
     assert matched == {("fabric", "leaf-spine"): 4}
+
+
+def test_cables_no_data_covers_fail_verify_unless_the_collection_is_partial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The spine's file alone: its cables match; the host-leaf cables are not seen, an error by
+    default (the fabric is not shown to be built) and a warning with --partial."""
+    shutil.copy(LLDPD / "as-designed" / "spine-001.json", tmp_path)
+    argv = ["verify", str(TINY), "--lldp", str(tmp_path), "--network", "fabric"]
+    assert main(argv) == 1
+    assert "ERRORS\n  CABLE-UNVERIFIED at node_pools[0].fabric_nics: 4 of 4" in capsys.readouterr().out
+    assert main([*argv, "--partial"]) == 0
+    out = capsys.readouterr().out
+    assert "verify as designed (0 errors, 1 warnings)" in out and "WARNINGS\n  CABLE-UNVERIFIED" in out
+    assert "fabric      host-leaf         0 / 4  (4 unverified: no data from either end)" in out
 
 
 def test_eos_freshest_neighbor_wins_and_silent_port_is_missing() -> None:
     found, matched = run_verify(tiny("eos", "eos"), DATA / "eos")
     assert found == {("CABLE-MISSING", "leaf-001-r1 Ethernet8/1 <-> spine-001 Ethernet4/1 (fabric leaf-spine): no "
-                                       "link, neither end reports a neighbor")}
+                                       "link, neither end reports a neighbor"), HOST_LEAF_UNSEEN}
     assert matched == {("fabric", "leaf-spine"): 3}
 
 
@@ -257,7 +276,8 @@ def test_unexpected_link_between_ports_the_design_leaves_empty(tmp_path: Path) -
     unexpected = {message for rule, message in found if rule == "CABLE-UNEXPECTED"}
     assert unexpected == {"rail 0 leaf leaf-001-r0 port swp5 <-> rail 1 leaf leaf-001-r1 port swp6: a link the "
                           "design does not have"}
-    assert {rule for rule, _ in found} == {"CABLE-UNEXPECTED", "CABLE-MISSING"}  # leaf-001-r0's own cables are absent
+    # leaf-001-r0's own cables are absent; leaf-001-r1's are not seen (it has no file, its hosts neither)
+    assert {rule for rule, _ in found} == {"CABLE-UNEXPECTED", "CABLE-MISSING", "CABLE-UNVERIFIED"}
 
 
 def test_expected_neighbors_and_ptm_dot_agree_with_the_cables() -> None:
@@ -383,8 +403,12 @@ def test_bmc_ports_need_the_oob_leaf_and_bmc_names_map_to_their_host(tmp_path: P
     host_only.mkdir()
     shutil.copy(LLDPD / "as-designed" / "gpu-node-001.json", host_only)
     gathered = gather(result.topology, cables, host_only, None, None)
-    checked = verify(result.spec, result.topology, cables, gathered, ["oob"])
-    assert checked.findings == [] and checked.comparison.unverified[("oob", "host-leaf")] == 2  # a host never sees its BMC port
+    checked = verify(result.spec, result.topology, cables, gathered, ["oob"], partial=True)
+    # A host never sees its BMC port: no oob cable is seen, an error even for a partial collection.
+    assert checked.comparison.unverified[("oob", "host-leaf")] == 2 and not checked.ok
+    assert next((f.rule, str(f.severity), f.message) for f in checked.findings if "oob host-leaf" in f.message) == (
+        "CABLE-UNVERIFIED", "error", "2 of 2 designed oob host-leaf cables not seen: no neighbor data from either end "
+        "(none from gpu-node-001, gpu-node-002, oob-leaf-001); not one designed cable was seen in the data given")
 
     oob = tmp_path / "oob"
     oob.mkdir()
@@ -409,6 +433,7 @@ def test_wrong_spine_port_names_both_designed_owners(tmp_path: Path) -> None:
     assert found == {
         ("CABLE-WRONG-PEER", "rail 1 leaf leaf-001-r1 port swp7 (fabric leaf-spine): expected spine spine-001 port "
          "swp3, found spine spine-001 port swp1, a port the design gives to leaf-001-r0 swp7"),
+        HOST_LEAF_UNSEEN,
     }
     assert matched == {("fabric", "leaf-spine"): 2}
 

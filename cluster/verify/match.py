@@ -32,6 +32,10 @@ CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
                     "A correctly cabled link runs slower than the design's link speed.", Severity.ERROR),
     "CABLE-UNEXPECTED": ("link the design lacks",
                          "Two ports the design leaves empty report each other.", Severity.WARNING),
+    "CABLE-UNVERIFIED": ("designed cables not seen",
+                         "Designed cables whose ends no neighbor data covers (no file from either end's device), "
+                         "one finding per network and tier: the fabric is not shown to be built. An error; a warning "
+                         "with verify --partial, except when not one designed cable was seen.", Severity.ERROR),
     "CABLE-INPUT": ("neighbor data that cannot be read",
                     "A neighbor file (or folder, or discovery) that cannot be read or parsed: nothing is compared "
                     "and verify exits 2.", Severity.ERROR),
@@ -66,6 +70,8 @@ class Comparison:
     expected: dict[tuple[str, str], int] = field(default_factory=dict)
     unverified: dict[tuple[str, str], int] = field(default_factory=dict)
     observed_links: int = 0
+    # per (network, tier), the designed cables no data covers, in design order
+    unseen: dict[tuple[str, str], list[Cable]] = field(default_factory=dict)
 
 
 def cable_finding(rule: str, path: str, message: str, hint: str) -> Finding:
@@ -188,6 +194,7 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
         key = (cable.network, cable.tier)
         if not (_observed(cable.lower, cable.network, reporting) or _observed(cable.upper, cable.network, reporting)):
             result.unverified[key] = result.unverified.get(key, 0) + 1
+            result.unseen.setdefault(key, []).append(cable)
             continue
         result.findings.append(cable_finding(
             "CABLE-MISSING", cable.path,
@@ -195,6 +202,37 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             "plug in the cable (or check optics and link state on both ends), then collect the neighbor data again"))
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+SHOWN_DEVICES = 4
+
+
+def unseen_findings(comparison: Comparison, foreign: list[str], partial: bool) -> list[Finding]:
+    """CABLE-UNVERIFIED per (network, tier) with designed cables that no data covers: an error (a
+    warning when the collection is `partial` on purpose), and an error in any case when not one
+    designed cable matched. `foreign` names the neighbor files of devices the design lacks."""
+    nothing_seen = not any(comparison.matched.values())
+    severity = Severity.WARNING if partial and not nothing_seen else Severity.ERROR
+    findings = []
+    for key, cables in sorted(comparison.unseen.items()):
+        devices = sorted({end.device for cable in cables for end in (cable.lower, cable.upper)})
+        listed = ", ".join(devices[:SHOWN_DEVICES]) + (f" and {len(devices) - SHOWN_DEVICES} more"
+                                                       if len(devices) > SHOWN_DEVICES else "")
+        network, tier = key
+        message = (f"{len(cables)} of {comparison.expected[key]} designed {network} {tier} cables not seen: no neighbor "
+                   f"data from either end (none from {listed})")
+        if nothing_seen:
+            message += "; not one designed cable was seen in the data given"
+        hint = ("collect the neighbor data of one end of each cable (a switch's file covers every cable on it), "
+                "or check only the networks collected with --network; --partial makes this a warning for a "
+                "collection that is partial on purpose")
+        if foreign:
+            named = ", ".join(foreign[:SHOWN_DEVICES]) + (f" and {len(foreign) - SHOWN_DEVICES} more"
+                                                         if len(foreign) > SHOWN_DEVICES else "")
+            hint = (f"the data names devices the design does not have ({named}): name each file after its device "
+                    f"as the design does (leaf-001-r0.json); or {hint}")
+        findings.append(Finding("CABLE-UNVERIFIED", severity, cables[0].path, message, hint))
+    return findings
 
 
 def _observed(end: End, network: str, reporting: set[tuple[str, str]]) -> bool:
