@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding, Severity, shown
 from cluster.records import Node
 from cluster.verify.expected import BMC_PORT, Cable, End, by_end
 
@@ -40,6 +40,11 @@ CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
                     "A neighbor file (or folder, or discovery) that cannot be read or parsed: nothing is compared "
                     "and verify exits 2.", Severity.ERROR),
 }
+
+
+#: Names and ports a device reports that the design does not have are shown up to this length
+#: (LLDP allows 255 characters; a file may hold anything).
+REPORTED_CHARACTERS = 64
 
 
 @dataclass(frozen=True)
@@ -117,13 +122,14 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
 def describe(nodes: Mapping[str, Node], end: End) -> str:
     """`rail 1 leaf leaf-001-r1 port swp7`, `spine spine-001 port swp9`, `host h-node-001 port rail0`."""
     node = nodes.get(end.device)
+    port = shown(end.port, REPORTED_CHARACTERS)  # a port name as a device reported it: any length
     if node is None:
-        return f"{end.device} port {end.port} (not in the design)"
+        return f"{shown(end.device, REPORTED_CHARACTERS)} port {port} (not in the design)"
     if node["kind"] == "host":
-        return f"host {end.device} port {end.port}"
+        return f"host {end.device} port {port}"
     rail = node["rail"] if node["kind"] == "switch" else None
     prefix = f"rail {rail} " if rail is not None and node["network"] == "fabric" else ""
-    return f"{prefix}{node['tier']} {end.device} port {end.port}"
+    return f"{prefix}{node['tier']} {end.device} port {port}"
 
 
 def _label(cable: Cable) -> str:
