@@ -38,17 +38,25 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "a special file")
 
 
+def kernel_interface(path: Path, what: str) -> str | None:
+    """Why `path` is no input when it resolves under /proc or /sys (None: it does not)."""
+    resolved = os.path.realpath(path)
+    for tree in KERNEL_TREES:
+        if resolved == tree or resolved.startswith(tree + "/"):
+            through = f" ({resolved})" if resolved != str(path) else ""
+            return (f"{what} is under {tree}{through}, a kernel interface, not a file gpu-cluster reads; save the "
+                    "output to a regular file and give that file")
+    return None
+
+
 def read_bounded(path: Path, limit: int, what: str) -> bytes:
     """At most `limit + 1` bytes of the regular file at `path` (links followed); a caller that
     gets more than `limit` knows the file is too large without having read it whole.
     Raises Unreadable (missing, not a regular file, no permission, under /proc or /sys) and never
     blocks on a FIFO."""
-    resolved = os.path.realpath(path)
-    for tree in KERNEL_TREES:
-        if resolved == tree or resolved.startswith(tree + "/"):
-            through = f" ({resolved})" if resolved != str(path) else ""
-            raise Unreadable(f"{path}: {what} is under {tree}{through}, a kernel interface, not a file gpu-cluster "
-                             "reads; save the output to a regular file and give that file")
+    kernel = kernel_interface(path, what)
+    if kernel is not None:
+        raise Unreadable(f"{path}: {kernel}")
     try:
         info = os.stat(path)
     except FileNotFoundError:

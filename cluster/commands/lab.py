@@ -330,8 +330,8 @@ def _status(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(data, indent=2))
     else:
-        print(f"lab status: {data['stack']} ({'up' if data['up'] else lab.state['phase']}): {plan.slice}; "
-              f"failed: {', '.join(f['name'] for f in data['failures']) or 'nothing'}; {data['memory_mb']} MB")
+        print(printable(f"lab status: {data['stack']} ({'up' if data['up'] else lab.state['phase']}): {plan.slice}; "
+                        f"failed: {', '.join(f['name'] for f in data['failures']) or 'nothing'}; {data['memory_mb']} MB"))
     return 0
 
 
