@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from cluster import __version__
+from cluster.findings import printable
 
 # Verb modules, in help order, with the line `--help` shows for each. Each module has
 # add_parser(verbs) and run(args) -> exit code, and is imported only when its verb runs (or its
@@ -77,13 +78,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m cluster") -> 
             _drop_stdout()
             print(f"{args.verb}: cannot write the output: {error.strerror or error}", file=sys.stderr)
         else:
-            print(f"{args.verb}: cannot use {error.filename}: {error.strerror or error}", file=sys.stderr)
+            print(printable(f"{args.verb}: cannot use {error.filename}: {error.strerror or error}"), file=sys.stderr)
         return 2
     except Exception as error:  # a defect of ours: say so in one line, never a traceback
         if os.environ.get("GPU_CLUSTER_DEBUG"):
             raise
-        print(f"{args.verb}: internal error ({type(error).__name__}: {str(error)[:300]}); this is a defect of "
-              "gpu-cluster, please report it with the stack file (GPU_CLUSTER_DEBUG=1 shows the traceback)",
+        print(printable(f"{args.verb}: internal error ({type(error).__name__}: {str(error)[:300]}); this is a defect "
+                        "of gpu-cluster, please report it with the stack file (GPU_CLUSTER_DEBUG=1 shows the traceback)"),
               file=sys.stderr)
         return 2
     return code

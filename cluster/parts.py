@@ -102,6 +102,16 @@ def core_stack(part: str, design: str | None, core: str | None, organization: st
     return reference, []
 
 
+def design_findings(settings: Mapping[str, Any], spec: ClusterSpec, topology: Topology) -> list[Finding]:
+    """What `plan` and the Pulumi program refuse in a stack's part settings once its design is
+    known (a part the design does not have, a pod part that names no core stack), as `validate`
+    reports it. The settings have passed `check_settings`."""
+    part, found = choose(settings.get("part"), spec, topology)
+    if found:
+        return found
+    return core_stack(part, settings.get("design"), settings.get("core_stack"), "organization", "project")[1]
+
+
 def check_settings(settings: Mapping[str, Any]) -> list[Finding]:
     """A SCHEMA finding at `config.gpu-cluster:<key>` for each part setting of the wrong shape
     (before the design is known)."""

@@ -17,13 +17,15 @@ exports and the Pulumi components come after, from a Valid result (commands, __m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from cluster import credentials, parts
 from cluster.addressing import fit_default_pools
 from cluster.findings import Finding
+from cluster.inputs import Unreadable, read_text_bounded
 from cluster.intent.qos import qos_intent
 from cluster.limits import limit_findings
-from cluster.loader import Loaded, from_mapping, load_stack
+from cluster.loader import MAX_BYTES, MAX_NODES, Loaded, from_mapping, load_stack
 from cluster.resolve import resolve
 from cluster.rules import ALL_RULES, RULE_IDS, Derived, Rule, apply_policy, run_rules
 from cluster.spec import ClusterSpec
@@ -87,7 +89,33 @@ def _invalid(loaded: Loaded, findings: list[Finding]) -> Invalid:
 
 
 def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
-    """Validate an already-loaded stack: spec, graph, rules, policy."""
+    """Validate an already-loaded stack: spec, graph, rules, policy; no finding shows a credential."""
+    result = _check(loaded, rules)
+    values = _credential_values(loaded)
+    if values:
+        result.findings = sorted((_redacted(finding, values) for finding in result.findings), key=Finding.sort_key)
+    return result
+
+
+def _credential_values(loaded: Loaded) -> set[str]:
+    """The credentials this run knows: from the environment, and those the stack file holds in
+    plain text (read again only then: the loader reports it, and keeps no value)."""
+    values = credentials.environment_values()
+    if loaded.source is not None and any(finding.path in credentials.CREDENTIAL_PATHS for finding in loaded.findings):
+        try:
+            text = read_text_bounded(loaded.source, MAX_BYTES, "stack file")
+        except Unreadable:
+            return values
+        values |= credentials.plaintext_values(text, MAX_NODES)
+    return values
+
+
+def _redacted(finding: Finding, values: set[str]) -> Finding:
+    return replace(finding, path=credentials.redact(finding.path, values),
+                   message=credentials.redact(finding.message, values), hint=credentials.redact(finding.hint, values))
+
+
+def _check(loaded: Loaded, rules: list[Rule] | None) -> Result:
     if loaded.data is None or loaded.findings:
         return _invalid(loaded, list(loaded.findings))
     spec, findings = resolve(loaded.data, RULE_IDS)
@@ -101,6 +129,7 @@ def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
     intent = qos_intent(spec.qos) if spec.qos is not None else None
     derived = Derived(address_check=lambda: address_check, qos_intent=lambda: intent)
     findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, topology, derived))
+    findings.extend(parts.design_findings(loaded.settings, spec, topology))  # as plan and pulumi up refuse them
     return Valid(loaded=loaded, spec=spec, topology=topology, findings=apply_policy(findings, spec.policy.suppress))
 
 

@@ -37,19 +37,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from cluster.inputs import kind_of
+from cluster.findings import printable
+from cluster.inputs import Unreadable, kind_of, read_bounded
 
 MARKER = ".gpu-cluster-tree.json"
 TOOL = "gpu-cluster"
 #: The mark a file the tool writes carries in its first bytes (the report's generator meta tag).
 FILE_MARK = 'name="generator" content="gpu-cluster'
+MAX_MARKER_BYTES = 64 * 1024 * 1024
 LOCK_WAIT_SECONDS = 600.0
 _EXTRAS_SHOWN = 5
 
 
 class OutputRefused(Exception):
     """The output path holds something gpu-cluster did not write, or cannot be written safely.
-    The message says what is there and what to do."""
+    The message says what is there and what to do, on one line: a path or a file name in it (the
+    user's --out, names found in the tree) is shown escaped, so it cannot forge an output line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 class Interrupted(BaseException):
@@ -88,7 +94,8 @@ class Target:
 
 
 def target(raw: str, option: str = "--out") -> Target:
-    """The output path `raw` as a Target; raises OutputRefused for a path that can never be one."""
+    """The output path `raw` as a Target; raises OutputRefused for a path that can never be one.
+    `shown` is `raw` escaped: it is printed, and may hold a newline or a terminal escape."""
     if raw.strip() == "":
         raise OutputRefused(f"{option} is empty (an unset shell variable?): give the directory to write, "
                             f"e.g. {option} build/mystack")
@@ -103,7 +110,7 @@ def target(raw: str, option: str = "--out") -> Target:
         what = "the working directory" if here == path else f"an ancestor of the working directory ({here})"
         raise OutputRefused(f"{option} {raw} is {what}: replacing it would delete everything in it; "
                             f"give a directory of its own, e.g. {option} build/mystack")
-    return Target(path, raw)
+    return Target(path, printable(raw))
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -137,14 +144,16 @@ def _safe_name(name: str) -> bool:
 
 def read_manifest(tree: Path) -> Manifest | None:
     """The tree's marker, or None when it has none that gpu-cluster wrote (or one that names a
-    file outside the tree, which gpu-cluster never writes)."""
+    file outside the tree, which gpu-cluster never writes). Anyone can write a marker: it is read
+    as hostile input (bounded, nesting included)."""
     marker = tree / MARKER
     info = _lstat(marker)
-    if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > 64 * 1024 * 1024:
+    if info is None or not stat.S_ISREG(info.st_mode):
         return None
     try:
-        data = json.loads(marker.read_bytes())
-    except (OSError, ValueError):
+        raw = read_bounded(marker, MAX_MARKER_BYTES, "tree marker")
+        data = json.loads(raw) if len(raw) <= MAX_MARKER_BYTES else None
+    except (Unreadable, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("written_by") != TOOL:
         return None
@@ -201,7 +210,9 @@ def _check_replaceable(where: Target, verb: str, stack: str) -> None:
             return
     manifest = read_manifest(where.path)
     if manifest is None:
-        raise OutputRefused(f"{where.shown} is a directory that gpu-cluster did not write (it has no {MARKER}): "
+        why = (f"its {MARKER} is not one gpu-cluster writes" if os.path.lexists(where.path / MARKER)
+               else f"it has no {MARKER}")
+        raise OutputRefused(f"{where.shown} is a directory that gpu-cluster did not write ({why}): "
                             "nothing was written; choose another --out, e.g. a new directory, or empty it yourself")
     if (manifest.verb, manifest.stack) != (verb, stack):
         raise OutputRefused(f"{where.shown} holds the {manifest.verb} output of stack {manifest.stack}, not of "
@@ -333,8 +344,8 @@ def _holder(handle: int) -> str:
     """Who holds the lock, as its file says ("" when the file is gone or not yet written)."""
     try:
         data = json.loads(os.pread(handle, 4096, 0) or b"{}")
-        return f"pid {int(data['pid'])} ({data['verb']} of stack {data['stack']})"
-    except (OSError, ValueError, KeyError, TypeError):
+        return printable(f"pid {int(data['pid'])} ({data['verb']} of stack {data['stack']})")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return "another gpu-cluster run" if os.fstat(handle).st_nlink else ""
 
 
@@ -353,7 +364,7 @@ def _clean_leftovers(where: Target) -> None:
         if entry.is_dir(follow_symlinks=False):
             left = remove_owned(path, read_manifest(path))
             if left:
-                print(f"warning: kept {path}: it holds files gpu-cluster did not write ({', '.join(left[:3])})",
+                print(printable(f"warning: kept {path}: it holds files gpu-cluster did not write ({', '.join(left[:3])})"),
                       file=sys.stderr)
         elif entry.is_file(follow_symlinks=False) and entry.name.startswith(where.sibling("new-")):
             path.unlink()
@@ -436,7 +447,7 @@ def publish_tree(files: Mapping[str, str], where: Target, verb: str, stack: str,
             return []
         left = remove_owned(old, read_manifest(old))
         step("old tree removed")
-        return [f"kept {old}: it holds files gpu-cluster did not write ({', '.join(left[:3])})"] if left else []
+        return [printable(f"kept {old}: it holds files gpu-cluster did not write ({', '.join(left[:3])})")] if left else []
 
 
 def _swap_in(staging: Path, where: Target) -> Path | None:

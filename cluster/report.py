@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from cluster.findings import Severity
+from cluster.findings import Severity, printable
 from cluster.pipeline import Result, Valid
 from cluster.rules.base import plural
 from cluster.rules.hosts import fabric_gbps_per_node
@@ -94,7 +94,7 @@ def to_text(result: Result) -> str:
         lines.append(f"{str(severity).upper()}S" if severity != Severity.INFO else "INFO")
         for finding in group:
             line = result.loaded.line_of(finding.path) if result.loaded.source else 0
-            where = f"{result.loaded.source}:{line} " if line else ""
+            where = f"{printable(str(result.loaded.source))}:{line} " if line else ""
             tag = " (suppressed)" if finding.suppressed else ""
             lines.append(f"  {finding.rule}{tag} at {finding.path}: {finding.message}")
             lines.append(f"      {where}hint: {finding.hint}")

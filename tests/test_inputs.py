@@ -106,3 +106,39 @@ def test_a_stack_name_found_nowhere_is_named_in_the_working_directory(
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config: {}\n", encoding="utf-8")
     assert loader.stack_path("prod") == Path("stacks") / "Pulumi.prod.yaml"
+
+
+@pytest.mark.parametrize("path", ["/proc/self/environ", "/proc/self/status", "/sys/kernel/mm/transparent_hugepage/enabled",
+                                  "link"])
+def test_kernel_interfaces_are_refused_by_the_path_they_resolve_to(path: str, tmp_path: Path) -> None:
+    """/proc/self/environ is a regular file to stat(), and holds every credential of the process."""
+    if path == "link":
+        (tmp_path / "ib.txt").symlink_to("/proc/self/environ")
+        path = str(tmp_path / "ib.txt")
+    with pytest.raises(Unreadable, match=r"ibnetdiscover output is under /(proc|sys).*a kernel interface") as refused:
+        read_bounded(Path(path), 1024, "ibnetdiscover output")
+    assert "=" not in str(refused.value).split("interface", 1)[1]  # nothing of the file is quoted
+    done = cli("validate", "/proc/self/environ")
+    assert done.returncode == 2 and "stack file is under /proc" in done.stdout
+
+
+SECRET = "s3cr3t-Value"
+
+
+@pytest.mark.parametrize("line", [
+    f"password={SECRET}", f"export GPU_CLUSTER_SWITCH_PASSWORD='{SECRET}'", f"passwd: {SECRET}",
+    f'{{"password": "{SECRET}", "user": "admin"}}', f"Authorization: Bearer {SECRET}", f"X-Auth-Token: {SECRET}",
+    f"api_key = {SECRET}", f"client_secret={SECRET}", f"credentials: {SECRET}", f"curl -H 'Bearer {SECRET}'",
+    f"SHELL=/bin/bash\x00BMC_TOKEN={SECRET}\x00", f"ssh-key:{SECRET}",
+])
+def test_an_excerpt_never_holds_what_follows_a_secret_looking_key(line: str) -> None:
+    shown = inputs.excerpt(line)
+    assert SECRET not in shown and SECRET.lower() not in shown.lower()
+    assert "the rest is not shown" in shown
+
+
+def test_an_excerpt_is_short_escaped_and_says_how_long_the_input_was() -> None:
+    assert inputs.excerpt("CA 0 1 0x1 4x HDR") == "'CA 0 1 0x1 4x HDR'"
+    long = inputs.excerpt("\x1b[2J" + "x" * 5_000_000)
+    assert long.isprintable() and len(long) < 100
+    assert long.startswith("'\\x1b[2Jxxx") and long.endswith("...' (5,000,004 characters)")

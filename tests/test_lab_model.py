@@ -52,6 +52,25 @@ def test_plan_takes_addresses_mtus_and_routing_from_the_rendered_files(dev) -> N
     assert mtus == {1500, 9216}
 
 
+def test_a_state_as_lab_up_writes_it_loads_back(dev, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The state file's shape check accepts what `lab up` records, failures and pids included."""
+    from cluster.lab import runtime
+
+    plan = _built(build_plan(dev.spec, dev.topology, render_tree(dev.spec, dev.topology), Slice()))
+    runtime.write_state(tmp_path, {
+        "stack": "dev", "slice": "all", "phase": "up", "plan": plan.to_dict(),
+        "namespaces": {device.name: f"gcl-{device.name}" for device in plan.devices}, "nodes": "/run/gcl-nodes",
+        "created": ["gcl-leaf-001-r0"], "pids": {"leaf-001-r0/zebra": [4242, "/usr/lib/frr/zebra"]},
+        "failures": [{"name": "spine-001", "mode": "link"}]})
+    lab = runtime.load(tmp_path)
+    assert lab is not None and lab.plan == plan and lab.ns("spine-001") == "gcl-spine-001"
+    state = json.loads((tmp_path / "state.json").read_text())
+    state["pids"]["leaf-001-r0/zebra"] = ["../../etc", "zebra"]  # a pid names a /proc path: only a number
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    with pytest.raises(runtime.LabError, match='"pids" is not an object of'):
+        runtime.load(tmp_path)
+
+
 def _with_key(table: str, key: str) -> Callable[[str], str]:
     def edit(text: str) -> str:
         db = json.loads(text)

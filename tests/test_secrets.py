@@ -149,3 +149,36 @@ def test_validate_refuses_a_plaintext_credential_in_the_stack_file(form: str, tm
         locations = [result["locations"][0]["physicalLocation"]["region"]["startLine"]
                      for result in json.loads(out)["runs"][0]["results"]]
         assert locations == [line]
+
+
+@pytest.mark.parametrize("form", [
+    "gpu-cluster:switch_password: VALUE", "gpu-cluster:switch_password: 'VALUE'", '"gpu-cluster:bmc_password": "VALUE"',
+    "gpu-cluster:api_token: [VALUE]", "gpu-cluster:api_token: {nested: VALUE}", "? gpu-cluster:api_token\n  : VALUE",
+])
+def test_the_plaintext_credential_values_of_a_stack_file_are_found_in_its_yaml_events(form: str) -> None:
+    from cluster.credentials import plaintext_values
+
+    text = f"config:\n  gpu-cluster:cluster: {{name: t, node_pools: [{{name: a}}]}}\n  {form}\n  other: x\n"
+    assert plaintext_values(text.replace("VALUE", SENTINEL), 1000) == {SENTINEL}
+    aliased = f"anchors: [&pw {SENTINEL}]\nconfig:\n  gpu-cluster:bmc_password: *pw\n  name: t\n"
+    assert plaintext_values(aliased, 1000) == {SENTINEL}
+    assert plaintext_values(text.replace("VALUE", SENTINEL).replace("gpu-cluster:", "x:"), 1000) == set()
+    assert plaintext_values("config: [" * 100 + SENTINEL, 50) == set()  # bounded, and broken YAML is no error
+
+
+def test_a_finding_never_shows_a_credential_held_in_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A value the environment holds as a credential is taken out of every finding, as a word and
+    in the forms a message quotes it (escaped, cut short)."""
+    long_secret = SENTINEL * 3
+    monkeypatch.setenv("GPU_CLUSTER_SWITCH_PASSWORD", SENTINEL)
+    monkeypatch.setenv("GPU_CLUSTER_API_TOKEN", long_secret)
+    stack = tmp_path / "Pulumi.env.yaml"
+    stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: onprem\n    node_pools:\n"
+                     "      - name: a\n        nodes: 4\n        gpu: H200\n        labels:\n"
+                     f"          {SENTINEL}: a\n          {SENTINEL}: b\n          {long_secret}: a\n"
+                     f"          {long_secret}: b\n")
+    for fmt in ("text", "json", "sarif", "github"):
+        assert main(["validate", str(stack), "--format", fmt]) == 2
+        out = capsys.readouterr().out
+        assert "duplicate key" in out and _leaks(out) == [], fmt

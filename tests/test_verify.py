@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -91,6 +92,18 @@ def test_sonic_appl_db_dump_reads_aliases_and_port_speeds() -> None:
     assert neighbors["Ethernet0"].remote_ports == ("b8:3f:d2:11:20:01", "rail0") and neighbors["Ethernet0"].age == 3187
 
 
+def test_numbers_no_device_reports_are_unknown_not_errors() -> None:
+    """Ages and speeds of thousands of digits: the neighbor is kept, its age and speed unknown."""
+    huge = "1" * 5000
+    (neighbor,) = parse_lldpctl_json(json.dumps({"lldp": {"interface": {"swp1": {
+        "age": f"0 day, {huge}:00:00", "chassis": {"spine-001": {}}, "port": {"id": {"value": "swp7"}}}}}}))
+    assert neighbor.remote_device == "spine-001" and neighbor.age is None
+    (row,) = parse_sonic_appl_db(json.dumps({"LLDP_ENTRY_TABLE:Ethernet0": {
+        "lldp_rem_sys_name": "spine-001", "lldp_rem_port_id": "Ethernet0", "lldp_rem_time_mark": huge},
+        "PORT_TABLE:Ethernet0": {"speed": huge}}))
+    assert row.remote_device == "spine-001" and row.age is None and row.gbps is None
+
+
 def test_sonic_show_lldp_table() -> None:
     neighbors = parse_sonic_show_lldp_table((DATA / "sonic" / "leaf-001-r1.txt").read_text())
     assert [(n.local_port, n.remote_device, n.remote_ports) for n in neighbors][:1] == [
@@ -120,6 +133,39 @@ def test_ibnetdiscover_plain_and_ports_agree() -> None:
     assert len(plain) == len(ports) == 7
     assert {(link.a.description, link.b.description, link.gbps) for link in plain} == {
         (link.a.description, link.b.description, link.gbps) for link in ports}
+
+
+HOSTILE_IB_LINES = {
+    "-p, many descriptions": "CA 0 1 0x1 4x HDR - SW 0 1 0x2 ( '" + "' - '" * 60_000,
+    "-p, spaces between quotes": "CA 0 1 0x1 4x HDR - SW 0 1 0x2 ( '" + "' -  " * 50_000 + "' )",
+    "-p, unlinked port": "SW 0 1 0x1 4x SDR '" + "' " * 150_000,
+    "plain, many quotes": 'Ca 2 "H-0000000000100000"\n[1](1) "S-0000000000200001"[1](1) # ' + '"x" lid ' * 40_000,
+    "plain, switch port": 'Switch 36 "S-0000000000200001"\n[1] "H-0000000000100000"[1] # "' + " " * 300_000,
+    "node-name map": '0x1 "' + '"' * 300_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_IB_LINES))
+def test_ibnetdiscover_lines_parse_in_linear_time(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line of 300 KB built to make a pattern backtrack (the old `( '(.*)' - '(.*)' )` took more
+    than 30 s of CPU on one) is read in far less than a second, with the length cap lifted so the
+    patterns themselves are measured."""
+    import time
+
+    from cluster.verify import infiniband
+
+    monkeypatch.setattr(infiniband, "MAX_LINE", 10_000_000)
+    text = HOSTILE_IB_LINES[name]
+    parse = infiniband.parse_node_name_map if name == "node-name map" else parse_ib
+    started = time.process_time()
+    with contextlib.suppress(NeighborFormatError):
+        parse(text)
+    assert time.process_time() - started < 2.0, name
+
+
+def test_ibnetdiscover_lines_longer_than_any_real_one_are_refused() -> None:
+    with pytest.raises(NeighborFormatError, match=r"line 2 is longer than any ibnetdiscover -p line \(1,024"):
+        parse_ib("# comment\nCA 0 1 0x1 4x HDR - " + "x" * 2000)
 
 
 def test_node_name_map_renames_by_guid(tmp_path: Path) -> None:
@@ -177,16 +223,35 @@ def test_sonic_aliases_port_speed_and_swap() -> None:
     assert matched == {("fabric", "host-leaf"): 2, ("fabric", "leaf-spine"): 4}
 
 
+# A spine's file alone covers the leaf-spine cables; the host-leaf cables below are not seen.
+HOST_LEAF_UNSEEN = ("CABLE-UNVERIFIED", "4 of 4 designed fabric host-leaf cables not seen: no neighbor data from either "
+                                        "end (none from gpu-node-001, gpu-node-002, leaf-001-r0, leaf-001-r1)")
+
+
 def test_nvue_spine_with_fqdn_neighbors_and_sonic_aliases() -> None:
     found, matched = run_verify(tiny("sonic", "nvue"), DATA / "nvue")
-    assert found == set()
+    assert found == {HOST_LEAF_UNSEEN}
     assert matched == {("fabric", "leaf-spine"): 4}
+
+
+def test_cables_no_data_covers_fail_verify_unless_the_collection_is_partial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The spine's file alone: its cables match; the host-leaf cables are not seen, an error by
+    default (the fabric is not shown to be built) and a warning with --partial."""
+    shutil.copy(LLDPD / "as-designed" / "spine-001.json", tmp_path)
+    argv = ["verify", str(TINY), "--lldp", str(tmp_path), "--network", "fabric"]
+    assert main(argv) == 1
+    assert "ERRORS\n  CABLE-UNVERIFIED at node_pools[0].fabric_nics: 4 of 4" in capsys.readouterr().out
+    assert main([*argv, "--partial"]) == 0
+    out = capsys.readouterr().out
+    assert "verify as designed (0 errors, 1 warnings)" in out and "WARNINGS\n  CABLE-UNVERIFIED" in out
+    assert "fabric      host-leaf         0 / 4  (4 unverified: no data from either end)" in out
 
 
 def test_eos_freshest_neighbor_wins_and_silent_port_is_missing() -> None:
     found, matched = run_verify(tiny("eos", "eos"), DATA / "eos")
     assert found == {("CABLE-MISSING", "leaf-001-r1 Ethernet8/1 <-> spine-001 Ethernet4/1 (fabric leaf-spine): no "
-                                       "link, neither end reports a neighbor")}
+                                       "link, neither end reports a neighbor"), HOST_LEAF_UNSEEN}
     assert matched == {("fabric", "leaf-spine"): 3}
 
 
@@ -211,7 +276,8 @@ def test_unexpected_link_between_ports_the_design_leaves_empty(tmp_path: Path) -
     unexpected = {message for rule, message in found if rule == "CABLE-UNEXPECTED"}
     assert unexpected == {"rail 0 leaf leaf-001-r0 port swp5 <-> rail 1 leaf leaf-001-r1 port swp6: a link the "
                           "design does not have"}
-    assert {rule for rule, _ in found} == {"CABLE-UNEXPECTED", "CABLE-MISSING"}  # leaf-001-r0's own cables are absent
+    # leaf-001-r0's own cables are absent; leaf-001-r1's are not seen (it has no file, its hosts neither)
+    assert {rule for rule, _ in found} == {"CABLE-UNEXPECTED", "CABLE-MISSING", "CABLE-UNVERIFIED"}
 
 
 def test_expected_neighbors_and_ptm_dot_agree_with_the_cables() -> None:
@@ -337,8 +403,12 @@ def test_bmc_ports_need_the_oob_leaf_and_bmc_names_map_to_their_host(tmp_path: P
     host_only.mkdir()
     shutil.copy(LLDPD / "as-designed" / "gpu-node-001.json", host_only)
     gathered = gather(result.topology, cables, host_only, None, None)
-    checked = verify(result.spec, result.topology, cables, gathered, ["oob"])
-    assert checked.findings == [] and checked.comparison.unverified[("oob", "host-leaf")] == 2  # a host never sees its BMC port
+    checked = verify(result.spec, result.topology, cables, gathered, ["oob"], partial=True)
+    # A host never sees its BMC port: no oob cable is seen, an error even for a partial collection.
+    assert checked.comparison.unverified[("oob", "host-leaf")] == 2 and not checked.ok
+    assert next((f.rule, str(f.severity), f.message) for f in checked.findings if "oob host-leaf" in f.message) == (
+        "CABLE-UNVERIFIED", "error", "2 of 2 designed oob host-leaf cables not seen: no neighbor data from either end "
+        "(none from gpu-node-001, gpu-node-002, oob-leaf-001); not one designed cable was seen in the data given")
 
     oob = tmp_path / "oob"
     oob.mkdir()
@@ -363,6 +433,7 @@ def test_wrong_spine_port_names_both_designed_owners(tmp_path: Path) -> None:
     assert found == {
         ("CABLE-WRONG-PEER", "rail 1 leaf leaf-001-r1 port swp7 (fabric leaf-spine): expected spine spine-001 port "
          "swp3, found spine spine-001 port swp1, a port the design gives to leaf-001-r0 swp7"),
+        HOST_LEAF_UNSEEN,
     }
     assert matched == {("fabric", "leaf-spine"): 2}
 

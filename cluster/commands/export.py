@@ -14,6 +14,7 @@ from pathlib import Path
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refuse
 from cluster.exports.files import export_files
+from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 
 
@@ -37,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
     if code:
         return code
     for path, text in files.items():
-        print(f"  {Path(out) / path}  ({text.count(chr(10))} lines)")
-    print(f"export: {result.stack}: {len(files)} files in {out} ({time.perf_counter() - started:.2f} s)")
+        print(f"  {printable(str(Path(out) / path))}  ({text.count(chr(10))} lines)")
+    print(f"export: {result.stack}: {len(files)} files in {where.shown} ({time.perf_counter() - started:.2f} s)")
     return 0

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refuse
-from cluster.findings import Finding
+from cluster.findings import Finding, printable
 from cluster.inputs import Unreadable, read_text_bounded
 from cluster.pipeline import Valid, validate
 from cluster.spec import ClusterSpec
@@ -201,7 +201,7 @@ def _up(args: argparse.Namespace) -> int:
               f"daemons {summary['memory_mb']} MB resident")
         for note in summary["notes"]:
             print(f"  note: {note}")
-        print(f"  next: lab check {args.stack}; lab fail {args.stack} NAME; lab down {args.stack}")
+        print(printable(f"  next: lab check {args.stack}; lab fail {args.stack} NAME; lab down {args.stack}"))
     return 0 if summary["converge_s"] is not None else 1
 
 
@@ -275,15 +275,15 @@ def _fail(args: argparse.Namespace) -> int:
         first = f"first route change after {report.first_change_s} s" if report.first_change_s is not None \
             else "no route changed"
         withdraw = f"in {report.withdraw_s} s" if report.withdraw_s is not None else "did NOT settle"
-        print(f"lab fail: {args.name} ({args.mode}): {first}, routes settled to the design's failed fabric {withdraw}; "
-              f"{len(lossy)} of {len(report.flows)} probe flows lost packets, the worst for "
+        print(f"lab fail: {printable(args.name)} ({args.mode}): {first}, routes settled to the design's failed fabric "
+              f"{withdraw}; {len(lossy)} of {len(report.flows)} probe flows lost packets, the worst for "
               f"{report.worst_loss_s:.2f} s")
         worst = max(report.measured_ratio.items(), key=lambda item: item[1], default=None)
         if worst is not None:
             predicted = ", ".join(f"{name} {ratio:g}:1" for name, ratio in report.predicted_ratio.items())
             print(f"  worst oversubscription below it: lab {worst[0]} {worst[1]:g}:1; whatif {predicted or 'n/a'}")
         _print_findings(report.findings)
-        print(f"  the failure stays until `lab restore {args.stack}`")
+        print(printable(f"  the failure stays until `lab restore {args.stack}`"))
     return 1 if report.findings else 0
 
 
@@ -330,8 +330,8 @@ def _status(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(data, indent=2))
     else:
-        print(f"lab status: {data['stack']} ({'up' if data['up'] else lab.state['phase']}): {plan.slice}; "
-              f"failed: {', '.join(f['name'] for f in data['failures']) or 'nothing'}; {data['memory_mb']} MB")
+        print(printable(f"lab status: {data['stack']} ({'up' if data['up'] else lab.state['phase']}): {plan.slice}; "
+                        f"failed: {', '.join(f['name'] for f in data['failures']) or 'nothing'}; {data['memory_mb']} MB"))
     return 0
 
 
@@ -366,8 +366,8 @@ def _export(args: argparse.Namespace) -> int:
     code = publish_tree("lab export", result.stack, files, where)
     if code:
         return code
-    print(f"lab export: {result.stack}: containerlab topology of {plan.slice} in {out} ({len(files)} files); "
-          f"run it with `containerlab deploy -t {Path(out) / f'{result.stack}.clab.yml'}`")
+    print(printable(f"lab export: {result.stack}: containerlab topology of {plan.slice} in {out} ({len(files)} files); "
+                    f"run it with `containerlab deploy -t {Path(out) / f'{result.stack}.clab.yml'}`"))
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from cluster import parts
 from cluster.cli import VERBS
 from cluster.deployment import deployment
+from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 from cluster.report import to_json, to_text
 
@@ -236,7 +237,9 @@ def key_inputs(inputs: Mapping[str, Any]) -> str:
 
 
 def _scalar(value: object) -> str:
-    text = f"{value:g}" if isinstance(value, float) else str(value)
+    """One input value as the tree shows it: escaped (a path from --artifacts-dir may hold a newline
+    or a terminal escape) and cut at MAX_VALUE characters."""
+    text = printable(f"{value:g}" if isinstance(value, float) else str(value))
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
 
 

@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     switches = sum(1 for path in files if path.startswith("switches/") and path.count("/") == 2
                    and not path.endswith("frr.conf"))
     print(f"render: {result.stack}: {len(files)} files ({switches} switches, {len(spec.pools)} host pools) "
-          f"in {out} ({elapsed:.2f} s)")
+          f"in {where.shown} ({elapsed:.2f} s)")
     return 0

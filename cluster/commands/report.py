@@ -15,6 +15,7 @@ from pathlib import Path
 from cluster import publish
 from cluster.cli import VERBS
 from cluster.commands import written
+from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 from cluster.report import to_text
 from cluster.report_html.page import render_report
@@ -41,10 +42,10 @@ def run(args: argparse.Namespace) -> int:
         html.append(render_report(result))
         publish.publish_file(where, html[0])
 
-    code = written("report", out, write)  # renamed into place last: never half a file
+    code = written("report", printable(out), write)  # renamed into place last: never half a file
     if code:
         return code
     verdict = "passes" if result.ok else "FAILS validation (see the findings in the report)"
-    print(f"report: {result.stack}: {out} ({len(html[0]) / 1024:.0f} KiB, {time.perf_counter() - started:.2f} s); "
+    print(f"report: {result.stack}: {printable(out)} ({len(html[0]) / 1024:.0f} KiB, {time.perf_counter() - started:.2f} s); "
           f"the design {verdict}")
     return result.exit_code

@@ -1,8 +1,9 @@
-"""`verify STACK --lldp DIR [--ib FILE] [--format text|json|sarif]`: the built fabric against the design.
+"""`verify STACK --lldp DIR [--ib FILE] [--partial] [--format text|json|sarif]`: the built fabric against the design.
 
-Exit codes as `validate`: 0 as designed, 1 CABLE-* findings at or above policy.fail_on,
-2 a stack that cannot be read, or neighbor data that cannot be (CABLE-INPUT findings, every
-unreadable file at once, in the format asked for).
+Exit codes as `validate`: 0 as designed, 1 CABLE-* findings at or above policy.fail_on (a
+designed cable no data covers is one, CABLE-UNVERIFIED, unless --partial; with not one designed
+cable seen, always), 2 a stack that cannot be read, or neighbor data that cannot be (CABLE-INPUT
+findings, every unreadable file at once, in the format asked for).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     parser.add_argument("--ib-map", type=Path, metavar="FILE", help="node-name map: 0xGUID \"design name\" per line")
     parser.add_argument("--network", action="append", choices=NETWORKS,
                         help="check only these networks (repeatable); default every network with data")
+    parser.add_argument("--partial", action="store_true",
+                        help="the collection leaves devices out on purpose: designed cables with no data from either "
+                             "end are warnings, not errors (unless not one designed cable was seen)")
     parser.add_argument("--format", choices=FORMATS, default="text")
 
 
@@ -52,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     networks = args.network
     if networks is None and args.lldp is None:
         networks = ["fabric"]  # an InfiniBand discovery sees only the fabric
-    checked = verify(result.spec, result.topology, cables, gathered, networks)
+    checked = verify(result.spec, result.topology, cables, gathered, networks, partial=args.partial)
     if args.format == "sarif":
         print(sarif(result, checked))
     else:

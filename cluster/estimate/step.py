@@ -43,6 +43,10 @@ from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
 Flow = tuple[int, int, float]
+#: What a training step can be: from a model of a million parameters and a millisecond of compute
+#: up to sizes no cluster trains.
+MIN_PARAMS, MAX_PARAMS = 1e6, 1e15
+MIN_STEP_COMPUTE_S, MAX_STEP_COMPUTE_S = 1e-3, 1e7
 
 
 @dataclass(frozen=True)
@@ -80,11 +84,15 @@ class Workload:
                      "grad_bytes", "top_k"):
             if getattr(self, name) < 1:
                 found.append(f"--{name.replace('_', '-')} must be at least 1")
-        # `not x > 0` also catches nan; inf is no model size and no compute time either.
-        if not 0 < self.params < 1e15:
-            found.append("--params must be a positive number of parameters below 1e15 (e.g. 70e9)")
-        if not 0 < self.step_compute_s < 1e7:
-            found.append("--step-compute-s must be a positive number of seconds below 1e7 (compute per step)")
+        # `not lo <= x < hi` also catches nan; inf is no model size and no compute time either, and
+        # neither is a denormal (5e-324): a step of no compute is all communication, a number that
+        # means nothing.
+        if not MIN_PARAMS <= self.params < MAX_PARAMS:
+            found.append(f"--params must be a positive number of parameters from {MIN_PARAMS:g} to below "
+                         f"{MAX_PARAMS:g} (e.g. 70e9), got {self.params:g}")
+        if not MIN_STEP_COMPUTE_S <= self.step_compute_s < MAX_STEP_COMPUTE_S:
+            found.append(f"--step-compute-s must be a positive number of seconds from {MIN_STEP_COMPUTE_S:g} to below "
+                         f"{MAX_STEP_COMPUTE_S:g} (compute per step), got {self.step_compute_s:g}")
         if self.experts < 0:
             found.append("--experts must be 0 (a dense model) or more")
         elif self.experts and self.top_k > self.experts:

@@ -2,14 +2,15 @@
 
 Escaping follows the runner's rules (actions/toolkit `command.ts`): in the message `%`, CR and LF
 are percent-encoded; in properties also `:` and `,`. So a hostile key or path can neither end the
-annotation early nor start a second workflow command on a new line.
+annotation early nor start a second workflow command on a new line. The stack file's path is
+shown escaped besides (`printable`): a terminal escape or a bidi control in it reaches no log.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding, Severity, printable
 from cluster.formats.location import display_path, line_of
 from cluster.pipeline import Result
 
@@ -31,7 +32,7 @@ def annotation(result: Result, finding: Finding) -> str:
     properties = []
     source = result.loaded.source
     if source is not None:
-        properties.append(("file", display_path(source)))
+        properties.append(("file", printable(display_path(source))))
         line = line_of(result, finding.path)
         if line > 0:
             properties.append(("line", str(line)))

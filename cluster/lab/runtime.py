@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster.findings import printable
+from cluster.inputs import Unreadable, read_text_bounded
 from cluster.lab.model import LabPlan, LabSwitch
 
 DEFAULT_STATE_DIR = Path("/run/gpu-cluster-lab")
@@ -49,12 +51,18 @@ NEIGH_SYSCTLS = {"net.ipv4.neigh.default.gc_thresh1": 8192, "net.ipv4.neigh.defa
 SWITCH_SYSCTLS = {"net.ipv4.ip_forward": "1", "net.ipv4.conf.all.rp_filter": "0",
                   "net.ipv4.fib_multipath_hash_policy": "1"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,200}")
+#: A state file records a plan of every device, cable and rendered config of the lab.
+MAX_STATE_BYTES = 64 * 1024 * 1024
 TOOLS = {"ip": "iproute2", "vtysh": "frr", "lldpd": "lldpd", "lldpctl": "lldpd", "ping": "iputils-ping",
          "nft": "nftables"}
 
 
 class LabError(Exception):
-    """The lab cannot do what was asked; the message says why and what to do (exit 2)."""
+    """The lab cannot do what was asked; the message says why and what to do (exit 2), on one
+    line: paths and names in it (--state-dir, a failed device) are shown escaped."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 def state_dir(given: str | None = None) -> Path:
@@ -122,14 +130,61 @@ def write_state(root: Path, state: dict[str, Any]) -> None:
 
 
 def load(root: Path) -> Lab | None:
+    """The lab whose state file is in `root` (None: there is none). The file is read like every
+    input, bounded and only if it is a regular file, and checked before anything acts on it: a
+    lab command may kill the processes and delete the namespaces it names."""
     path = root / "state.json"
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     try:
-        return Lab(root, json.loads(path.read_text()))
-    except (OSError, ValueError) as error:
-        raise LabError(f"{path}: unreadable lab state ({error}); remove the lab's namespaces by hand "
-                       "(`ip netns list`) and delete the file") from None
+        state = json.loads(read_text_bounded(path, MAX_STATE_BYTES, "lab state"))
+        lab = Lab(root, _checked_state(state))
+        _ = lab.plan  # built once here (it is cached), so that a broken plan is reported here
+    except Unreadable as error:
+        problem = str(error).removeprefix(f"{path}: ")
+        raise LabError(f"{path}: {problem}; {_BY_HAND}") from None
+    except RecursionError:
+        raise LabError(f"{path}: unreadable lab state (nested deeper than any state gpu-cluster writes); "
+                       f"{_BY_HAND}") from None
+    except ValueError as error:  # json.JSONDecodeError included
+        raise LabError(f"{path}: unreadable lab state ({error}); {_BY_HAND}") from None
+    except (KeyError, TypeError, AttributeError) as error:
+        raise LabError(f"{path}: unreadable lab state (its plan: {type(error).__name__} {str(error)[:100]}); "
+                       f"{_BY_HAND}") from None
+    return lab
+
+
+_BY_HAND = "remove the lab's namespaces by hand (`ip netns list`) and delete the file"
+_STATE_TEXT = ("stack", "slice", "phase", "nodes")
+
+
+def _checked_state(state: object) -> dict[str, Any]:
+    """`state` if it has the shape `up` writes; ValueError naming the first key that does not."""
+    if not isinstance(state, dict):
+        raise ValueError(f"a JSON {type(state).__name__}, not an object")
+    missing = [key for key in (*_STATE_TEXT, "plan", "namespaces", "created", "pids", "failures") if key not in state]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    for key in _STATE_TEXT:
+        if not isinstance(state[key], str) or not state[key].isprintable():
+            raise ValueError(f'"{key}" is not a line of text')
+    if not isinstance(state["plan"], dict):
+        raise ValueError('"plan" is not an object')
+    namespaces, created, pids, failures = (state[key] for key in ("namespaces", "created", "pids", "failures"))
+    if not (isinstance(namespaces, dict) and all(isinstance(device, str) and isinstance(name, str) and NAME.fullmatch(name)
+                                                 for device, name in namespaces.items())):
+        raise ValueError('"namespaces" is not an object of namespace names')
+    if not (isinstance(created, list) and all(isinstance(name, str) and NAME.fullmatch(name) for name in created)):
+        raise ValueError('"created" is not a list of namespace names')
+    if not (isinstance(pids, dict) and all(
+            isinstance(role, str) and isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int
+            and entry[0] > 0 and isinstance(entry[1], str) for role, entry in pids.items())):
+        raise ValueError('"pids" is not an object of [pid, program] pairs')
+    if not (isinstance(failures, list) and all(
+            isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].isprintable()
+            and isinstance(item.get("mode"), str) for item in failures)):
+        raise ValueError('"failures" is not a list of {"name", "mode"} objects')
+    return state
 
 
 @contextlib.contextmanager
@@ -157,7 +212,7 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
     lab, and return the summary (times, memory, what the lab represents)."""
     problems = missing_requirements()
     if problems:
-        raise LabError("this machine cannot run a lab:\n  " + "\n  ".join(problems))
+        raise LabError("this machine cannot run a lab: " + "; ".join(problems))
     with locked(root):
         running = load(root)
         if running is not None:

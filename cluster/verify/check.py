@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster.findings import Finding, Severity, apply_policy
+from cluster.findings import Finding, Severity, apply_policy, shown
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.expected import Cable, by_end, port_aliases
 from cluster.verify.infiniband import parse_ib, parse_node_name_map
-from cluster.verify.match import Claim, Comparison, compare, resolve
+from cluster.verify.match import Claim, Comparison, compare, resolve, unseen_findings
 from cluster.verify.observe import Names, ib_claims, lldp_claims, parsed, read_lldp_dir
 
 
@@ -40,11 +40,13 @@ class Verification:
 @dataclass
 class Gathered:
     """Claims from every input, which (device, network) reported ("*": every network), and a
-    CABLE-INPUT finding for every input that could not be read (then nothing is compared)."""
+    CABLE-INPUT finding for every input that could not be read (then nothing is compared).
+    `foreign`: the neighbor files named after a device the design does not have."""
 
     claims: list[Claim]
     reporting: set[tuple[str, str]]
     unreadable: list[Finding]
+    foreign: list[str] = field(default_factory=list)
 
 
 IB_HINT = "run `ibnetdiscover` (or `ibnetdiscover -p`) on a host of the fabric again and pass its output as it is"
@@ -60,6 +62,8 @@ def gather(topology: Topology, cables: list[Cable], lldp: Path | None, ib: Path 
         devices, gathered.unreadable = read_lldp_dir(lldp)
         for device, neighbors in devices.items():
             name = names.device(device)
+            if name not in names.devices:
+                gathered.foreign.append(shown(device))
             gathered.reporting.add((name, "*"))
             gathered.claims.extend(lldp_claims(name, neighbors, names))
     if ib is not None:
@@ -75,9 +79,11 @@ def gather(topology: Topology, cables: list[Cable], lldp: Path | None, ib: Path 
 
 
 def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: Gathered,
-           networks: Collection[str] | None = None) -> Verification:
+           networks: Collection[str] | None = None, partial: bool = False) -> Verification:
     """Compare the claims with the design's cables `every` (only those on `networks`, when given);
-    with any input unreadable, compare nothing and report it (CABLE-INPUT cannot be suppressed)."""
+    with any input unreadable, compare nothing and report it (CABLE-INPUT cannot be suppressed).
+    Designed cables no data covers are CABLE-UNVERIFIED: errors, warnings when the collection is
+    `partial` on purpose, errors again when not one designed cable was seen."""
     if gathered.unreadable:
         return Verification(findings=list(gathered.unreadable), comparison=Comparison(findings=[]),
                             fail_on=spec.policy.fail_on)
@@ -88,5 +94,6 @@ def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: 
     kept = [claim for claim in claims if claim.local not in excluded and claim.remote not in excluded]
     links = resolve(kept, designed)
     comparison = compare(topology.nodes, cables, links, reporting)
+    comparison.findings += unseen_findings(comparison, sorted(gathered.foreign), partial)
     findings = apply_policy(comparison.findings, spec.policy.suppress)
     return Verification(findings=findings, comparison=comparison, fail_on=spec.policy.fail_on)

@@ -2,6 +2,11 @@
 
 Both outputs name every link with both ends (node GUID or port GUID, port number, node
 description) and the link's active width and speed, so a whole fabric comes from one file.
+
+Hostile input is expected: every line is read in time linear in its length (no pattern here can
+backtrack over a line more than a bounded number of times), a line longer than any real one is
+refused before it is matched, numbers are bounded before they are converted, and an error quotes
+a line only as a short excerpt (cluster.inputs.excerpt).
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cluster.inputs import excerpt
 from cluster.verify.parsers import NeighborFormatError
 
 # Gb/s per lane (IBTA signalling rates as ibnetdiscover names them).
@@ -46,11 +52,39 @@ CA_PORT = re.compile(
     r'^\[(\d+)\](?:\([0-9a-fA-F]+\))?\s+"([SHR])-([0-9a-fA-F]+)"\[(\d+)\](?:\([0-9a-fA-F]+\))?\s*#'
     r'.*?"([^"]*)"\s+lid\s+\d+\s+(\d+)x(\w+)')
 KIND = {"S": "SW", "H": "CA", "R": "RT", "Switch": "SW", "Ca": "CA", "Rt": "RT"}
+#: A node description is at most 64 bytes (IBTA NodeDescription), so a real line of either form
+#: stays well under this.
+MAX_LINE = 1024
+MAX_DIGITS = 9  # port numbers, widths, LIDs
+MAX_GUID_DIGITS = 16  # 64 bits
 
 
-def _link(a: IbPort, b: IbPort, width: str, speed: str) -> IbLink:
+def _lines(text: str, form: str) -> list[tuple[int, str]]:
+    """(number, stripped line) of every line, refusing one longer than any `form` line can be."""
+    numbered = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if len(line) > MAX_LINE:
+            raise NeighborFormatError(f"{form} line {number} is longer than any {form} line ({MAX_LINE:,} "
+                                      f"characters at most): {excerpt(line)}")
+        numbered.append((number, line.strip()))
+    return numbered
+
+
+def _number(digits: str, what: str, where: str) -> int:
+    if len(digits) > MAX_DIGITS:
+        raise NeighborFormatError(f"{where}: a {what} of {len(digits):,} digits, which ibnetdiscover never prints")
+    return int(digits)
+
+
+def _guid(digits: str, where: str) -> int:
+    if len(digits) > MAX_GUID_DIGITS:
+        raise NeighborFormatError(f"{where}: a GUID of {len(digits):,} hex digits (a GUID has {MAX_GUID_DIGITS})")
+    return int(digits, 16)
+
+
+def _link(a: IbPort, b: IbPort, width: int, speed: str) -> IbLink:
     first, second = sorted((a, b))
-    return IbLink(first, second, int(width), speed)
+    return IbLink(first, second, width, speed)
 
 
 def parse_ibnetdiscover(text: str) -> list[IbLink]:
@@ -58,27 +92,28 @@ def parse_ibnetdiscover(text: str) -> list[IbLink]:
     links: dict[tuple[tuple[int, int], tuple[int, int]], IbLink] = {}
     node: tuple[str, int, str] | None = None
     descriptions: dict[int, str] = {}
-    pending: list[tuple[IbPort, str, int, int, str, str, str]] = []
+    pending: list[tuple[IbPort, str, int, int, str, int, str]] = []
     seen_header = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
+    for number, stripped in _lines(text, "ibnetdiscover"):
+        where = f"ibnetdiscover line {number}"
         header = HEADER.match(stripped)
         if header:
             seen_header = True
-            kind, guid = KIND[header.group(1)], int(header.group(3), 16)
+            kind, guid = KIND[header.group(1)], _guid(header.group(3), where)
             node = (kind, guid, header.group(4) or "")
             descriptions[guid] = node[2]
             continue
         if not stripped.startswith("["):
             continue
         if node is None:
-            raise NeighborFormatError(f"ibnetdiscover line {number}: a port line before any Switch/Ca header")
+            raise NeighborFormatError(f"{where}: a port line before any Switch/Ca header")
         match = (SWITCH_PORT if node[0] == "SW" else CA_PORT).match(stripped)
         if match is None:
-            raise NeighborFormatError(f"ibnetdiscover line {number}: unreadable port line {stripped!r}")
+            raise NeighborFormatError(f"{where}: unreadable port line {excerpt(stripped)}")
         port, peer_kind, peer_guid, peer_port, peer_desc, width, speed = match.groups()
-        pending.append((IbPort(node[0], node[1], int(port), node[2]), KIND[peer_kind], int(peer_guid, 16),
-                        int(peer_port), peer_desc, width, speed))
+        pending.append((IbPort(node[0], node[1], _number(port, "port number", where), node[2]), KIND[peer_kind],
+                        _guid(peer_guid, where), _number(peer_port, "port number", where), peer_desc,
+                        _number(width, "link width", where), speed))
     if not seen_header:
         raise NeighborFormatError("expected `ibnetdiscover` output: no Switch or Ca node found")
     for a, peer_kind, peer_guid, peer_port, peer_desc, width, speed in pending:
@@ -88,28 +123,58 @@ def parse_ibnetdiscover(text: str) -> list[IbLink]:
     return [links[key] for key in sorted(links)]
 
 
-PORTS_LINE = re.compile(
-    r"^(SW|CA|RT)\s+\d+\s+(\d+)\s+0x([0-9a-fA-F]+)\s+(\d+)x\s+(\S+)\s+-\s+(SW|CA|RT)\s+\d+\s+(\d+)\s+"
-    r"0x([0-9a-fA-F]+)\s+\(\s+'(.*)'\s+-\s+'(.*)'\s+\)\s*$")
-UNLINKED_LINE = re.compile(r"^(SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s+\d+x\s+\S+\s+'.*'\s*$")
+# `-p` lines: both ends' fixed fields up to the opening quote of the descriptions, then
+# `'a' - 'b' )`, taken apart by hand below: two free-text descriptions in one pattern (`'(.*)' - '(.*)'`)
+# backtrack quadratically over a line of many quotes.
+PORTS_HEAD = re.compile(
+    r"(SW|CA|RT)\s+\d+\s+(\d+)\s+0x([0-9a-fA-F]+)\s+(\d+)x\s+(\S+)\s+-\s+(SW|CA|RT)\s+\d+\s+(\d+)\s+"
+    r"0x([0-9a-fA-F]+)\s+\(\s+'")
+DESCRIPTIONS_SEPARATOR = re.compile(r"'\s+-\s+'")
+UNLINKED_HEAD = re.compile(r"(SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s+\d+x\s+\S+\s+'")
+
+
+def _descriptions(rest: str) -> tuple[str, str] | None:
+    """`a' - 'b' )` -> (a, b); the last ` - ` between quotes separates them, as the greedy reading
+    of the line would (a description may itself hold one)."""
+    body = rest.rstrip()
+    if not body.endswith(")"):
+        return None
+    body = body[:-1].rstrip()
+    if not body.endswith("'"):
+        return None
+    body = body[:-1]
+    separators = list(DESCRIPTIONS_SEPARATOR.finditer(body))
+    if not separators:
+        return None
+    last = separators[-1]
+    return body[: last.start()], body[last.end():]
+
+
+def _unlinked(line: str) -> bool:
+    """A port with no peer: `SW 0 126 0xGUID 4x SDR 'description'`."""
+    head = UNLINKED_HEAD.match(line)
+    return head is not None and line.rstrip().endswith("'") and len(line.rstrip()) > head.end()
 
 
 def parse_ibnetdiscover_ports(text: str) -> list[IbLink]:
     """`ibnetdiscover -p`: one line per port, `CA 0 1 0xGUID 4x EDR - SW 0 1 0xGUID ( 'a' - 'b' )`."""
     links: dict[tuple[tuple[int, int], tuple[int, int]], IbLink] = {}
     lines = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or UNLINKED_LINE.match(stripped):
-            lines += bool(stripped and not stripped.startswith("#"))
+    for number, stripped in _lines(text, "ibnetdiscover -p"):
+        where = f"ibnetdiscover -p line {number}"
+        if not stripped or stripped.startswith("#"):
             continue
-        match = PORTS_LINE.match(stripped)
-        if match is None:
-            raise NeighborFormatError(f"ibnetdiscover -p line {number}: unreadable {stripped!r}")
         lines += 1
-        kind, port, guid, width, speed, peer_kind, peer_port, peer_guid, desc, peer_desc = match.groups()
-        link = _link(IbPort(kind, int(guid, 16), int(port), desc),
-                     IbPort(peer_kind, int(peer_guid, 16), int(peer_port), peer_desc), width, speed)
+        head = PORTS_HEAD.match(stripped)
+        if head is None and _unlinked(stripped):
+            continue
+        descriptions = _descriptions(stripped[head.end():]) if head is not None else None
+        if head is None or descriptions is None:
+            raise NeighborFormatError(f"{where}: unreadable {excerpt(stripped)}")
+        kind, port, guid, width, speed, peer_kind, peer_port, peer_guid = head.groups()
+        link = _link(IbPort(kind, _guid(guid, where), _number(port, "port number", where), descriptions[0]),
+                     IbPort(peer_kind, _guid(peer_guid, where), _number(peer_port, "port number", where),
+                            descriptions[1]), _number(width, "link width", where), speed)
         links.setdefault(((link.a.guid, link.a.port), (link.b.guid, link.b.port)), link)
     if not lines:
         raise NeighborFormatError("expected `ibnetdiscover -p` output: no port lines")
@@ -129,12 +194,11 @@ MAP_LINE = re.compile(r'^(0x[0-9a-fA-F]+)\s+"([^"]*)"')
 def parse_node_name_map(text: str) -> dict[int, str]:
     """An ibnetdiscover node-name map: `0xGUID "name"` per line, `#` comments."""
     names: dict[int, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
+    for number, stripped in _lines(text, "node-name map"):
         if not stripped or stripped.startswith("#"):
             continue
         match = MAP_LINE.match(stripped)
         if match is None:
-            raise NeighborFormatError(f'node-name map line {number}: expected `0xGUID "name"`, found {stripped!r}')
-        names[int(match.group(1), 16)] = match.group(2)
+            raise NeighborFormatError(f'node-name map line {number}: expected `0xGUID "name"`, found {excerpt(stripped)}')
+        names[_guid(match.group(1)[2:], f"node-name map line {number}")] = match.group(2)
     return names

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding, Severity, shown
 from cluster.records import Node
 from cluster.verify.expected import BMC_PORT, Cable, End, by_end
 
@@ -32,10 +32,19 @@ CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
                     "A correctly cabled link runs slower than the design's link speed.", Severity.ERROR),
     "CABLE-UNEXPECTED": ("link the design lacks",
                          "Two ports the design leaves empty report each other.", Severity.WARNING),
+    "CABLE-UNVERIFIED": ("designed cables not seen",
+                         "Designed cables whose ends no neighbor data covers (no file from either end's device), "
+                         "one finding per network and tier: the fabric is not shown to be built. An error; a warning "
+                         "with verify --partial, except when not one designed cable was seen.", Severity.ERROR),
     "CABLE-INPUT": ("neighbor data that cannot be read",
                     "A neighbor file (or folder, or discovery) that cannot be read or parsed: nothing is compared "
                     "and verify exits 2.", Severity.ERROR),
 }
+
+
+#: Names and ports a device reports that the design does not have are shown up to this length
+#: (LLDP allows 255 characters; a file may hold anything).
+REPORTED_CHARACTERS = 64
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,8 @@ class Comparison:
     expected: dict[tuple[str, str], int] = field(default_factory=dict)
     unverified: dict[tuple[str, str], int] = field(default_factory=dict)
     observed_links: int = 0
+    # per (network, tier), the designed cables no data covers, in design order
+    unseen: dict[tuple[str, str], list[Cable]] = field(default_factory=dict)
 
 
 def cable_finding(rule: str, path: str, message: str, hint: str) -> Finding:
@@ -111,13 +122,14 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
 def describe(nodes: Mapping[str, Node], end: End) -> str:
     """`rail 1 leaf leaf-001-r1 port swp7`, `spine spine-001 port swp9`, `host h-node-001 port rail0`."""
     node = nodes.get(end.device)
+    port = shown(end.port, REPORTED_CHARACTERS)  # a port name as a device reported it: any length
     if node is None:
-        return f"{end.device} port {end.port} (not in the design)"
+        return f"{shown(end.device, REPORTED_CHARACTERS)} port {port} (not in the design)"
     if node["kind"] == "host":
-        return f"host {end.device} port {end.port}"
+        return f"host {end.device} port {port}"
     rail = node["rail"] if node["kind"] == "switch" else None
     prefix = f"rail {rail} " if rail is not None and node["network"] == "fabric" else ""
-    return f"{prefix}{node['tier']} {end.device} port {end.port}"
+    return f"{prefix}{node['tier']} {end.device} port {port}"
 
 
 def _label(cable: Cable) -> str:
@@ -188,6 +200,7 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
         key = (cable.network, cable.tier)
         if not (_observed(cable.lower, cable.network, reporting) or _observed(cable.upper, cable.network, reporting)):
             result.unverified[key] = result.unverified.get(key, 0) + 1
+            result.unseen.setdefault(key, []).append(cable)
             continue
         result.findings.append(cable_finding(
             "CABLE-MISSING", cable.path,
@@ -195,6 +208,37 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             "plug in the cable (or check optics and link state on both ends), then collect the neighbor data again"))
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+SHOWN_DEVICES = 4
+
+
+def unseen_findings(comparison: Comparison, foreign: list[str], partial: bool) -> list[Finding]:
+    """CABLE-UNVERIFIED per (network, tier) with designed cables that no data covers: an error (a
+    warning when the collection is `partial` on purpose), and an error in any case when not one
+    designed cable matched. `foreign` names the neighbor files of devices the design lacks."""
+    nothing_seen = not any(comparison.matched.values())
+    severity = Severity.WARNING if partial and not nothing_seen else Severity.ERROR
+    findings = []
+    for key, cables in sorted(comparison.unseen.items()):
+        devices = sorted({end.device for cable in cables for end in (cable.lower, cable.upper)})
+        listed = ", ".join(devices[:SHOWN_DEVICES]) + (f" and {len(devices) - SHOWN_DEVICES} more"
+                                                       if len(devices) > SHOWN_DEVICES else "")
+        network, tier = key
+        message = (f"{len(cables)} of {comparison.expected[key]} designed {network} {tier} cables not seen: no neighbor "
+                   f"data from either end (none from {listed})")
+        if nothing_seen:
+            message += "; not one designed cable was seen in the data given"
+        hint = ("collect the neighbor data of one end of each cable (a switch's file covers every cable on it), "
+                "or check only the networks collected with --network; --partial makes this a warning for a "
+                "collection that is partial on purpose")
+        if foreign:
+            named = ", ".join(foreign[:SHOWN_DEVICES]) + (f" and {len(foreign) - SHOWN_DEVICES} more"
+                                                         if len(foreign) > SHOWN_DEVICES else "")
+            hint = (f"the data names devices the design does not have ({named}): name each file after its device "
+                    f"as the design does (leaf-001-r0.json); or {hint}")
+        findings.append(Finding("CABLE-UNVERIFIED", severity, cables[0].path, message, hint))
+    return findings
 
 
 def _observed(end: End, network: str, reporting: set[tuple[str, str]]) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from cluster.findings import Finding
-from cluster.inputs import Unreadable, read_text_bounded
+from cluster.inputs import Unreadable, kernel_interface, read_text_bounded
 from cluster.verify.expected import BMC_PORT, End
 from cluster.verify.infiniband import IbLink, IbPort
 from cluster.verify.match import Claim, cable_finding
@@ -130,6 +130,9 @@ LLDP_HINT = ("collect it again (lldpctl -f json, SONiC sonic-db-dump or `show ll
 def read_lldp_dir(directory: Path) -> tuple[dict[str, list[Neighbor]], list[Finding]]:
     """Every `<device>.*` file in `directory`, parsed, and a CABLE-INPUT finding for each one (or
     for the folder) that cannot be read: all of them at once, not the first."""
+    kernel = kernel_interface(directory, "--lldp")
+    if kernel is not None:
+        return {}, [input_finding(directory, kernel, "--lldp takes a directory of <device>.json files")]
     if not directory.is_dir():
         return {}, [input_finding(directory, "not a directory", "--lldp takes a directory of <device>.json files")]
     result: dict[str, list[Neighbor]] = {}

@@ -4,7 +4,8 @@ Each LLDP parser takes the text of one device's output and returns `Neighbor` re
 device's own words (local interface, the remote's system name, the remote port's id and
 description); mapping them onto design names happens in `cluster.verify.observe`. Every
 parser raises `NeighborFormatError` with a message saying what was expected, never a bare
-KeyError or TypeError.
+KeyError or TypeError, and quotes the input only as an excerpt (cluster.inputs.excerpt): a
+file may be anything, a dotenv file with passwords or megabytes on one line included.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from cluster.inputs import excerpt
 
 
 class NeighborFormatError(ValueError):
@@ -37,7 +40,9 @@ class Neighbor:
 
 
 MAC = re.compile(r"^[0-9a-f]{2}([:-]?[0-9a-f]{2}){5}$|^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$", re.IGNORECASE)
-LLDPD_AGE = re.compile(r"^\s*(\d+)\s+days?,\s*(\d+):(\d+):(\d+)\s*$")
+# Bounded digit runs: a value no device reports becomes "unknown", never a 5,000-digit int().
+LLDPD_AGE = re.compile(r"^\s*(\d{1,9})\s+days?,\s*(\d{1,9}):(\d{1,9}):(\d{1,9})\s*$")
+DIGITS = re.compile(r"\d{1,12}")
 MAU_SPEED = re.compile(r"^(\d+)(G|M)(?:ig)?base", re.IGNORECASE)
 
 
@@ -110,14 +115,14 @@ def parse_lldpctl_json(text: str) -> list[Neighbor]:
             raise NeighborFormatError('expected "interface" entries to be objects keyed by interface name')
         for local, entry in item.items():
             if not isinstance(entry, dict):
-                raise NeighborFormatError(f'interface "{local}": expected an object')
+                raise NeighborFormatError(f"interface {excerpt(local)}: expected an object")
             chassis = entry.get("chassis") or {}
             names = [name for name, value in chassis.items() if isinstance(value, dict)] if isinstance(chassis, dict) else []
             # Without a system name lldpd keys the chassis by "id"; keep it as the device.
             device = names[0] if names and names[0] != "id" else ""
             port = entry.get("port") or {}
             if not isinstance(port, dict):
-                raise NeighborFormatError(f'interface "{local}": expected "port" to be an object')
+                raise NeighborFormatError(f'interface {excerpt(local)}: expected "port" to be an object')
             port_id = port.get("id", {})
             port_id_value = port_id.get("value") if isinstance(port_id, dict) else None
             negotiation = port.get("auto-negotiation")
@@ -187,7 +192,7 @@ def _sonic_rows(data: Any) -> dict[str, dict[str, Any]]:
         if isinstance(value, dict) and isinstance(value.get("value"), dict) and "type" in value:
             value = value["value"]
         if not isinstance(value, dict):
-            raise NeighborFormatError(f'"{key}": expected an object of fields')
+            raise NeighborFormatError(f"{excerpt(str(key))}: expected an object of fields")
         rows[str(key)] = value
     return rows
 
@@ -202,7 +207,7 @@ def parse_sonic_appl_db(text: str) -> list[Neighbor]:
     speeds: dict[str, float] = {}
     for key, row in rows.items():
         table, _, port = key.partition(":")
-        if table == "PORT_TABLE" and str(row.get("speed", "")).isdigit():
+        if table == "PORT_TABLE" and DIGITS.fullmatch(str(row.get("speed", ""))):
             speeds[port] = int(row["speed"]) / 1000
     neighbors: list[Neighbor] = []
     for key, row in sorted(rows.items()):
@@ -214,7 +219,7 @@ def parse_sonic_appl_db(text: str) -> list[Neighbor]:
             local_port=port,
             remote_device=_text(row.get("lldp_rem_sys_name")),
             remote_ports=_ports(row.get("lldp_rem_port_id"), row.get("lldp_rem_port_desc")),
-            age=float(mark) if mark.isdigit() else None,
+            age=float(mark) if DIGITS.fullmatch(mark) else None,
             gbps=speeds.get(port),
         ))
     if not neighbors and not any(key.startswith("PORT_TABLE:") for key in rows):
@@ -226,19 +231,26 @@ SONIC_TABLE_COLUMNS = ("LocalPort", "RemoteDevice", "RemotePortID", "Capability"
 
 
 def parse_sonic_show_lldp_table(text: str) -> list[Neighbor]:
-    """SONiC `show lldp table`: fixed-width columns under a header line, cut at header offsets."""
+    """SONiC `show lldp table`: fixed-width columns under a header line, cut at header offsets.
+
+    Every column is at least as wide as its longest cell, so a row has blank space before each
+    column's offset; a line that runs across one is not a row of the table."""
     lines = text.splitlines()
     header = next((index for index, line in enumerate(lines) if line.split()[:3] == list(SONIC_TABLE_COLUMNS[:3])), None)
     if header is None:
         raise NeighborFormatError("expected `show lldp table` output with a LocalPort RemoteDevice RemotePortID header")
     starts = [lines[header].index(column) for column in SONIC_TABLE_COLUMNS]
     neighbors: list[Neighbor] = []
-    for line in lines[header + 1:]:
+    for number, line in enumerate(lines[header + 1:], start=header + 2):
         if not line.strip() or set(line.strip()) <= {"-", " "} or line.startswith("Total entries"):
             continue
+        if any(start <= len(line) and not line[start - 1].isspace() for start in starts[1:]):
+            raise NeighborFormatError(f"`show lldp table` line {number}: not a row under the header's columns: "
+                                      f"{excerpt(line.strip())}")
         cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], len(line)], strict=True)]
         if not cells[0] or not cells[1]:
-            raise NeighborFormatError(f"`show lldp table` row without a local port or device: {line.strip()!r}")
+            raise NeighborFormatError(f"`show lldp table` line {number}: a row without a local port or device: "
+                                      f"{excerpt(line.strip())}")
         neighbors.append(Neighbor(local_port=cells[0], remote_device=cells[1], remote_ports=_ports(cells[2], cells[4])))
     return neighbors
 
@@ -254,16 +266,16 @@ def parse_nvue_lldp_json(text: str) -> list[Neighbor]:
     neighbors: list[Neighbor] = []
     for local, body in sorted(data.items()):
         if not isinstance(body, dict):
-            raise NeighborFormatError(f'interface "{local}": expected an object')
+            raise NeighborFormatError(f"interface {excerpt(local)}: expected an object")
         lldp = body.get("lldp")
         per_neighbor = lldp.get("neighbor") if isinstance(lldp, dict) else None
         if per_neighbor is None:
             continue
         if not isinstance(per_neighbor, dict):
-            raise NeighborFormatError(f'interface "{local}": expected "lldp.neighbor" to be an object')
+            raise NeighborFormatError(f'interface {excerpt(local)}: expected "lldp.neighbor" to be an object')
         for name, entry in per_neighbor.items():
             if not isinstance(entry, dict):
-                raise NeighborFormatError(f'interface "{local}" neighbor "{name}": expected an object')
+                raise NeighborFormatError(f"interface {excerpt(local)} neighbor {excerpt(name)}: expected an object")
             chassis = _object(entry.get("chassis"))
             port = _object(entry.get("port"))
             age = entry.get("age")
@@ -289,7 +301,7 @@ def parse_eos_lldp_json(text: str) -> list[Neighbor]:
     entries: list[tuple[str, dict[str, Any]]] = []
     for local, body in data["lldpNeighbors"].items():
         if not isinstance(body, dict) or not isinstance(body.get("lldpNeighborInfo", []), list):
-            raise NeighborFormatError(f'interface "{local}": expected "lldpNeighborInfo" to be a list')
+            raise NeighborFormatError(f'interface {excerpt(local)}: expected "lldpNeighborInfo" to be a list')
         entries.extend((local, info) for info in body.get("lldpNeighborInfo", []) if isinstance(info, dict))
     now = max((_number(info.get("lastContactTime")) or 0.0 for _, info in entries), default=0.0)
     neighbors: list[Neighbor] = []
@@ -357,4 +369,4 @@ def parse_lldp(text: str) -> list[Neighbor]:
     except NeighborFormatError:
         raise
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
-        raise NeighborFormatError(f"unexpected {form} structure ({type(error).__name__}: {error})") from None
+        raise NeighborFormatError(f"unexpected {form} structure ({type(error).__name__}: {excerpt(str(error))})") from None
