@@ -144,6 +144,8 @@ def design_sha256(cluster: Mapping[str, Any]) -> str:
 def core_mismatch(part: str, core: str, own: str, outputs: Mapping[str, Any]) -> str | None:
     """Why pod part `part` must not deploy against the core stack's `outputs`, or None."""
     theirs_part, theirs = outputs.get("part"), outputs.get("design_sha256")
+    if not outputs:  # a stack that exists but was never up (or was destroyed) exports nothing
+        return f"{part}: the core stack {core} is not up (it has no outputs): run pulumi up on {core} first, then on the pods"
     if theirs_part != CORE:
         return (f"{part}: the core stack {core} deploys part {theirs_part!r}, not 'core' (set gpu-cluster:part core "
                 f"there and run pulumi up on it first)")

@@ -99,6 +99,15 @@ class _RecordingMonitor(mocks.MockMonitor):
         self.stack_urn = ""
         self.loops: set[asyncio.AbstractEventLoop] = set()
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives: its type is the chain of every ancestor's type but the stack's
+        (`GpuCluster$GpuFabric$...RenderedFiles`). The SDK's mock monitor prefixes the direct
+        parent's type only, the stack's included, so `plan` printed URNs `pulumi up` never has
+        (found by tests/test_engine.py)."""
+        if parent and parent != self.stack_urn:
+            type_ = f"{parent.split('::')[2]}${type_}"
+        return "urn:pulumi:" + "::".join([settings.get_stack(), settings.get_project(), type_, name])
+
     def _worker_loop(self) -> None:
         """The SDK gives each RPC worker thread an event loop and never closes it, which can
         print an 'Invalid file descriptor' traceback at interpreter exit. Track them to close."""

@@ -19,6 +19,7 @@ from typing import Any
 from pulumi_policy import (
     EnforcementLevel,
     Policy,
+    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -502,9 +503,24 @@ def stack_of(urn: str) -> str:
     return urn.split("::", 1)[0].rsplit(":", 1)[-1] if urn.startswith("urn:pulumi:") else "stack"
 
 
+# The pack's config for gpu-cluster-design (`pulumi preview --policy-pack-config FILE`): a platform
+# team's gate can be stricter than a stack's own `policy.fail_on`, e.g. {"fail_on": "warning"}.
+DESIGN_CONFIG = PolicyConfigSchema(properties={"fail_on": {"type": "string", "enum": ["error", "warning"]}})
+
+
+def gated(mapping: Any, fail_on: Any) -> Any:
+    """The recorded stack file as the gate validates it: with the pack's `fail_on: warning`, the
+    design fails on warnings whatever its own policy.fail_on says (`error` changes nothing)."""
+    if fail_on != "warning" or not isinstance(mapping, dict):
+        return mapping
+    policy = mapping.get("policy")
+    return {**mapping, "policy": {**(policy if isinstance(policy, dict) else {}), "fail_on": "warning"}}
+
+
 def check_stack_design(args: StackValidationArgs, report: ReportViolation) -> None:
     """Run the whole validator (cluster.pipeline.validate_mapping) on the stack file the program
     recorded in the GpuCluster component (`validated_cluster`), and fail with every finding."""
+    fail_on = (args.get_config() or {}).get("fail_on")
     clusters = [resource for resource in args.resources if resource.resource_type == CLUSTER_TYPE]
     if not clusters:
         report("no gpu-cluster:cluster:GpuCluster resource in the stack: the design cannot be re-validated", None)
@@ -519,7 +535,7 @@ def check_stack_design(args: StackValidationArgs, report: ReportViolation) -> No
         except ValueError as error:
             report(f"GpuCluster {resource.name}: {CARRIER} is not JSON ({error})", resource.urn)
             continue
-        result = validate_mapping(stack_of(resource.urn), mapping)
+        result = validate_mapping(stack_of(resource.urn), gated(mapping, fail_on))
         if result.ok:
             continue
         reported = [finding for finding in result.findings if not finding.suppressed]
@@ -555,5 +571,6 @@ def policies() -> list[Policy]:
         validate=check_gcp_gpu_vpcs, enforcement_level=MANDATORY))
     built.append(StackValidationPolicy(
         name="gpu-cluster-design", description="The stack's gpu-cluster:cluster, recorded in the GpuCluster "
-        "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY))
+        "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY,
+        config_schema=DESIGN_CONFIG))
     return built

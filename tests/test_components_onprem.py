@@ -177,3 +177,12 @@ def test_delete_leaves_a_file_changed_since_it_was_written(tmp_path: Path) -> No
     provider.delete("id", outs)
     assert not (tmp_path / "hosts" / "a.sh").exists()
     assert (tmp_path / "hosts" / "b.sh").read_text() == "my own changes\n"
+
+
+def test_written_files_get_render_s_modes(tmp_path: Path) -> None:
+    """Found by the engine (tests/test_engine.py): files were left 0600 by the temporary file they
+    are written through, so `pulumi up` wrote host scripts nobody could run."""
+    props = bundle_inputs(str(tmp_path), "h200-hosts", {"hosts/h200/qos.sh": "#!/bin/sh\n", "hosts/h200/nccl.env": "A=1\n"})
+    FilesProvider().create(props)
+    assert (tmp_path / "hosts/h200/qos.sh").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "hosts/h200/nccl.env").stat().st_mode & 0o777 == 0o644

@@ -80,10 +80,12 @@ def test_parents_form_the_component_tree(program: Callable[..., Any], data: dict
             # Cloud resources and rendered files hang under a concern component (cluster-wide
             # files may hang under GpuCluster itself).
             assert parent_type.startswith("gpu-cluster:"), (registration.name, parent_type)
-            # The URN carries the parent's type too.
-            assert registration.urn.split("::")[2].startswith(parent_type.split("$")[-1] + "$")
         else:
             assert COMPONENT_PARENTS[registration.type] == parent_type
+        # The URN's type chains every ancestor's type but the stack's, as the engine's does.
+        parent = by_urn.get(registration.parent)
+        chain = registration.type if parent is None else f"{parent.urn.split('::')[2]}${registration.type}"
+        assert registration.urn.split("::")[2] == chain
     assert Counter(r.type for r in outcome.resources if not r.custom) == Counter(dict.fromkeys(COMPONENT_PARENTS, 1))
 
 

@@ -97,7 +97,8 @@ def test_a_pod_reads_its_core_stack_and_carries_the_checked_design() -> None:
 @pytest.mark.parametrize(("outputs", "message"), [
     ({"part": "core", "design_sha256": "0" * 64}, "is up with design 000000000000, this stack has"),
     ({"part": "all", "design_sha256": SHA}, "deploys part 'all', not 'core'"),
-    ({}, "deploys part None, not 'core'"),
+    ({"design_sha256": SHA}, "deploys part None, not 'core'"),
+    ({}, "is not up (it has no outputs)"),  # a core stack created but never up: found by the engine
 ])
 def test_a_pod_writes_nothing_unless_its_core_is_up_with_the_same_design(outputs: dict[str, Any], message: str) -> None:
     outcome = program("pod-002", references={CORE: outputs})

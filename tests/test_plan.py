@@ -162,3 +162,14 @@ def test_cloud_examples_plan_with_zero_findings_and_the_access_path_they_declare
     plan = json.loads(capsys.readouterr().out)
     assert plan["ok"] and plan["errors"] == [] and plan["warnings"] == []
     assert any(line.startswith(f"way in: {access}") for line in plan["deployment"]["creates"])
+
+
+def test_urns_are_the_engine_s(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the engine (tests/test_engine.py): the SDK's mock monitor put the stack's type in
+    top-level URNs and only the direct parent's type in nested ones; the engine chains every
+    ancestor's type but the stack's."""
+    assert main(["plan", "dev", "--format", "json"]) == 0
+    urns = {resource["name"]: resource["urn"] for resource in json.loads(capsys.readouterr().out)["resources"]}
+    assert urns["dev"] == "urn:pulumi:dev::gpu-cluster::gpu-cluster:cluster:GpuCluster::dev"
+    assert urns["leaf-001-r0"] == ("urn:pulumi:dev::gpu-cluster::gpu-cluster:cluster:GpuCluster$gpu-cluster:fabric:GpuFabric"
+                                   "$pulumi-python:dynamic/gpu-cluster:RenderedFiles::leaf-001-r0")

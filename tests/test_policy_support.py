@@ -32,8 +32,18 @@ class Violation:
     urn: str
 
 
-def servicer() -> Any:
-    return _PolicyAnalyzerServicer("gpu-cluster", "0.0.1", policies.policies(), EnforcementLevel.MANDATORY)
+def servicer(config: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+    """The pack's analyzer, configured as `--policy-pack-config` would ({policy: {key: value}};
+    an `enforcementLevel` key sets the policy's level, as in the CLI's file)."""
+    analyzer = _PolicyAnalyzerServicer("gpu-cluster", "0.0.1", policies.policies(), EnforcementLevel.MANDATORY)
+    if config:
+        levels = {"advisory": proto.ADVISORY, "mandatory": proto.MANDATORY, "disabled": proto.DISABLED}
+        analyzer.Configure(proto.ConfigureAnalyzerRequest(policyConfig={
+            name: proto.PolicyConfig(
+                enforcementLevel=levels[str(values.get("enforcementLevel", "mandatory"))],
+                properties=struct({key: value for key, value in values.items() if key != "enforcementLevel"}))
+            for name, values in config.items()}), None)
+    return analyzer
 
 
 @cache
@@ -61,12 +71,13 @@ def analyze(registration: Any, props: Mapping[str, Any] | None = None) -> list[V
     return _violations(servicer().Analyze(request, None))
 
 
-def analyze_stack(resources: list[tuple[Any, Mapping[str, Any]]]) -> list[Violation]:
-    """The stack policy on (registration, props) pairs."""
+def analyze_stack(resources: list[tuple[Any, Mapping[str, Any]]],
+                  config: Mapping[str, Mapping[str, Any]] | None = None) -> list[Violation]:
+    """The stack policy on (registration, props) pairs, the pack configured with `config`."""
     request = proto.AnalyzeStackRequest(resources=[
         proto.AnalyzerResource(type=registration.type, urn=registration.urn, name=registration.name,
                                properties=struct(props), parent=registration.parent,
                                propertyDependencies={key: proto.AnalyzerPropertyDependencies(urns=list(urns))
                                                      for key, urns in registration.dependencies.items()})
         for registration, props in resources])
-    return _violations(servicer().AnalyzeStack(request, None))
+    return _violations(servicer(config).AnalyzeStack(request, None))

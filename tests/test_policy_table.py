@@ -13,6 +13,7 @@ import pytest
 from test_components_support import cloud_stack, run_program
 from test_policy_support import analyze, analyze_stack, recorded
 
+from cluster.loader import load_stack
 from components.offline import Registration
 
 Pairs = list[tuple[Any, dict[str, Any]]]
@@ -135,3 +136,42 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
 @pytest.mark.parametrize("case, build, policy", ROWS, ids=[row[0] for row in ROWS])
 def test_policy_table(case: str, build: Callable[[], Pairs], policy: str | None) -> None:
     assert violated(build()) == (set() if policy is None else {policy})
+
+
+# --- on premises: the design gate (gpu-cluster-design) and the pack's config -------------------
+# Each row: an on-prem stack file (its gpu-cluster:cluster), the pack's config as given to
+# `pulumi preview --policy-pack policy --policy-pack-config FILE`, and the policy that fails (or
+# None). tests/test_engine.py runs these very rows through the Pulumi engine and its analyzer.
+
+
+def dev_design() -> dict[str, Any]:
+    loaded = load_stack("dev")
+    assert loaded.data is not None
+    return copy.deepcopy(dict(loaded.data))
+
+
+def dev_200g() -> dict[str, Any]:
+    """dev on 200G fabric NICs: 200 Gbps per GPU, below the recommended 400 (warnings only)."""
+    design = dev_design()
+    design["node_pools"][0]["fabric_nics"] = {"count": 8, "gbps": 200}
+    return design
+
+
+GATE_ON_WARNINGS = {"gpu-cluster-design": {"fail_on": "warning"}}
+ONPREM_STACKS: dict[str, Callable[[], dict[str, Any]]] = {"dev": dev_design, "dev-200g": dev_200g}
+ONPREM_ROWS: list[tuple[str, str, dict[str, dict[str, Any]], str | None]] = [
+    ("dev as planned", "dev", {}, None),
+    ("dev under a gate that fails on warnings", "dev", GATE_ON_WARNINGS, None),
+    ("200G per GPU (warnings) under the stack's own fail_on", "dev-200g", {}, None),
+    ("200G per GPU under a gate that fails on warnings", "dev-200g", GATE_ON_WARNINGS, "gpu-cluster-design"),
+]
+
+
+@pytest.mark.parametrize("case, stack, config, policy", ONPREM_ROWS, ids=[row[0] for row in ONPREM_ROWS])
+def test_onprem_policy_table(case: str, stack: str, config: dict[str, dict[str, Any]], policy: str | None) -> None:
+    outcome = run_program(ONPREM_STACKS[stack](), stack=stack)
+    assert outcome.ok, outcome.errors
+    pairs = pairs_of(outcome)
+    found = {violation.policy for registration, props in pairs for violation in analyze(registration, props)}
+    found |= {violation.policy for violation in analyze_stack(pairs, config)}
+    assert found == (set() if policy is None else {policy})

@@ -46,6 +46,12 @@ def safe_relative(path: str) -> str:
     return str(pure)
 
 
+def mode(relative: str) -> int:
+    """The file mode `python -m cluster render` gives a file: scripts (`.sh`) executable, the rest
+    readable by all (the tree is byte- and mode-identical to render's under the usual umask 022)."""
+    return 0o755 if PurePosixPath(relative).suffix == ".sh" else 0o644
+
+
 def _write(directory: Path, relative: str, content: str) -> None:
     """Write one file from its packed `content`."""
     target = directory / safe_relative(relative)
@@ -55,6 +61,7 @@ def _write(directory: Path, relative: str, content: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             stream.write(unpack(content))
+        os.chmod(temporary, mode(relative))  # mkstemp's 0600 would leave scripts unrunnable
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
