@@ -45,9 +45,22 @@ def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple
     return result
 
 
-def ping(lab: Lab, probes: Iterable[Probe], wait_s: float = 2) -> dict[Probe, bool]:
+def ping(lab: Lab, probes: Iterable[Probe], wait_s: float = 2, rounds: int = 2) -> dict[Probe, bool]:
     """Whether each probe was answered (one echo, `wait_s` to answer; a second try after a miss,
-    since the first packet of a new pair may wait for ARP)."""
+    since the first packet of a new pair may wait for ARP). What is still lost is probed again in
+    a later round with twice the wait: on a loaded machine an echo can be late, while a fault (a
+    wrong MTU, a missing route) loses it every time."""
+    answered = _ping_once(lab, list(probes), wait_s)
+    for _ in range(rounds - 1):
+        lost = [probe for probe, ok in answered.items() if not ok]
+        if not lost:
+            break
+        wait_s *= 2
+        answered.update(_ping_once(lab, lost, wait_s))
+    return answered
+
+
+def _ping_once(lab: Lab, probes: list[Probe], wait_s: float) -> dict[Probe, bool]:
     per_device: dict[str, list[Probe]] = {}
     for probe in probes:
         per_device.setdefault(probe.device, []).append(probe)
