@@ -76,8 +76,8 @@ def design(leaves: int, spines: int) -> dict[str, Any]:
 
 
 def run_ours(leaves: int, spines: int) -> dict[str, Any]:
+    from cluster.configs import render_configs
     from cluster.pipeline import Valid, validate_mapping
-    from cluster.render import render_configs
 
     result = validate_mapping("compare", design(leaves, spines))
     assert isinstance(result, Valid) and result.ok, result.findings

@@ -185,7 +185,7 @@ def _floor(topology: Any, spec: Any, figures: dict[str, Any]) -> dict[str, Any]:
 def _render(spec: Any, topology: Any) -> dict[str, Any]:
     """Every switch config (and host script), then the whole tree `render` writes (exports included)."""
     from cluster.artifacts import render_tree
-    from cluster.render import render_configs
+    from cluster.configs import render_configs
 
     mark = time.perf_counter()
     files = render_configs(spec, topology)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cluster import parts
 from cluster.addressing import Addresses, allocate
-from cluster.render import render_configs, switch_files
+from cluster.configs import render_configs, switch_files
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 

@@ -1,23 +1,8 @@
 """Device naming conventions: switch port names per dialect, host NIC names per pool.
 
 Switch ports are numbered from 0 in cabling order (downlinks first, uplinks on the top
-ports) and named the way each OS numbers front-panel ports:
-- sonic: the name of the index-th front-panel port of the model's SKU at the port speed, from
-  the SKU's port_config.ini (catalog sonic_ports.yaml: `Ethernet0`, `Ethernet4`.. on an
-  SN5600 at 400G, `Ethernet0`, `Ethernet2`.. at 200G); a model or speed with no SKU there is a
-  SCHEMA error before anything renders,
-- nvue (Cumulus Linux): on a model with cage data (catalog `cages`) whose port speed splits each
-  cage into k > 1 ports, port i is `swp{C}s{S}` (cage C = i // k + 1, subport S = i % k; at a speed
-  that splits only the odd cages, C = 2 (i // k) + 1, and NVUE disables each even neighbour), the names
-  `nv set interface swpC link breakout kx` creates (NVUE reference, docs.nvidia.com/networking-
-  ethernet-software/nvue-reference: "breakout 4x, parent ports swp1 through swp32 split into
-  sub-interfaces swp1s0 through swp32s3"); otherwise `swp{index + 1}`,
-- eos: on a model with cage data, `Ethernet{C}/{L}` with L the first of the port's lanes (an OSFP
-  cage N exposes Ethernet N/1 to N/8, one per lane, arista.com/en/um-eos/eos-layer-1-profiles; so
-  2 x 400G on an 8-lane cage is N/1 and N/5, each `speed 400g-4`), and on a modular chassis
-  (catalog `linecards`) `Ethernet{S}/{P}/{L}`, the card in slot S, its cage P (a 7808R3's
-  first port is Ethernet3/1/1); otherwise `Ethernet{index + 1}/1`,
-- opensm (InfiniBand): the port number, from 1.
+ports) and named the way each OS numbers front-panel ports: each dialect's folder says how
+(cluster/dialects/<os>/), and this module asks it through the registry.
 
 Host NICs, per pool, in rail order (port r of the node is rail r):
 - fabric RDMA devices: the stack file's `fabric_nics.devices`, else the server catalog's
@@ -33,7 +18,8 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from cluster.catalog import EosPlatform, SonicPort, load_catalog
+from cluster.catalog import load_catalog
+from cluster.dialects import platform
 from cluster.records import SwitchNode
 from cluster.spec import Nics, PoolSpec
 
@@ -45,73 +31,9 @@ def number(index: int) -> str:
     return f"{index + 1:03d}"
 
 
-def sonic_port(model: str, gbps: int, index: int) -> SonicPort:
-    """Port `index` (0-based, front-panel order) of the SONiC SKU of `model` at `gbps`."""
-    sku = load_catalog().sonic_sku(model, gbps)
-    if sku is None or index >= len(sku.port_map):
-        raise ValueError(f"no SONiC port {index} for {model} at {gbps}G in catalog sonic_ports.yaml")
-    return sku.port_map[index]
-
-
-class Breakout(NamedTuple):
-    """How a model's cages split at one port speed (catalog `cages`)."""
-
-    ports: int  # per cage in use
-    stride: int  # lanes from one subport's first lane to the next one's (the cage's lanes / ports)
-    step: int  # 1: every cage in use; 2: the odd cages only (each one's even neighbour disabled)
-    lane_gbps: int  # the cage's fastest lane
-
-    def lanes(self, gbps: int) -> int:
-        """Lanes a port of this split runs on at `gbps` (EOS `speed 400g-8`): the speed over the
-        lane rate, within the port's share of the cage."""
-        return min(self.stride, -(-gbps // self.lane_gbps))
-
-    def cage(self, index: int) -> int:
-        """The 0-based cage of port `index` (0-based, cabling order)."""
-        return index // self.ports * self.step
-
-    def lane(self, index: int) -> int:
-        """The first lane (1-based) of port `index` in its cage, as EOS numbers interfaces."""
-        return index % self.ports * self.stride + 1
-
-
-def breakout(model: str, gbps: int) -> Breakout | None:
-    """How `model`'s cages split at `gbps`, when the catalog knows its cages."""
-    entry = load_catalog().switches.get(model)
-    if entry is None or entry.cages is None or gbps not in entry.port_modes:
-        return None
-    cages = entry.cages
-    step = 2 if gbps in cages.odd_only else 1
-    ports, spare = divmod(entry.port_modes[gbps], cages.count // step)
-    if spare or not ports or cages.lanes % ports:
-        raise ValueError(f"catalog: {model} has {entry.port_modes[gbps]} ports at {gbps}G, not a breakout "
-                         f"of its {cages.count // step} cages of {cages.lanes} lanes")
-    return Breakout(ports, cages.lanes // ports, step, cages.lane_gbps)
-
-
-def _eos_port(model: str, split: Breakout, index: int) -> str:
-    """`EthernetC/L`, or `EthernetS/P/L` on a modular chassis (linecard in slot S, its cage P)."""
-    cage, lane = split.cage(index), split.lane(index)
-    cards = load_catalog().switches[model].linecards
-    if cards is None:
-        return f"Ethernet{cage + 1}/{lane}"
-    card, port = divmod(cage, cards.ports)
-    return f"Ethernet{cards.first_slot + card}/{port + 1}/{lane}"
-
-
 def switch_port(os: str, index: int, model: str, gbps: int) -> str:
     """Front-panel name of port `index` (0-based) on a `model` switch running `os`, ports at `gbps`."""
-    if os in ("nvue", "eos"):
-        split = breakout(model, gbps)
-        if split is None:
-            return f"swp{index + 1}" if os == "nvue" else f"Ethernet{index + 1}/1"
-        if os == "eos":
-            return _eos_port(model, split, index)
-        cage = split.cage(index) + 1
-        return f"swp{cage}s{index % split.ports}" if split.ports > 1 else f"swp{cage}"
-    if os == "opensm":
-        return str(index + 1)  # InfiniBand switches number their ports from 1
-    return sonic_port(model, gbps, index).name
+    return platform(os).port_name(index, model, gbps)
 
 
 def _given(nics: Nics, key: str) -> tuple[str, ...]:
@@ -214,39 +136,15 @@ class HostPort(NamedTuple):
         return self.nic * self.ports_per_nic + self.port
 
 
-#: The management port as each OS names it (InfiniBand switches: their management interface).
-MGMT_PORT = {"nvue": "eth0", "sonic": "eth0", "eos": "Management1", "opensm": "mgmt0"}
-
-
-def dialect(switch: SwitchNode) -> str:
-    """A switch's port-naming dialect: its config os (InfiniBand switches number their ports)."""
-    os_name = switch["os"]
-    return os_name if os_name in MGMT_PORT else "sonic"
-
-
-#: What a model without an `eos` catalog entry gets: a fixed Trident/Tomahawk-style box's forms.
-FIXED_BOX_EOS = EosPlatform(source="no eos entry in the catalog: a fixed box (uc-tx-queue, Management1)")
-
-
-def eos_platform(model: str) -> EosPlatform:
-    """The EOS forms of `model`: its catalog `eos` entry, else a fixed box's."""
-    entry = load_catalog().switches.get(model)
-    return entry.eos if entry is not None and entry.eos is not None else FIXED_BOX_EOS
-
-
 def management_port(switch: SwitchNode) -> str:
-    """A switch's management port: its OS's name, or its EOS platform's (a modular chassis'
+    """A switch's management port as its OS names it (on EOS, its platform's: a modular chassis'
     supervisors share Management0)."""
-    os_name = dialect(switch)
-    return eos_platform(switch["model"]).management if os_name == "eos" else MGMT_PORT[os_name]
+    return platform(switch["os"]).management_port(switch["model"])
 
 
 def front_panel(switch: SwitchNode, number: int) -> str:
     """Front-panel port `number` (from 1) of a switch (its graph record) as the switch names it."""
-    os_name = dialect(switch)
-    if os_name == "opensm":
-        return str(number)
-    return switch_port(os_name, number - 1, switch["model"], switch["port_gbps"])
+    return switch_port(switch["os"], number - 1, switch["model"], switch["port_gbps"])
 
 
 def plan_port_name(switch: SwitchNode, plan_port: PlanPort) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from cluster import dialects
 from cluster import stackfile as sf
 from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
@@ -34,9 +35,6 @@ from cluster.sshkeys import provider_key_problem
 
 # --------------------------------------------------------------------------- errors
 
-# A box given by {ports, port_gbps} has no platform data: no SONiC SKU port map (lanes) exists
-# for it, so it renders in a dialect whose port names follow from the port number alone.
-GENERIC_OS = "nvue"
 
 
 #: Ranges an address pool may not touch: the addresses are not unicast host addresses there.
@@ -97,7 +95,7 @@ class _Resolver:
                 uplink_ports=ref.uplink_ports or 0,
                 uplink_gbps=ref.uplink_gbps or (ref.port_gbps if ref.uplink_ports else 0),
                 transport="ethernet",
-                os=ref.os or GENERIC_OS,
+                os=ref.os or dialects.generic().name,
                 path=path,
             )
             return generic if self._sonic_ports(generic, ref) else None
@@ -135,11 +133,10 @@ class _Resolver:
             )
             return None
         uplinks = entry.uplink_ports
-        os = ref.os or entry.os
-        if entry.transport == "infiniband":
-            os = "opensm"
-        elif ref.os is None and entry.os == "opensm":
-            os = "sonic"
+        os: str = ref.os or entry.os
+        own = dialects.for_transport(entry.transport)
+        if own is not None:  # a transport with a dialect of its own: InfiniBand's subnet manager
+            os = own.name
         elif os not in entry.runs:
             runs = " or ".join(entry.runs)
             self.error(
@@ -191,7 +188,7 @@ class _Resolver:
         uplinks = entry.uplink_ports
         return SwitchModel(model=model, ports=entry.port_modes[gbps], port_gbps=gbps,
                            uplink_ports=uplinks.count if uplinks else 0, uplink_gbps=uplinks.gbps if uplinks else 0,
-                           path=path)
+                           os=entry.os, transport=entry.transport, path=path)
 
     @staticmethod
     def _sized(name: str, leaf: SwitchModel, spine: SwitchModel, raw: sf.Network, devices: int, ports: int) -> NetworkPlan:

@@ -28,11 +28,11 @@ class SwitchModel(Spec):
     model: str
     ports: int
     port_gbps: int
+    os: str  # its dialect (cluster/dialects/<os>/)
+    path: str
     uplink_ports: int = 0  # fixed uplink ports apart from `ports`
     uplink_gbps: int = 0
     transport: Literal["ethernet", "infiniband"] = "ethernet"
-    os: str = "sonic"
-    path: str
     chosen: str = ""  # why the resolver picked this model when the stack file names none (the BOM says it)
 
     @property

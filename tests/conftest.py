@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -53,3 +54,14 @@ def missing_tool(reason: str) -> NoReturn:
 @pytest.fixture()
 def root() -> Path:
     return ROOT
+
+
+def copy_templates(destination: Path) -> Path:
+    """Every template folder the renderers read (shared and per dialect) merged into `destination`,
+    for a test that breaks one template: point cluster.render.engine.TEMPLATES at `(destination,)`
+    and clear `engine.environment`'s cache."""
+    from cluster.render import engine
+
+    for root in engine.TEMPLATES:
+        shutil.copytree(root, destination, dirs_exist_ok=True)
+    return destination

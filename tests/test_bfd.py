@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,13 @@ import pytest
 import yaml
 
 from cluster.addressing import allocate, dotted
+from cluster.configs import switch_files
 from cluster.pipeline import validate, validate_mapping
-from cluster.render import engine, switch_files
+from cluster.render import engine
 from cluster.render.views import BFD_TIMERS, BfdTimers
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_templates
 from tests.test_ecmp import wide_leaves
 
 CONTRACT = yaml.safe_load((ROOT / "stacks" / "Pulumi.contract.yaml").read_text())["config"]["gpu-cluster:cluster"]
@@ -187,7 +187,7 @@ def test_the_examples_cover_every_dialect_and_routed_network() -> None:
 def _without_bfd_lines(tmp_path: Path, template: str, pattern: str) -> Path:
     """A copy of the templates in which `template` lost every line matching `pattern`."""
     copied = tmp_path / "templates"
-    shutil.copytree(engine.TEMPLATES, copied)
+    copy_templates(copied)
     path = copied / template
     kept = [line for line in path.read_text().splitlines(keepends=True) if not re.search(pattern, line)]
     assert len(kept) < len(path.read_text().splitlines()), (template, pattern)

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from cluster.addressing import allocate
+from cluster.configs import switch_files
 from cluster.pipeline import validate
-from cluster.render import switch_files
 from cluster.render.views import BFD_TIMERS, Port, switch_views
 from tests.conftest import missing_tool
 from tests.test_verify_live import sh

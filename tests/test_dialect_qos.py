@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from cluster.configs import render_configs
 from cluster.intent.qos import classes
 from cluster.pipeline import validate, validate_mapping
-from cluster.render import render_configs
 from cluster.stackfile import Qos
 from tests.conftest import ROOT
 

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS
+from cluster.configs import render_configs
+from cluster.dialects import platform
+from cluster.dialects.eos.render import DEFAULT_MAXIMUM_ROUTES as EOS_DEFAULT_MAXIMUM_ROUTES
 from cluster.pipeline import validate, validate_mapping
-from cluster.render import render_configs
 from cluster.topology import Topology
 from tests.conftest import ROOT
 
@@ -128,7 +129,7 @@ def test_more_paths_than_nvue_installs_is_an_error_naming_the_key() -> None:
     result = validate_mapping("wide", data)
     assert result.ok and result.spec is not None and result.topology is not None
     paths = rendered_paths(render_configs(result.spec, result.topology))
-    assert paths["leaf-001-r0"] == MAX_PATHS["nvue"] == 128
+    assert paths["leaf-001-r0"] == platform("nvue").max_paths == 128
 
 
 def test_spines_get_the_parallel_links_towards_one_leaf() -> None:

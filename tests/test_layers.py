@@ -13,8 +13,13 @@ from tests.conftest import ROOT
 
 
 def _unit(module: str) -> str:
-    """cluster.render.sonic -> cluster.render; cluster.pipeline -> cluster.pipeline."""
-    return ".".join(module.split(".")[:2])
+    """cluster.render.views -> cluster.render; cluster.pipeline -> cluster.pipeline. A dialect's
+    modules sit in the layer of their job, whichever folder they are in: cluster.dialects.sonic
+    (its platform facts) -> cluster.dialects, cluster.dialects.sonic.render -> cluster.dialects.render."""
+    parts = module.split(".")
+    if parts[:2] == ["cluster", "dialects"] and len(parts) > 3:
+        return f"cluster.dialects.{parts[3]}"
+    return ".".join(parts[:2])
 
 
 def import_graph() -> nx.DiGraph:
@@ -44,7 +49,8 @@ def import_graph() -> nx.DiGraph:
 # only read (the derived facts and intents the pipeline hands them), artifacts, then what uses it all.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials",
-              "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load"}),
+              "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout"}),
+    ("platforms", {"cluster.dialects"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),
@@ -53,7 +59,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
                 "cluster.whatif", "cluster.intent"}),
     ("rules", {"cluster.rules"}),
-    ("artifacts", {"cluster.render", "cluster.exports", "cluster.verify", "cluster.artifacts"}),
+    ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.configs", "cluster.readback", "cluster.exports",
+                   "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
     ("uses", {"cluster.report", "cluster.estimate", "cluster.formats", "cluster.report_html", "cluster.deployment",
               "cluster.lab", "cluster.publish"}),

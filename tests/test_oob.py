@@ -17,8 +17,8 @@ import networkx as nx
 import pytest
 import yaml
 
+from cluster.configs import render_configs
 from cluster.pipeline import validate, validate_mapping
-from cluster.render import render_configs
 from cluster.topology import Topology
 from tests.conftest import ROOT
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from cluster.configs import render_configs
 from cluster.pipeline import validate_mapping
-from cluster.render import render_configs
 from tests.conftest import ROOT, missing_tool
 from tests.test_oob import _oob_designs
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from cluster.artifacts import render_tree
+from cluster.breakout import breakout
 from cluster.catalog import load_catalog
 from cluster.exports.bom import bill_of_materials
-from cluster.naming import breakout, switch_port
+from cluster.naming import switch_port
 from tests.conftest import run, stack
 from tests.test_exports_cabling import assert_cabling_names_are_the_configs
 

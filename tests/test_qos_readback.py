@@ -1,12 +1,11 @@
 """Does every rendered file carry exactly its QoS intent? The host script (both its mlnx_qos and
 its dcb path) and a fabric leaf of every switch dialect are rendered from generated QoS plans and
-read back (cluster.render.emitted, each reader starting from the device's own defaults): all 64
+read back (cluster.readback, each reader starting from the device's own defaults): all 64
 DSCPs on the intent's priority, PFC on exactly the intent's lossless priorities, the intent's MTU.
 Validation renders nothing; this is where a template that stops writing the plan is caught."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,9 @@ from hypothesis import strategies as st
 
 from cluster.intent.qos import QosPlan, qos_intent
 from cluster.pipeline import Valid, validate_mapping
+from cluster.readback import qos_dialects, read_back
 from cluster.render import engine
-from cluster.render.emitted import READERS, read_back
-from tests.conftest import stack
+from tests.conftest import copy_templates, stack
 
 
 @st.composite
@@ -64,8 +63,8 @@ def problems(result: Valid) -> list[str]:
 
 def test_every_dialect_and_both_host_paths_are_read_back() -> None:
     labels = set(read_back(_spec({}).spec, _spec({}).topology))
-    assert labels == {"host script (mlnx_qos)", "host script (dcb)"} | {f"{os} switch config" for os in READERS}
-    assert set(READERS) == {"sonic", "nvue", "eos"}
+    assert labels == {"host script (mlnx_qos)", "host script (dcb)"} | {f"{os} switch config" for os in qos_dialects()}
+    assert len(qos_dialects()) == 3  # every Ethernet dialect in cluster/dialects/
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -104,11 +103,11 @@ BROKEN_TEMPLATES = [
 def test_a_template_that_stops_writing_the_plan_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           partial: str, line: str, broken: str, expected: str) -> None:
     templates = tmp_path / "templates"
-    shutil.copytree(engine.TEMPLATES, templates)
+    copy_templates(templates)
     path = templates / partial
     assert line in path.read_text()
     path.write_text(path.read_text().replace(line, broken))
-    monkeypatch.setattr(engine, "TEMPLATES", templates)
+    monkeypatch.setattr(engine, "TEMPLATES", (templates,))
     engine.environment.cache_clear()
     try:
         found = problems(_spec({}))
@@ -119,7 +118,7 @@ def test_a_template_that_stops_writing_the_plan_is_caught(tmp_path: Path, monkey
 
 
 def test_a_sonic_writer_left_with_the_default_lossless_set_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cluster.render import sonic
+    from cluster.dialects.sonic import render as sonic
 
     original = sonic.qos_tables
 

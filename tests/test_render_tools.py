@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from cluster.artifacts import render_tree
-from cluster.ecmp import MAX_PATHS
+from cluster.dialects import platform
 from cluster.intent.qos import switch_plan
 from cluster.pipeline import validate, validate_mapping
 from tests.conftest import ROOT, missing_tool
@@ -459,7 +459,7 @@ def test_real_frr_installs_exactly_as_many_paths_as_the_renderer_allows(tmp_path
     cap cluster.ecmp renders with: the limit parses, one more does not."""
     text = next(text for name, text in sorted(_frr_files().items()) if name.startswith("wide:") and "leaf-001-r0" in name)
     assert "  maximum-paths 128\n" in text
-    for paths, accepted in ((MAX_PATHS["sonic"], True), (MAX_PATHS["sonic"] + 1, False)):
+    for paths, accepted in ((platform("sonic").max_paths, True), (platform("sonic").max_paths + 1, False)):
         path = tmp_path / f"{paths}.conf"
         path.write_text(text.replace("  maximum-paths 128\n", f"  maximum-paths {paths}\n"))
         assert (_dryrun(path).returncode == 0) is accepted, paths

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from cluster.artifacts import render_tree
+from cluster.breakout import breakout
 from cluster.catalog import load_catalog
-from cluster.naming import breakout
+from cluster.dialects.sonic.render import ROUTING_MODE, base_mac
 from cluster.pipeline import validate
-from cluster.render.sonic import ROUTING_MODE, base_mac
 from tests.conftest import missing_tool, run, stack
 from tests.test_render_tools import _dryrun as dryrun
 

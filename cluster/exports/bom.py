@@ -18,10 +18,10 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cluster.breakout import breakout
 from cluster.catalog import load_catalog
 from cluster.catalog.prices import Price, Prices, Range, as_range, generic_port_id, load_prices, with_overrides
 from cluster.exports.cabling import media_of, ordered_links
-from cluster.naming import breakout
 from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, NETWORKS, Topology, gc_paused

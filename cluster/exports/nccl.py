@@ -15,8 +15,8 @@ import shlex
 from dataclasses import dataclass
 
 from cluster.catalog import Instance, load_catalog
+from cluster.dialects.host.render import pool_nccl_env
 from cluster.render.engine import render
-from cluster.render.host import pool_nccl_env
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 

@@ -21,8 +21,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from cluster import stackfile as sf
+from cluster.breakout import breakout
 from cluster.catalog import Catalog, Entry, Gpu, Instance, NcclProfile, Server, Switch, load_catalog
-from cluster.naming import breakout
 
 DOC = "docs/stack-file.md"
 INTRO = """# The stack file: every key
@@ -229,7 +229,7 @@ def _port_modes(key: str, switch: Switch) -> str:
 
 def _cages(key: str, switch: Switch) -> str:
     """`64 x 8 lanes of 100G: 1x800G, 2x400G, ..., 8x100G odd cages`: the split the port namers use
-    (cluster.naming.breakout, which reads the shipped catalog's entry of `key`)."""
+    (cluster.breakout.breakout, which reads the shipped catalog's entry of `key`)."""
     cages = switch.cages
     if cages is None:
         return ""

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster.dialects import platform
 from cluster.findings import Finding, Severity
 from cluster.lab import observe
 from cluster.lab.expect import Design, RailAddress, design
@@ -38,9 +39,9 @@ class Checked:
 
 
 def _switch_file(lab: Lab, name: str) -> str:
+    """The rendered file that holds a switch's routing (BGP), which a routing finding names."""
     os_of = {switch.name: switch.os for switch in lab.plan.switches}
-    return f"switches/{name}/" + {"sonic": "frr.conf", "nvue": "nvue.sh", "eos": "eos.cfg"}.get(os_of.get(name, ""),
-                                                                                              "frr.conf")
+    return f"switches/{name}/{platform(os_of[name]).routing_file}"
 
 
 def lab_design(lab: Lab, spec: ClusterSpec, topology: Topology) -> Design:
@@ -199,7 +200,7 @@ def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
             address = next((i.address for i in switch.interfaces if i.port == session.port and i.address), None)
             if address:
                 probes[Probe(switch.name, address.split("/")[0], session.peer_address, expected.switch_mtu - 28)] = (
-                    f"switches/{switch.name}/config_db.json" if switch.os == "sonic" else _switch_file(lab, switch.name),
+                    f"switches/{switch.name}/{platform(switch.os).config_file}",
                     f"the cable {switch.name} {session.port} - {session.peer}")
     for source, target in rail_probes(expected):
         if expected.reachable(source.leaf, target.leaf):

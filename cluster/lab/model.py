@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cluster.addressing import allocate
+from cluster.dialects import platform
 from cluster.findings import Finding
 from cluster.lab.rules import input_finding
 from cluster.naming import fabric_interfaces
@@ -364,7 +365,7 @@ def _sonic_interface(tree: _Tree, path: str, port_table: Mapping[str, Any], port
 def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:
     by_name = {port.name: port for port in view.ports}
     interfaces = tuple(Interface(ifname(port), port, by_name[port].address, by_name[port].mtu) for port in ports)
-    dialect = "nvue.sh" if view.os == "nvue" else "eos.cfg"
+    dialect = platform(view.os).config_file
     return LabSwitch(view.name, view.tier, view.os, f"{view.loopback}/32" if view.loopback else None, interfaces,
                      render("frr/bgpd.conf.j2", switch=view),
                      f"FRR equivalent of switches/{view.name}/{dialect}'s routing plan")

@@ -1,4 +1,7 @@
-"""The Jinja2 environment: compiled once per run, StrictUndefined, no autoescape (configs are not HTML)."""
+"""The Jinja2 environment: compiled once per run, StrictUndefined, no autoescape (configs are not HTML).
+
+Templates are found in cluster/templates (shared: FRR, cloud) and in each dialect's folder,
+cluster/dialects/<name>/templates/<name>/, so a template is named `<name>/<file>` wherever it lives."""
 
 from __future__ import annotations
 
@@ -8,14 +11,15 @@ from typing import Any
 
 import jinja2
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+_CLUSTER = Path(__file__).resolve().parent.parent
+TEMPLATES: tuple[Path, ...] = (_CLUSTER / "templates", *sorted(_CLUSTER.glob("dialects/*/templates")))
 
 
-def build_environment(templates: Path, autoescape: bool) -> jinja2.Environment:
+def build_environment(templates: Path | tuple[Path, ...], autoescape: bool) -> jinja2.Environment:
     """The project's template settings: StrictUndefined, trimmed blocks, trailing newlines kept;
     autoescape only for HTML/SVG (cluster.report_html.engine), never for configs."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates)),
+        loader=jinja2.FileSystemLoader([str(templates)] if isinstance(templates, Path) else [str(t) for t in templates]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

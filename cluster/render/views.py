@@ -13,16 +13,17 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from cluster.addressing import Addresses
-from cluster.ecmp import EOS_DEFAULT_MAXIMUM_ROUTES, MAX_PATHS, ecmp_widths, maximum_routes
+from cluster.breakout import breakout
+from cluster.dialects import platform
+from cluster.ecmp import ecmp_widths
 from cluster.intent.qos import SWITCH_MTU, QosPlan
-from cluster.naming import FIXED_BOX_EOS, breakout, eos_platform, host_port_label, management_port, switch_port
+from cluster.naming import host_port_label, management_port, switch_port
 from cluster.records import CableData, SwitchNode
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
 CABLE_METERS = {"host": 5, "leaf": 40, "spine": 300}  # by the lower end's kind/tier: DAC in rack, AOC/fibre above
 PFC_WATCHDOG_MS = 200
-EOS_LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/400G, 50G-per-lane below
 
 
 @dataclass(frozen=True)
@@ -71,12 +72,6 @@ class Port(NamedTuple):
     def speed_mbps(self) -> int:
         return self.speed_gbps * 1000
 
-    @property
-    def eos_speed(self) -> str:
-        """EOS names multi-lane speeds with their lane count (`speed 400g-8`)."""
-        lanes = self.lanes or EOS_LANES.get(self.speed_gbps)
-        return f"{self.speed_gbps}g-{lanes}" if lanes else f"{self.speed_gbps}g"
-
 
 @dataclass(frozen=True)
 class Switch:
@@ -88,6 +83,7 @@ class Switch:
     os: str
     model: str
     port_gbps: int  # the speed its ports are set up for (the model's SKU at that speed, on SONiC)
+    main_ports: int  # front-panel ports at port_gbps; fixed uplink ports follow them
     loopback: str | None
     asn: int | None
     ports: tuple[Port, ...]
@@ -95,11 +91,9 @@ class Switch:
     management_port: str  # the switch's name for its management port (`eth0`, `Management1`)
     networks: tuple[str, ...]  # prefixes BGP announces: loopback and host /31s
     qos: QosPlan | None
-    breakouts: tuple[tuple[str, str], ...] = ()  # (cage port, NVUE breakout mode) for every split cage used
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
-    maximum_routes: int = EOS_DEFAULT_MAXIMUM_ROUTES  # per-neighbor limit (EOS): the routing domain's routes + headroom
+    domain_routes: int = 0  # prefixes in its routing domain: what any one BGP neighbor can send it
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
-    eos_queue: str = FIXED_BOX_EOS.queue  # EOS per-interface queue sub-mode of the platform (catalog `eos`)
 
     @property
     def routed(self) -> bool:
@@ -215,10 +209,6 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 lanes=own_split.lanes(edge["gbps"]) if own_split is not None else None,
             ))
         ports.sort(key=lambda port: port.number)
-        breakouts: tuple[tuple[str, str], ...] = ()
-        if own_split is not None and own_split.ports > 1 and data["os"] == "nvue":
-            cages = sorted({own_split.cage(port.number) + 1 for port in ports if port.number < data["ports"]})
-            breakouts = tuple((f"swp{cage}", f"{own_split.ports}x") for cage in cages)
         loopback = addresses.loopback(name)
         if loopback is not None:
             networks.insert(0, f"{loopback}/32")
@@ -229,6 +219,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             os=data["os"],
             model=data["model"],
             port_gbps=data["port_gbps"],
+            main_ports=data["ports"],
             loopback=loopback,
             asn=addresses.asns.get(name),
             ports=tuple(ports),
@@ -236,10 +227,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             management_port=management_port(data),
             networks=tuple(networks),
             qos=switch_qos if data["network"] == FABRIC else None,
-            breakouts=breakouts,
-            maximum_paths=min(widths[name][1], MAX_PATHS.get(data["os"], widths[name][1])),
-            maximum_routes=maximum_routes(routes.get(data["network"], 0)),
-            eos_queue=eos_platform(data["model"]).queue,
+            maximum_paths=min(widths[name][1], platform(data["os"]).max_paths or widths[name][1]),
+            domain_routes=routes.get(data["network"], 0),
         )
 
 

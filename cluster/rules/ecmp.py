@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cluster.ecmp import MAX_PATHS, OS_NAMES, ecmp_widths
+from cluster.dialects import platform
+from cluster.ecmp import ecmp_widths
 from cluster.findings import Finding
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
@@ -31,15 +32,15 @@ class EcmpWidth(Rule):
         worst: dict[tuple[str, str], tuple[int, str, int, int]] = {}  # (network, tier) -> (excess, name, uplinks, width)
         for name, (uplinks, width) in ecmp_widths(topology, names).items():
             data = nodes[name]
-            limit = MAX_PATHS.get(data["os"])
+            limit = platform(data["os"]).max_paths
             if limit is None or width <= limit:
                 continue
             key = (data["network"], data["tier"])
             if key not in worst or (width - limit, name) > (worst[key][0], worst[key][1]):
                 worst[key] = (width - limit, name, uplinks, width)
         for (network, tier), (excess, name, uplinks, width) in sorted(worst.items()):
-            os = nodes[name]["os"]
-            limit = MAX_PATHS[os]
+            os = platform(nodes[name]["os"])
+            limit = width - excess
             section = "fabric" if network == FABRIC else network
             upward = uplinks == width
             # a leaf's uplinks and a spine's links to one leaf come from leaf_uplinks; the rest from spine_uplinks
@@ -49,7 +50,7 @@ class EcmpWidth(Rule):
             what = f"{uplinks} uplinks" if upward else f"{width} parallel links towards one {towards}"
             yield self.finding(
                 path,
-                f"{name} ({OS_NAMES[os]}) spreads traffic over {what}, but {OS_NAMES[os]} installs at most {limit} "
+                f"{name} ({os.title}) spreads traffic over {what}, but {os.title} installs at most {limit} "
                 f"equal-cost BGP paths: {excess} links would carry nothing, so the {section} is oversubscribed",
                 f"cable at most {limit} such links per {tier} (fewer, faster uplinks), or run the {tier} tier on an OS "
                 f"that installs {width} paths ({section}.{tier}.os); suppress {self.id} to render with {limit} paths",

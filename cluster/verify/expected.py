@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from cluster import naming
+from cluster.dialects import platform
 from cluster.exports.cabling import cables as cabling_plan
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
@@ -107,8 +108,8 @@ def port_aliases(topology: Topology, cables: Iterable[Cable]) -> dict[str, dict[
         for number in range(1, attrs["ports"] + attrs["uplink_ports"] + 1):
             port = naming.front_panel(attrs, number)
             table.setdefault(port.lower(), port)
-            if naming.dialect(attrs) == "sonic":
-                table[f"etp{number}"] = port
+            for alias in platform(attrs["os"]).port_aliases(number):
+                table[alias] = port
     return aliases
 
 

@@ -37,11 +37,10 @@ import json
 from typing import Any
 
 from cluster.catalog import SonicBuffers, load_catalog
-from cluster.intent.qos import QosPlan
-from cluster.naming import sonic_port
+from cluster.dialects.sonic import sku_port
+from cluster.intent.qos import SWITCH_MTU, QosPlan, QosSide
 from cluster.render.engine import render
-from cluster.render.oob import oob_l2
-from cluster.render.oob import sonic_tables as oob_tables
+from cluster.render.oob import DEFAULT_BRIDGE_PRIORITY, OobL2, oob_l2
 from cluster.render.views import PFC_WATCHDOG_MS, Switch
 
 MAP = "ROCE"  # our map/profile name, so the platform's default AZURE maps are left alone
@@ -211,7 +210,7 @@ def config_db(switch: Switch) -> dict[str, Any]:
         "DEVICE_NEIGHBOR": {},
     }
     for port in switch.ports:
-        hardware = sonic_port(switch.model, switch.port_gbps, port.number)
+        hardware = sku_port(switch.model, switch.port_gbps, port.number)
         entry = db["PORT"][port.name] = {
             "admin_status": "up",
             "alias": hardware.alias,
@@ -245,6 +244,25 @@ def config_db(switch: Switch) -> dict[str, Any]:
     return db
 
 
+def oob_tables(oob: OobL2) -> dict[str, Any]:
+    """VLAN, VLAN_MEMBER, PORTCHANNEL(_MEMBER) and STP tables (sonic-vlan, sonic-portchannel and
+    sonic-spanning-tree YANG models): the oob segment in PVST."""
+    vlan = f"Vlan{oob.vlan}"
+    untagged = {"tagging_mode": "untagged"}
+    members = [*oob.access, *(bundle.name for bundle in oob.bundles)]
+    tables = {
+        "VLAN": {vlan: {"vlanid": str(oob.vlan), "admin_status": "up", "mtu": str(SWITCH_MTU), "description": "oob"}},
+        "VLAN_MEMBER": {f"{vlan}|{port}": untagged for port in members},
+        "PORTCHANNEL": {bundle.name: {"admin_status": "up", "min_links": "1", "mtu": str(SWITCH_MTU),
+                                      "lacp_key": "auto", "description": bundle.peer} for bundle in oob.bundles},
+        "PORTCHANNEL_MEMBER": {f"{bundle.name}|{port}": {} for bundle in oob.bundles for port in bundle.members},
+        "STP": {"GLOBAL": {"mode": "pvst", "priority": str(DEFAULT_BRIDGE_PRIORITY)}},
+        "STP_VLAN": {vlan: {"vlanid": str(oob.vlan), "enabled": "true", "priority": str(oob.bridge_priority)}},
+        "STP_PORT": {port: {"enabled": "true"} for port in members},
+    }
+    return {table: entries for table, entries in tables.items() if entries}
+
+
 _ENCODE = json.JSONEncoder(sort_keys=True).encode  # built once: json.dumps(sort_keys=...) builds one per call
 
 
@@ -267,3 +285,28 @@ def render_switch(switch: Switch) -> dict[str, str]:
     if switch.routed:
         files["frr.conf"] = render("frr/bgpd.conf.j2", switch=switch)
     return files
+
+
+QOS_FILE = "config_db.json"
+
+
+def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:
+    return QosSide(dscp_to_priority={dscp: mapping[dscp] for dscp in planned}, pfc_priorities=frozenset(pfc),
+                   strict_priorities=frozenset(), ecn_priorities=frozenset(), mtu=mtu)
+
+
+def read_qos(text: str, planned: list[int]) -> QosSide:
+    """The QoS a config_db.json states: a DSCP missing from DSCP_TO_TC_MAP goes to TC 0; pfc_enable as written."""
+    db = json.loads(text)
+    maps = db.get("DSCP_TO_TC_MAP", {})
+    port_maps = {name: entry for name, entry in db.get("PORT_QOS_MAP", {}).items() if name != "global"}
+    mapping = {dscp: 0 for dscp in range(64)}
+    pfc: set[int] = set()
+    mtu = 0
+    for port, entry in sorted(port_maps.items()):
+        table = maps.get(entry.get("dscp_to_tc_map", ""), {})
+        mapping.update({int(dscp): int(tc) for dscp, tc in table.items()})
+        pfc = {int(value) for value in entry.get("pfc_enable", "").split(",") if value}
+        mtu = int(db.get("PORT", {}).get(port, {}).get("mtu", 0))
+        break
+    return _side(mapping, pfc, mtu, planned)

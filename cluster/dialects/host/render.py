@@ -1,17 +1,18 @@
 """Host side, per node pool: one QoS + rail-routing script and an NCCL env file.
 
-Both come from `cluster.qos.host_plan`, the same plan the switches get from `switch_plan`.
-One RoCE ToS byte everywhere (`cluster.qos.roce_tos`: DSCP << 2 | ECT(0)): NCCL_IB_TC,
+Both come from the host side of the QoS intent (`cluster.intent.qos`), the plan the switches get the other side of.
+One RoCE ToS byte everywhere (`cluster.intent.qos.roce_tos`: DSCP << 2 | ECT(0)): NCCL_IB_TC,
 cma_roce_tos and the traffic_class knob of qos.sh.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses
-from cluster.intent.qos import QosPlan, qos_intent, roce_tos
+from cluster.intent.qos import QosPlan, QosSide, default_host_priority, qos_intent, roce_tos
 from cluster.naming import (
     fabric_device_source,
     fabric_devices,
@@ -226,3 +227,27 @@ def render_ib_pool(spec: ClusterSpec, pool: PoolSpec) -> dict[str, str]:
             "management": tuple(management_interfaces(pool)), "device_source": fabric_device_source(pool),
             "management_given": bool(management_interfaces_given(pool))}
     return {"nccl.env": render("host/nccl.env.j2", pool=view, ib=True)}
+
+
+def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:
+    return QosSide(dscp_to_priority={dscp: mapping[dscp] for dscp in planned}, pfc_priorities=frozenset(pfc),
+                   strict_priorities=frozenset(), ecn_priorities=frozenset(), mtu=mtu)
+
+
+def read_host(text: str, planned: list[int]) -> tuple[QosSide, QosSide]:
+    """(mlnx_qos path, dcb path) of a qos.sh, each over the ConnectX default (DSCP >> 3, no PFC)."""
+    mlnx = {dscp: default_host_priority(dscp) for dscp in range(64)}
+    for dscp, priority in re.findall(r"mlnx_qos -i \S+ --dscp2prio set,(\d+),(\d+)$", text, re.M):
+        mlnx[int(dscp)] = int(priority)
+    flags = re.findall(r"mlnx_qos -i \S+ --pfc ([01,]+)$", text, re.M)
+    mlnx_pfc = {index for index, flag in enumerate(flags[0].split(",")) if flag == "1"} if flags else set()
+    dcb = {dscp: default_host_priority(dscp) for dscp in range(64)}
+    for entries in re.findall(r"dcb app replace dev \S+ dscp-prio ([\d: ]+)$", text, re.M):
+        dcb.update({int(d): int(p) for d, p in (entry.split(":") for entry in entries.split())})
+    dcb_pfc: set[int] = set()
+    for entries in re.findall(r"dcb pfc set dev \S+ prio-pfc ([\w: ]+)$", text, re.M):
+        dcb_pfc = {int(entry.split(":")[0]) for entry in entries.split()
+                   if entry.endswith(":on") and not entry.startswith("all")}
+    mtus = re.findall(r"ip link set dev \S+ mtu (\d+) up$", text, re.M)
+    mtu = int(mtus[0]) if mtus else 1500
+    return _side(mlnx, mlnx_pfc, mtu, planned), _side(dcb, dcb_pfc, mtu, planned)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from cluster.intent.qos import QosPlan
+from cluster.breakout import breakout
+from cluster.intent.qos import QosPlan, QosSide
 from cluster.render.engine import render
 from cluster.render.oob import oob_l2
 from cluster.render.views import Switch
@@ -63,6 +65,42 @@ class RoceProfile:
                 and (plan.ecn_min_bytes, plan.ecn_max_bytes) == (150_000, 1_500_000))
 
 
+def breakouts(switch: Switch) -> tuple[tuple[str, str], ...]:
+    """(cage port, `nv set interface ... link breakout` mode) for every split cage the switch uses."""
+    split = breakout(switch.model, switch.port_gbps)
+    if split is None or split.ports <= 1:
+        return ()
+    cages = sorted({split.cage(port.number) + 1 for port in switch.ports if port.number < switch.main_ports})
+    return tuple((f"swp{cage}", f"{split.ports}x") for cage in cages)
+
+
 def render_switch(switch: Switch) -> dict[str, str]:
     profile = RoceProfile(switch.qos) if switch.qos is not None else None
-    return {"nvue.sh": render("nvue/startup.j2", switch=switch, oob=oob_l2(switch), profile=profile)}
+    return {"nvue.sh": render("nvue/startup.j2", switch=switch, oob=oob_l2(switch), profile=profile,
+                              breakouts=breakouts(switch))}
+
+
+QOS_FILE = "nvue.sh"
+
+
+def _side(mapping: dict[int, int], pfc: set[int], mtu: int, planned: list[int]) -> QosSide:
+    return QosSide(dscp_to_priority={dscp: mapping[dscp] for dscp in planned}, pfc_priorities=frozenset(pfc),
+                   strict_priorities=frozenset(), ecn_priorities=frozenset(), mtu=mtu)
+
+
+def read_qos(text: str, planned: list[int]) -> QosSide:
+    """The QoS an nvue.sh states, over Cumulus' defaults: DSCP >> 3, then the `qos roce` profile
+    (26 -> 3, 48 -> 6, PFC on 3), then the explicit lines."""
+    mapping = {dscp: dscp >> 3 for dscp in range(64)}
+    pfc: set[int] = set()
+    if re.search(r"^nv set qos roce( mode lossless)?$", text, re.M):
+        mapping.update({26: 3, 48: 6})
+        pfc = {3}
+    for dscps, priority in re.findall(r"^nv set qos mapping default-global dscp ([\d,]+) switch-priority (\d+)$",
+                                      text, re.M):
+        mapping.update({int(dscp): int(priority) for dscp in dscps.split(",")})
+    for values in re.findall(r"^nv set qos pfc default-global switch-priority ([\d,]+)$", text, re.M):
+        pfc = {int(value) for value in values.split(",")}
+    mtus = re.findall(r"^nv set interface \S+ link mtu (\d+)$", text, re.M)
+    return _side(mapping, pfc, int(mtus[0]) if mtus else 1500, planned)
+

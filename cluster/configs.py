@@ -1,0 +1,80 @@
+"""The device configs of a design: switch configs per dialect and host scripts per pool, from one spec.
+
+`render_configs(spec, topology)` returns {relative path: text}; the whole tree (with the exports
+and the verify files) is `cluster.artifacts.render_tree`; nothing touches the disk here (see
+`cluster.publish`). Layout:
+  switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
+  fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
+  hosts/<pool>/qos.sh + nccl.env + nccl-socket.sh   (qos.sh: RoCE only)
+  inventory.json                                    (loopback, ASN, dialect per switch)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Collection
+from functools import cache
+from types import ModuleType
+
+from cluster.addressing import Addresses, allocate
+from cluster.dialects import for_transport, platform
+from cluster.dialects.host.render import host_pool, render_ib_pool, render_pool, render_socket, socket_pool
+from cluster.intent.qos import qos_intent
+from cluster.render.views import Switch, switch_views
+from cluster.spec import ClusterSpec
+from cluster.topology import Topology, gc_paused
+
+
+@cache
+def dialect_renderer(os: str) -> ModuleType:
+    """The `render` module of dialect `os` (cluster/dialects/<os>/render.py)."""
+    return importlib.import_module(f"cluster.dialects.{os}.render")
+
+
+def render_switch(switch: Switch) -> dict[str, str]:
+    """{file name: text} of one switch in its dialect."""
+    renderer: Callable[[Switch], dict[str, str]] = dialect_renderer(switch.os).render_switch
+    return renderer(switch)
+
+
+def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
+    """Switch configs, subnet-manager files, host QoS scripts and NCCL env files alone."""
+    with gc_paused():
+        return _render_configs(spec, topology, addresses)
+
+
+def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: Collection[str] | None = None
+                  ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
+    """({path: text} of every switch config (of `names`, or all), {switch: its inventory entry})."""
+    switch_qos = qos_intent(spec.qos).switch if spec.qos is not None else None
+    files: dict[str, str] = {}
+    inventory: dict[str, dict[str, object]] = {}
+    for switch in switch_views(spec, topology, addresses, switch_qos, names):
+        inventory[switch.name] = {"network": switch.network, "tier": switch.tier, "os": switch.os,
+                                  "model": switch.model, "loopback": switch.loopback, "asn": switch.asn}
+        if platform(switch.os).config_file is None:
+            continue  # configured fabric-wide (the subnet manager's files)
+        for file, text in render_switch(switch).items():
+            files[f"switches/{switch.name}/{file}"] = text
+    return files, inventory
+
+
+def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
+    addresses = addresses if addresses is not None else allocate(spec, topology)
+    infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
+    files, inventory = switch_files(spec, topology, addresses)
+    subnet_manager = for_transport(spec.fabric.transport) if spec.fabric is not None else None
+    if subnet_manager is not None:
+        render_fabric: Callable[[ClusterSpec, Topology], dict[str, str]] = (
+            dialect_renderer(subnet_manager.name).render_fabric)
+        for file, text in render_fabric(spec, topology).items():
+            files[f"fabric/{file}"] = text
+    for pool in spec.pools:
+        rendered = (render_ib_pool(spec, pool) if infiniband
+                    else render_pool(host_pool(spec, topology, addresses, pool)))
+        rendered.update(render_socket(socket_pool(spec, topology, addresses, pool)))
+        for file, text in rendered.items():
+            files[f"hosts/{pool.name}/{file}"] = text
+    files["inventory.json"] = json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"
+    return files

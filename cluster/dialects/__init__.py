@@ -1,0 +1,80 @@
+"""Switch dialects: one folder per switch OS, `cluster/dialects/<name>/`, found by this registry.
+
+A dialect's folder holds what is true of that OS, and nothing outside it names the OS:
+- `__init__.py`: its `PLATFORM`, the facts naming, verify and the lab look up (how it names
+  front-panel ports, its management port and LACP bundles, its BGP ECMP ceiling, the files a
+  switch of it gets, the extra names LLDP may report for a port);
+- `render.py`: the renderer (`render_switch`, or a fabric-wide `render_fabric`) and the QoS
+  read-back of what it wrote (`read_qos`), with its templates in `templates/<name>/`;
+- `lldp.py`: the neighbor formats its switches report (`LLDP_FORMATS`), where it has its own.
+The host's scripts live beside them in `host/`, which has no PLATFORM: a host is no switch.
+Adding a dialect is one folder, found here by its `PLATFORM`, and a row in the tests that run
+every dialect.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
+from typing import Literal
+
+
+def _no_aliases(number: int) -> tuple[str, ...]:
+    return ()
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What the rest of the house may know of one switch OS."""
+
+    name: str  # the `os` of a switch (stack file, catalog)
+    title: str  # as a person calls it: `SONiC (FRR)`
+    port_name: Callable[[int, str, int], str]  # (0-based front-panel index, model, port Gbps) -> the OS's name
+    management_port: Callable[[str], str]  # model -> its management port as the OS names it
+    config_file: str | None  # the main file of switches/<name>/ (None: a fabric-wide configuration)
+    routing_file: str | None  # the file holding its BGP configuration (None: no IP underlay)
+    lag_name: str | None = None  # an LACP bundle's name, `{}` its number
+    max_paths: int | None = None  # most equal-cost BGP paths the OS installs (None: no BGP)
+    transport: Literal["ethernet", "infiniband"] = "ethernet"  # the fabrics it serves
+    stack_os: bool = True  # a stack file may name it as a switch's `os`
+    generic: bool = False  # the dialect a generic {ports, port_gbps} box renders in: names from the number alone
+    port_aliases: Callable[[int], tuple[str, ...]] = _no_aliases  # other names LLDP may report for port N (from 1)
+
+
+@cache
+def platforms() -> Mapping[str, Platform]:
+    """Every dialect folder's PLATFORM, by name."""
+    found: dict[str, Platform] = {}
+    for module in pkgutil.iter_modules(__path__):
+        candidate = getattr(importlib.import_module(f"{__name__}.{module.name}"), "PLATFORM", None)
+        if module.ispkg and isinstance(candidate, Platform):
+            found[candidate.name] = candidate
+    return MappingProxyType(dict(sorted(found.items())))
+
+
+def platform(name: str) -> Platform:
+    """The dialect `name`; a name no folder has is a defect of the caller (the resolver checks `os`)."""
+    try:
+        return platforms()[name]
+    except KeyError:
+        raise ValueError(f"no switch dialect {name!r}: cluster/dialects/ has {', '.join(platforms())}") from None
+
+
+def stack_os_names() -> tuple[str, ...]:
+    """The dialects a stack file may name as a switch's `os`."""
+    return tuple(name for name, entry in platforms().items() if entry.stack_os)
+
+
+def generic() -> Platform:
+    """The dialect a generic box (given by ports and speed, with no platform data) renders in."""
+    return next(entry for entry in platforms().values() if entry.generic)
+
+
+def for_transport(transport: str) -> Platform | None:
+    """The one dialect of a transport that has a dialect of its own (InfiniBand's subnet manager)."""
+    matches = [entry for entry in platforms().values() if entry.transport == transport and transport != "ethernet"]
+    return matches[0] if len(matches) == 1 else None

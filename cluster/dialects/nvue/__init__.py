@@ -1,0 +1,37 @@
+"""NVIDIA Cumulus Linux 5.14, NVUE (forms and sources: docs/dialects.md): port and management names,
+bundles, ECMP.
+
+Ports: on a model with cage data (catalog `cages`) whose port speed splits each cage into k > 1
+ports, port i is `swp{C}s{S}` (cage C = i // k + 1, subport S = i % k; at a speed that splits only
+the odd cages, C = 2 (i // k) + 1, and NVUE disables each even neighbour), the names
+`nv set interface swpC link breakout kx` creates (NVUE reference, docs.nvidia.com/networking-
+ethernet-software/nvue-reference: "breakout 4x, parent ports swp1 through swp32 split into
+sub-interfaces swp1s0 through swp32s3"); otherwise `swp{index + 1}`. A generic box, given by its
+ports and speed alone, renders in NVUE: its names follow from the port number.
+"""
+
+from __future__ import annotations
+
+from cluster.breakout import breakout
+from cluster.dialects import Platform
+
+
+def port_name(index: int, model: str, gbps: int) -> str:
+    split = breakout(model, gbps)
+    if split is None:
+        return f"swp{index + 1}"
+    cage = split.cage(index) + 1
+    return f"swp{cage}s{index % split.ports}" if split.ports > 1 else f"swp{cage}"
+
+
+PLATFORM = Platform(
+    name="nvue",
+    title="Cumulus Linux NVUE",
+    port_name=port_name,
+    management_port=lambda model: "eth0",
+    config_file="nvue.sh",
+    routing_file="nvue.sh",
+    lag_name="bond{}",
+    max_paths=128,  # `multipaths ebgp 1-128` (NVUE command reference, BGP)
+    generic=True,
+)

@@ -1,0 +1,107 @@
+"""The dialect registry: every switch OS is one folder under cluster/dialects/, found by its
+PLATFORM; nothing outside a dialect's folder names that dialect, so adding one is one folder."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from cluster import dialects
+from cluster.catalog import load_catalog
+from cluster.dialects import Platform, platform, platforms
+from cluster.naming import switch_port
+from tests.conftest import ROOT
+
+CLUSTER = ROOT / "cluster"
+WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+# Modules that still name a dialect, each with what it holds; the list only shrinks (the test
+# fails when a module leaves it without being taken off, and when a new one appears).
+NOT_YET_IN_THEIR_FOLDER = {
+    "cluster/catalog/__init__.py": "the SONiC SKU and EOS platform models of the catalog data, `os` and `runs`",
+    "cluster/resolve.py": "the SONiC SKU checks of a model and its lossless buffers; hints naming the other OSes",
+    "cluster/stackfile.py": "`os` is a Literal of the stack-file dialects, for the schema and its reference",
+    "cluster/formats/reference.py": "the catalog reference's SONiC SKU column",
+    "cluster/lab/model.py": "the lab runs SONiC's rendered files itself, the others as their FRR equivalent",
+    "cluster/verify/parsers.py": "the NVUE, EOS and SONiC LLDP formats",
+    "cluster/verify/observe.py": "the hint listing the LLDP formats",
+    "cluster/commands/verify.py": "the --lldp help listing the LLDP formats",
+}
+
+
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in WORD.findall(text)}
+
+
+def names_in_code(path: Path) -> set[str]:
+    """The dialects a module names in its code: identifiers and strings, not comments or docstrings."""
+    found: set[str] = set()
+    previous = tokenize.NEWLINE
+    for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+        docstring = token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.NL)
+        if token.type in (tokenize.NAME, tokenize.STRING) and not docstring:
+            found |= _words(token.string) & set(platforms())
+        if token.type not in (tokenize.COMMENT, tokenize.NL):
+            previous = token.type
+    return found
+
+
+def offenders() -> dict[str, set[str]]:
+    result = {}
+    for path in sorted(CLUSTER.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        named = names_in_code(path)
+        own = relative.split("/")[2] if relative.startswith("cluster/dialects/") and relative.count("/") > 2 else None
+        named.discard(own or "")
+        if named:
+            result[relative] = named
+    return result
+
+
+def test_every_folder_with_a_platform_is_a_dialect() -> None:
+    folders = {path.parent.name for path in (CLUSTER / "dialects").glob("*/__init__.py")}
+    assert set(platforms()) == folders - {"host"}  # the host's scripts are no switch dialect
+    assert all(name == entry.name for name, entry in platforms().items())
+
+
+def test_every_os_of_the_catalog_is_a_dialect() -> None:
+    for model, entry in load_catalog().switches.items():
+        assert entry.os in platforms(), model
+        assert set(entry.runs) <= set(platforms()), model
+
+
+def test_no_module_outside_a_dialects_folder_names_that_dialect() -> None:
+    found = offenders()
+    assert set(found) - set(NOT_YET_IN_THEIR_FOLDER) == set(), {k: v for k, v in found.items()
+                                                                 if k not in NOT_YET_IN_THEIR_FOLDER}
+    assert set(NOT_YET_IN_THEIR_FOLDER) - set(found) == set(), "take the module off NOT_YET_IN_THEIR_FOLDER"
+
+
+def test_the_check_sees_a_dialect_named_in_code(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""Docstrings may say SONiC."""\n# and comments: nvue\nLIMITS = {"eos": 1}\ndef sonic_sku(): pass\n')
+    assert names_in_code(module) == {"eos", "sonic"}
+
+
+def test_a_new_dialect_is_one_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder with a PLATFORM beside the others is found, and naming asks it for port names."""
+    folder = tmp_path / "labos"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(
+        "from cluster.dialects import Platform\n"
+        "PLATFORM = Platform(name='labos', title='Lab OS', port_name=lambda index, model, gbps: f'p{index}',\n"
+        "                    management_port=lambda model: 'mgmt', config_file='labos.conf', routing_file='labos.conf')\n")
+    monkeypatch.setattr(dialects, "__path__", [*dialects.__path__, str(tmp_path)])
+    platforms.cache_clear()
+    try:
+        assert isinstance(platform("labos"), Platform) and switch_port("labos", 4, "any", 400) == "p4"
+    finally:
+        monkeypatch.undo()
+        platforms.cache_clear()
+        sys.modules.pop("cluster.dialects.labos", None)
+    assert "labos" not in platforms()
