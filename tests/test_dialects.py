@@ -28,9 +28,6 @@ NOT_YET_IN_THEIR_FOLDER = {
     "cluster/stackfile.py": "`os` is a Literal of the stack-file dialects, for the schema and its reference",
     "cluster/formats/reference.py": "the catalog reference's SONiC SKU column",
     "cluster/lab/model.py": "the lab runs SONiC's rendered files itself, the others as their FRR equivalent",
-    "cluster/verify/parsers.py": "the NVUE, EOS and SONiC LLDP formats",
-    "cluster/verify/observe.py": "the hint listing the LLDP formats",
-    "cluster/commands/verify.py": "the --lldp help listing the LLDP formats",
 }
 
 

@@ -49,8 +49,9 @@ def import_graph() -> nx.DiGraph:
 # only read (the derived facts and intents the pipeline hands them), artifacts, then what uses it all.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials",
-              "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout"}),
-    ("platforms", {"cluster.dialects"}),
+              "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout",
+              "cluster.lldp"}),
+    ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),

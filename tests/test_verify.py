@@ -13,6 +13,9 @@ import pytest
 
 from cluster.cli import VERBS
 from cluster.commands import verify as verify_command
+from cluster.dialects.eos.lldp import parse_eos_lldp_json
+from cluster.dialects.nvue.lldp import parse_nvue_lldp_json
+from cluster.dialects.sonic.lldp import parse_sonic_appl_db, parse_sonic_show_lldp_table
 from cluster.pipeline import validate_mapping
 from cluster.verify.check import gather, verify
 from cluster.verify.expected import End, expected_cables, expected_neighbors, ptm_dot
@@ -21,13 +24,9 @@ from cluster.verify.match import Claim, resolve
 from cluster.verify.parsers import (
     NeighborFormatError,
     detect_lldp_format,
-    parse_eos_lldp_json,
     parse_lldp,
     parse_lldpctl_json,
     parse_lldpctl_json0,
-    parse_nvue_lldp_json,
-    parse_sonic_appl_db,
-    parse_sonic_show_lldp_table,
 )
 
 DATA = Path(__file__).parent / "data" / "verify"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.verify.infiniband import parse_ib, parse_node_name_map
-from cluster.verify.parsers import LLDP_PARSERS, NeighborFormatError, detect_lldp_format, parse_lldp
+from cluster.verify.parsers import NeighborFormatError, detect_lldp_format, lldp_formats, parse_lldp
 
 SCALARS = st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=12)
 JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
@@ -100,4 +100,4 @@ def test_mutated_real_fixtures_parse_or_are_refused_by_their_own_parser(fixture:
         path = data.draw(st.sampled_from(paths(document)))
         document = replaced(document, path, data.draw(REPLACEMENTS))
     with contextlib.suppress(NeighborFormatError):
-        LLDP_PARSERS[form](json.dumps(document))  # the parser itself, without parse_lldp's safety net
+        lldp_formats()[form].parse(json.dumps(document))  # the parser itself, without parse_lldp's safety net

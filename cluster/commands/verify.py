@@ -32,7 +32,8 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     parser = verbs.add_parser("verify", help=VERBS["verify"])
     parser.add_argument("stack", help="stack name (dev -> stacks/Pulumi.dev.yaml) or path")
     parser.add_argument("--lldp", type=Path, metavar="DIR",
-                        help="directory of per-device LLDP files named <device>.json (lldpctl, SONiC, NVUE, EOS)")
+                        help="directory of per-device LLDP files named <device>.json "
+                             "(lldpctl -f json, or a switch OS's own LLDP output)")
     parser.add_argument("--ib", type=Path, metavar="FILE", help="ibnetdiscover output (plain or -p)")
     parser.add_argument("--ib-map", type=Path, metavar="FILE", help="node-name map: 0xGUID \"design name\" per line")
     parser.add_argument("--network", action="append", choices=NETWORKS,

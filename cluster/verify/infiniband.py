@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from cluster.inputs import excerpt
-from cluster.verify.parsers import NeighborFormatError
+from cluster.lldp import NeighborFormatError
 
 # Gb/s per lane (IBTA signalling rates as ibnetdiscover names them).
 LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "EDR": 25.0, "HDR": 50.0,

@@ -19,7 +19,7 @@ from cluster.inputs import Unreadable, kernel_interface, read_text_bounded
 from cluster.verify.expected import BMC_PORT, End
 from cluster.verify.infiniband import IbLink, IbPort
 from cluster.verify.match import Claim, cable_finding
-from cluster.verify.parsers import Neighbor, NeighborFormatError, is_mac, parse_lldp
+from cluster.verify.parsers import Neighbor, NeighborFormatError, formats_known, is_mac, parse_lldp
 
 T = TypeVar("T")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -123,8 +123,8 @@ def parsed(path: Path, what: str, parse: Callable[[str], T], hint: str, unreadab
     return None
 
 
-LLDP_HINT = ("collect it again (lldpctl -f json, SONiC sonic-db-dump or `show lldp table`, NVUE or EOS LLDP "
-             "JSON), or move it out of the directory")
+def lldp_hint() -> str:
+    return f"collect it again ({formats_known()}), or move it out of the directory"
 
 
 def read_lldp_dir(directory: Path) -> tuple[dict[str, list[Neighbor]], list[Finding]]:
@@ -140,7 +140,7 @@ def read_lldp_dir(directory: Path) -> tuple[dict[str, list[Neighbor]], list[Find
     for path in sorted(directory.iterdir()):
         if path.name.startswith("."):
             continue
-        neighbors = parsed(path, "neighbor data", parse_lldp, LLDP_HINT, problems)
+        neighbors = parsed(path, "neighbor data", parse_lldp, lldp_hint(), problems)
         if neighbors is not None:
             result.setdefault(path.name.split(".")[0], []).extend(neighbors)
     if not result and not problems:

@@ -1,0 +1,139 @@
+"""Neighbor data as devices report it, in the device's own words: the `Neighbor` record every LLDP
+parser returns, the error it raises, the helpers the parsers share, and `LldpFormat`, how a format
+is recognised and read. The generic lldpd formats are in cluster.verify.parsers; a switch OS's own
+formats are in its dialect's folder (cluster/dialects/<os>/lldp.py).
+
+Every parser raises `NeighborFormatError` with a message saying what was expected, never a bare
+KeyError or TypeError, and quotes the input only as an excerpt (cluster.inputs.excerpt): a file may
+be anything, a dotenv file with passwords or megabytes on one line included.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+class NeighborFormatError(ValueError):
+    """Input that is not the format it claims to be."""
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    """One neighbor seen on one local port.
+
+    `remote_ports` lists what the remote port may be called, preferred first (port id, then
+    description: Linux hosts send their MAC as port id and the name only as description).
+    `age` is seconds since the entry appeared or last changed (smaller = fresher), `gbps` the
+    link speed when the format reports it.
+    """
+
+    local_port: str
+    remote_device: str
+    remote_ports: tuple[str, ...]
+    age: float | None = None
+    gbps: float | None = None
+
+
+@dataclass(frozen=True)
+class LldpFormat:
+    """One LLDP output format: how it is collected (for messages), how it is recognised (on the
+    parsed JSON when `json`, else on the text) and read."""
+
+    name: str
+    collected: str  # how a person collects it: "`lldpctl -f json`"
+    json: bool
+    recognise: Callable[[Any], bool]
+    parse: Callable[[str], list[Neighbor]]
+
+
+MAC = re.compile(r"^[0-9a-f]{2}([:-]?[0-9a-f]{2}){5}$|^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$", re.IGNORECASE)
+# Bounded digit runs: a value no device reports becomes "unknown", never a 5,000-digit int().
+LLDPD_AGE = re.compile(r"^\s*(\d{1,9})\s+days?,\s*(\d{1,9}):(\d{1,9}):(\d{1,9})\s*$")
+DIGITS = re.compile(r"\d{1,12}")
+MAU_SPEED = re.compile(r"^(\d+)(G|M)(?:ig)?base", re.IGNORECASE)
+
+
+def is_mac(text: str) -> bool:
+    return bool(MAC.match(text.strip()))
+
+
+def lldpd_age(text: object) -> float | None:
+    """lldpd's "0 day, 00:01:05" -> 65.0 seconds."""
+    if not isinstance(text, str):
+        return None
+    match = LLDPD_AGE.match(text)
+    if match is None:
+        return None
+    days, hours, minutes, seconds = (int(group) for group in match.groups())
+    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+
+
+def mau_gbps(text: object) -> float | None:
+    """An 802.3 MAU type as lldpd prints it ("100GbaseCR4 - ...", "10GigBaseR") -> Gb/s."""
+    if not isinstance(text, str):
+        return None
+    match = MAU_SPEED.match(text.strip())
+    if match is None:
+        return None
+    value = float(match.group(1))
+    return value if match.group(2).upper() == "G" else value / 1000
+
+
+def bounded_int(digits: str) -> int:
+    # No device reports a number of hundreds of digits; Python refuses to convert one over 4,300.
+    if len(digits.lstrip("-")) > 40:
+        raise NeighborFormatError(f"a number of {len(digits):,} digits, which no device reports")
+    return int(digits)
+
+
+def load_json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text, parse_int=bounded_int)
+    except json.JSONDecodeError as error:
+        raise NeighborFormatError(f"not JSON ({error.msg} at line {error.lineno}); expected {what}") from None
+    except RecursionError:
+        raise NeighborFormatError(f"JSON nested deeper than any device output; expected {what}") from None
+
+
+def candidate_ports(*candidates: object) -> tuple[str, ...]:
+    """Distinct non-empty candidate port names, in order."""
+    result: list[str] = []
+    for value in candidates:
+        if isinstance(value, str) and value.strip() and value.strip() not in result:
+            result.append(value.strip())
+    return tuple(result)
+
+
+def one_or_many(value: Any) -> list[Any]:
+    """lldpctl -f json prints one item as an object and several as a list."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def object_of(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def first_of(items: Any) -> dict[str, Any]:
+    """json0 wraps every level in a list: the first object, or {}."""
+    return items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+
+
+def first_value(items: Any) -> Any:
+    """json0 wraps every value: [{"value": "x"}] -> "x"."""
+    return first_of(items).get("value")
+
+
+def text_of(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def number_of(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
