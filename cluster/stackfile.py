@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from cluster.dialects import stack_os_names
+
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 
@@ -40,7 +42,17 @@ def _ratio(value: object) -> object:
 Ratio = Annotated[float, BeforeValidator(_ratio), Field(ge=1.0, le=1000.0, title="ratio: a number or `N:M`")]
 Dscp = Annotated[int, Field(ge=0, le=63)]
 Priority = Annotated[int, Field(ge=0, le=7)]
-Os = Literal["sonic", "nvue", "eos"]
+
+
+def _dialect(value: str) -> str:
+    names = stack_os_names()
+    if value not in names:
+        raise ValueError(f"Input should be {', '.join(repr(name) for name in names[:-1])} or {names[-1]!r}")
+    return value
+
+
+# A switch dialect a stack file may name: one of cluster/dialects/ (its registry says which)
+Os = Annotated[str, AfterValidator(_dialect), Field(title=" \\| ".join(f"`{name}`" for name in stack_os_names()))]
 
 
 def _not_loopback(name: str) -> str:

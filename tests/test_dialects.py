@@ -25,7 +25,6 @@ WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 NOT_YET_IN_THEIR_FOLDER = {
     "cluster/catalog/__init__.py": "the SONiC SKU and EOS platform models of the catalog data, `os` and `runs`",
     "cluster/resolve.py": "the SONiC SKU checks of a model and its lossless buffers; hints naming the other OSes",
-    "cluster/stackfile.py": "`os` is a Literal of the stack-file dialects, for the schema and its reference",
     "cluster/formats/reference.py": "the catalog reference's SONiC SKU column",
     "cluster/lab/model.py": "the lab runs SONiC's rendered files itself, the others as their FRR equivalent",
 }
