@@ -98,7 +98,7 @@ class _Resolver:
                 os=ref.os or dialects.generic().name,
                 path=path,
             )
-            return generic if self._sonic_ports(generic, ref) else None
+            return generic if self._runs_here(generic, ref) else None
         entry = self.catalog.switches.get(ref.switch)
         if entry is None:
             self.error(
@@ -155,7 +155,7 @@ class _Resolver:
             os=os,
             path=path,
         )
-        return model if self._sonic_ports(model, ref) else None
+        return model if self._runs_here(model, ref) else None
 
     def _leaf_by_cost(self, name: str, gbps: int, pools: list[PoolSpec], raw: sf.Network) -> tuple[str, str] | None:
         """(model, why) of the storage or management leaf that gives the network the lowest switch
@@ -248,20 +248,13 @@ class _Resolver:
         priced = [(price.usd, model) for model in self._known_at(gbps) if (price := prices.get(model)) is not None]
         return min(priced)[1] if priced else None
 
-    def _sonic_ports(self, model: SwitchModel, ref: sf.SwitchRef) -> bool:
-        """SONiC takes its port names and lanes from the SKU's port map: without one for this
-        model at this speed (catalog sonic_ports.yaml) there is no valid config_db to write."""
-        if model.os != "sonic" or self.catalog.sonic_sku(model.model, model.port_gbps) is not None:
-            return True
-        known = "; ".join(f"{name} at {', '.join(f'{gbps}G' for gbps in sorted(platform.skus, reverse=True))}"
-                          for name, platform in sorted(self.catalog.sonic_platforms.items()))
+    def _runs_here(self, model: SwitchModel, ref: sf.SwitchRef) -> bool:
+        """The dialect can run the model at its port speed (SONiC needs the SKU's port map)."""
         what = f"{ref.switch} at {model.port_gbps}G" if ref.switch else f"a generic {model.ports} x {model.port_gbps}G box"
-        self.error(
-            f"{model.path}.switch" if ref.switch and not ref.os else f"{model.path}.os",
-            f"SONiC needs the SKU port map (lanes, alias, index) of {what}, and the catalog has none "
-            f"(SONiC SKUs known: {known})",
-            "use a model and port_gbps with a SONiC SKU, or set os: nvue or eos",
-        )
+        problem = dialects.platform(model.os).model_problem(model.model, model.port_gbps, what)
+        if problem is None:
+            return True
+        self.error(f"{model.path}.switch" if ref.switch and not ref.os else f"{model.path}.os", *problem)
         return False
 
     # ----- pools
@@ -638,22 +631,15 @@ class _Resolver:
         return raw or sf.Qos()
 
     def _lossless_buffers(self, fabric: FabricSpec | None) -> None:
-        """A lossless plan on SONiC needs a SKU whose buffer templates have lossless profiles."""
+        """A lossless plan needs switches whose QoS can hold it (a SONiC SKU with lossless buffer profiles)."""
         qos = self.raw.qos or sf.Qos()
         if fabric is None or fabric.transport != "roce" or qos.mode != "lossless" or not qos.pfc_priorities:
             return
         given_core = self.raw.fabric is not None and self.raw.fabric.core is not None
         for model in (fabric.leaf, fabric.spine, *((fabric.core,) if given_core else ())):
-            sku = self.catalog.sonic_sku(model.model, model.port_gbps) if model.os == "sonic" else None
-            if sku is not None and not sku.buffers.lossless:
-                lossless = sorted(gbps for gbps, other in self.catalog.sonic_platforms[model.model].skus.items()
-                                  if other.buffers.lossless)
-                self.error(
-                    f"{model.path}.port_gbps",
-                    f"SONiC SKU {sku.hwsku} ({model.model} at {model.port_gbps}G) is lossy only: its buffer "
-                    f"templates have no lossless profile, so PFC priorities {qos.pfc_priorities} get no headroom",
-                    f"use port_gbps {' or '.join(str(gbps) for gbps in lossless)}, qos.mode: lossy, or os: nvue",
-                )
+            problem = dialects.platform(model.os).qos_problem(model.model, model.port_gbps, tuple(qos.pfc_priorities))
+            if problem is not None:
+                self.error(f"{model.path}.port_gbps", *problem)
 
     def cluster(self) -> ClusterSpec | None:
         raw = self.raw

@@ -1,4 +1,4 @@
-"""Write cluster/catalog/sonic_ports.yaml from SONiC's SKU files (a maintainer's tool, run by hand).
+"""Write cluster/dialects/sonic/sonic_ports.yaml from SONiC's SKU files (a maintainer's tool, run by hand).
 
 Reads, for each SKU below, from an unmodified sonic-buildimage tree at COMMIT whose symlinks are
 symlinks (a git checkout; many SKUs link their port map or buffer templates to another SKU's):
@@ -64,7 +64,7 @@ SKUS = {
 
 
 class Buffers(NamedTuple):
-    """What a SKU's buffer templates fix for config_db (cluster.catalog.SonicBuffers)."""
+    """What a SKU's buffer templates fix for config_db (cluster.dialects.sonic.skus.SonicBuffers)."""
 
     objects: str  # the SKU whose buffers_defaults_objects.j2 it uses
     lossless: bool
@@ -231,7 +231,7 @@ def main(argv: list[str]) -> int:
     except TreeError as error:
         print(f"import_sonic_ports: {error}", file=sys.stderr)
         return 2
-    (ROOT / "cluster" / "catalog" / "sonic_ports.yaml").write_text("\n".join(out) + "\n")
+    (ROOT / "cluster" / "dialects" / "sonic" / "sonic_ports.yaml").write_text("\n".join(out) + "\n")
     return 0
 
 

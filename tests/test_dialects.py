@@ -23,9 +23,6 @@ WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Modules that still name a dialect, each with what it holds; the list only shrinks (the test
 # fails when a module leaves it without being taken off, and when a new one appears).
 NOT_YET_IN_THEIR_FOLDER = {
-    "cluster/catalog/__init__.py": "the SONiC SKU and EOS platform models of the catalog data, `os` and `runs`",
-    "cluster/resolve.py": "the SONiC SKU checks of a model and its lossless buffers; hints naming the other OSes",
-    "cluster/formats/reference.py": "the catalog reference's SONiC SKU column",
     "cluster/lab/model.py": "the lab runs SONiC's rendered files itself, the others as their FRR equivalent",
 }
 
@@ -69,6 +66,17 @@ def test_every_os_of_the_catalog_is_a_dialect() -> None:
     for model, entry in load_catalog().switches.items():
         assert entry.os in platforms(), model
         assert set(entry.runs) <= set(platforms()), model
+        assert set(entry.dialects) <= set(platforms()), model
+
+
+def test_every_dialects_catalog_data_is_what_it_reads() -> None:
+    """A switch's per-dialect data (`dialects` in switches.yaml) is validated where it is read."""
+    from cluster.dialects.eos import EosPlatform, eos_platform
+
+    given = {model: entry.dialects["eos"] for model, entry in load_catalog().switches.items() if "eos" in entry.dialects}
+    assert given, "the catalog gives EOS forms for its modular and fixed Arista models"
+    for model, data in given.items():
+        assert eos_platform(model) == EosPlatform.model_validate(data)
 
 
 def test_no_module_outside_a_dialects_folder_names_that_dialect() -> None:

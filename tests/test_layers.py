@@ -11,13 +11,16 @@ import networkx as nx
 
 from tests.conftest import ROOT
 
+DIALECT_JOBS = ("render", "lldp")  # a dialect's modules of these names; the rest are its platform facts
+
 
 def _unit(module: str) -> str:
     """cluster.render.views -> cluster.render; cluster.pipeline -> cluster.pipeline. A dialect's
     modules sit in the layer of their job, whichever folder they are in: cluster.dialects.sonic
-    (its platform facts) -> cluster.dialects, cluster.dialects.sonic.render -> cluster.dialects.render."""
+    and its other modules (its platform facts) -> cluster.dialects, cluster.dialects.sonic.render ->
+    cluster.dialects.render."""
     parts = module.split(".")
-    if parts[:2] == ["cluster", "dialects"] and len(parts) > 3:
+    if parts[:2] == ["cluster", "dialects"] and len(parts) > 3 and parts[3] in DIALECT_JOBS:
         return f"cluster.dialects.{parts[3]}"
     return ".".join(parts[:2])
 

@@ -11,12 +11,13 @@ import pytest
 from cluster.artifacts import render_tree
 from cluster.breakout import breakout
 from cluster.catalog import load_catalog
+from cluster.dialects.sonic.skus import sonic_platforms, sonic_sku
 from cluster.exports.bom import bill_of_materials
 from cluster.naming import switch_port
 from tests.conftest import run, stack
 from tests.test_exports_cabling import assert_cabling_names_are_the_configs
 
-SKUS = [(model, gbps) for model, platform in sorted(load_catalog().sonic_platforms.items()) for gbps in platform.skus]
+SKUS = [(model, gbps) for model, platform in sorted(sonic_platforms().items()) for gbps in platform.skus]
 CAGED = [(model, gbps) for model, entry in sorted(load_catalog().switches.items()) if entry.cages is not None
          for gbps in sorted(entry.port_modes)]
 
@@ -46,7 +47,7 @@ def test_every_port_speed_of_a_caged_model_is_a_breakout_its_lanes_carry(model: 
 def test_nvue_eos_and_the_sonic_sku_put_every_port_on_the_same_cage(model: str, gbps: int) -> None:
     """Port i is on the same front-panel cage whichever OS runs the box: the SONiC SKU's
     port_config.ini `index` is the cage the cage model gives (SN5600 at 100G: the odd cages)."""
-    sku = load_catalog().sonic_sku(model, gbps)
+    sku = sonic_sku(model, gbps)
     split = breakout(model, gbps)
     assert sku is not None and split is not None
     for index, port in enumerate(sku.port_map):

@@ -19,6 +19,7 @@ from cluster.artifacts import render_tree
 from cluster.breakout import breakout
 from cluster.catalog import load_catalog
 from cluster.dialects.sonic.render import ROUTING_MODE, base_mac
+from cluster.dialects.sonic.skus import sonic_platforms, sonic_sku
 from cluster.pipeline import validate
 from tests.conftest import missing_tool, run, stack
 from tests.test_render_tools import _dryrun as dryrun
@@ -38,14 +39,14 @@ def port_config(path: Path) -> list[list[str]]:
     return [line.split() for line in vendor(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
-SKUS = [(model, gbps) for model, platform in sorted(load_catalog().sonic_platforms.items()) for gbps in platform.skus]
+SKUS = [(model, gbps) for model, platform in sorted(sonic_platforms().items()) for gbps in platform.skus]
 # The SKUs whose files the vendor copy holds: the SN5600's only (see its PROVENANCE.md).
-VENDOR_SKUS = [("SN5600", gbps) for gbps in load_catalog().sonic_platforms["SN5600"].skus]
+VENDOR_SKUS = [("SN5600", gbps) for gbps in sonic_platforms()["SN5600"].skus]
 
 
 @pytest.mark.parametrize(("model", "gbps"), VENDOR_SKUS)
 def test_catalog_port_map_is_the_skus_port_config(model: str, gbps: int) -> None:
-    platform = load_catalog().sonic_platforms[model]
+    platform = sonic_platforms()[model]
     sku = platform.skus[gbps]
     assert platform.platform == PLATFORM_DIRS[model].name
     assert sku.hwsku in sku.source and platform.platform in sku.source
@@ -63,7 +64,7 @@ def test_catalog_ports_sit_on_the_platform_cages_lanes(model: str, gbps: int) ->
     cage in a breakout mode, and the cage index is the port's index."""
     cages = json.loads(vendor(PLATFORM_DIRS[model] / "platform.json").read_text())["interfaces"]
     by_index = {cage["index"].split(",")[0]: cage for cage in cages.values()}
-    for port in load_catalog().sonic_platforms[model].skus[gbps].port_map:
+    for port in sonic_platforms()[model].skus[gbps].port_map:
         cage = by_index[port.front_panel]
         assert set(port.lanes.split(",")) <= set(cage["lanes"].split(",")), port
         aliases = {alias for names in cage["breakout_modes"].values() for alias in names}
@@ -97,20 +98,21 @@ def test_base_mac_is_deterministic_unicast_and_locally_administered() -> None:
 
 # --- no SKU data: a SCHEMA error, not made-up lanes ------------------------------------------
 
-@pytest.mark.parametrize(("fabric", "path"), [
-    ({"leaf": {"switch": "SN5600", "port_gbps": 800, "os": "sonic"}}, "fabric.leaf.os"),
-    ({"leaf": {"switch": "SN5400", "port_gbps": 200, "os": "sonic"}}, "fabric.leaf.os"),
-    ({"leaf": {"switch": "SN5400", "port_gbps": 100, "os": "sonic"}}, "fabric.leaf.os"),
-    ({"leaf": {"ports": 32, "port_gbps": 400, "os": "sonic"}}, "fabric.leaf.os"),
-    ({"leaf": {"switch": "TH5-64x800", "port_gbps": 400}}, "fabric.leaf.switch"),
+@pytest.mark.parametrize(("fabric", "path", "instead"), [
+    ({"leaf": {"switch": "SN5600", "port_gbps": 800, "os": "sonic"}}, "fabric.leaf.os", "os: nvue"),
+    ({"leaf": {"switch": "SN5400", "port_gbps": 200, "os": "sonic"}}, "fabric.leaf.os", "os: nvue"),
+    ({"leaf": {"switch": "SN5400", "port_gbps": 100, "os": "sonic"}}, "fabric.leaf.os", "os: nvue"),
+    ({"leaf": {"ports": 32, "port_gbps": 400, "os": "sonic"}}, "fabric.leaf.os", "os: eos or nvue"),
+    ({"leaf": {"switch": "TH5-64x800", "port_gbps": 400}}, "fabric.leaf.switch", "(TH5-64x800 runs no other dialect)"),
 ])
-def test_sonic_without_a_sku_port_map_is_a_schema_error(fabric: dict[str, Any], path: str) -> None:
+def test_sonic_without_a_sku_port_map_is_a_schema_error(fabric: dict[str, Any], path: str, instead: str) -> None:
+    """The hint names the other dialects the model runs (an SN5600 runs no EOS)."""
     result = run(stack(fabric=fabric))
     errors = [f for f in result.findings if f.rule == "SCHEMA"]
     assert [f.path for f in errors] == [path], [str(f) for f in result.findings]
     assert "SONiC needs the SKU port map" in errors[0].message and "SN5600 at 400G, 200G, 100G" in errors[0].message
     assert "SN4700 at 400G, 200G, 100G" in errors[0].message and "SN5400 at 400G;" in errors[0].message
-    assert "os: nvue or eos" in errors[0].hint
+    assert errors[0].hint.endswith(instead)
     assert result.exit_code == 2
 
 
@@ -126,7 +128,7 @@ def test_sonic_on_a_sku_speed_is_accepted() -> None:
 
 @pytest.mark.parametrize(("model", "gbps"), [("SN4700", 400), ("SN4700", 200), ("SN4700", 100), ("SN5400", 400)])
 def test_a_switch_of_a_new_sku_renders_its_ports_and_buffers(model: str, gbps: int) -> None:
-    sku = load_catalog().sonic_platforms[model].skus[gbps]
+    sku = sonic_platforms()[model].skus[gbps]
     fabric = {"leaf": {"switch": model, "port_gbps": gbps, "os": "sonic"},
               "spine": {"switch": model, "port_gbps": gbps, "os": "sonic"}}
     # the 400G NICs on 100G or 200G ports fall short of the GPU bandwidth rules: not what this checks
@@ -134,7 +136,7 @@ def test_a_switch_of_a_new_sku_renders_its_ports_and_buffers(model: str, gbps: i
     assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
     config = json.loads(render_tree(result.spec, result.topology)["switches/leaf-001-r0/config_db.json"])
     metadata = config["DEVICE_METADATA"]["localhost"]
-    assert (metadata["hwsku"], metadata["platform"]) == (sku.hwsku, load_catalog().sonic_platforms[model].platform)
+    assert (metadata["hwsku"], metadata["platform"]) == (sku.hwsku, sonic_platforms()[model].platform)
     ports = {port.name: port for port in sku.port_map}
     assert config["PORT"]
     for name, entry in config["PORT"].items():
@@ -150,12 +152,13 @@ def test_a_switch_of_a_new_sku_renders_its_ports_and_buffers(model: str, gbps: i
 # (cages, lanes per cage) of each SONiC platform, from its platform.json at the commit the catalog
 # names: on these Mellanox platforms cage i (a port's `index`) owns lanes 8(i-1)..8(i-1)+7.
 PLATFORM_CAGES = {"x86_64-nvidia_sn5600-r0": (64, 8), "x86_64-nvidia_sn5400-r0": (64, 8), "x86_64-mlnx_msn4700-r0": (32, 8)}
-CATALOG_HEADER = (Path(__file__).resolve().parent.parent / "cluster" / "catalog" / "sonic_ports.yaml").read_text()[:1000]
+CATALOG_HEADER = (Path(__file__).resolve().parent.parent / "cluster" / "dialects" / "sonic" / "sonic_ports.yaml"
+                  ).read_text()[:1000]
 
 
 @pytest.mark.parametrize(("model", "gbps"), SKUS)
 def test_every_sku_names_each_port_once(model: str, gbps: int) -> None:
-    ports = load_catalog().sonic_platforms[model].skus[gbps].port_map
+    ports = sonic_platforms()[model].skus[gbps].port_map
     assert all(re.fullmatch(r"Ethernet\d+", port.name) for port in ports)
     assert len({port.name for port in ports}) == len(ports)
     assert len({port.alias for port in ports}) == len(ports)
@@ -166,7 +169,7 @@ def test_every_sku_names_each_port_once(model: str, gbps: int) -> None:
 def test_every_skus_lanes_lie_in_their_cage_and_split_it_evenly(model: str, gbps: int) -> None:
     """No lane serves two ports, each port's lanes are its own cage's, and a cage split k ways gives
     each port lanes / k of them (C256S1: 8 x 1 lane on each odd cage; O32: 1 x 8)."""
-    platform = load_catalog().sonic_platforms[model]
+    platform = sonic_platforms()[model]
     count, lanes = PLATFORM_CAGES[platform.platform]
     cages = load_catalog().switches[model].cages
     assert cages is None or (cages.count, cages.lanes) == (count, lanes)
@@ -186,7 +189,7 @@ def test_every_skus_lanes_lie_in_their_cage_and_split_it_evenly(model: str, gbps
 @pytest.mark.parametrize(("model", "gbps"), SKUS)
 def test_every_skus_fec_text_names_its_lane_rate(model: str, gbps: int) -> None:
     """The FEC reasoning rests on the lane rate it names: every port's lanes x that rate is the speed."""
-    sku = load_catalog().sonic_platforms[model].skus[gbps]
+    sku = sonic_platforms()[model].skus[gbps]
     rate = re.search(r"(\d+)G-per-lane PAM4", sku.fec_source)
     assert rate is not None and sku.fec == "rs" and "RS(544,514)" in sku.fec_source
     assert {len(port.lanes.split(",")) * int(rate[1]) for port in sku.port_map} == {gbps}
@@ -196,7 +199,7 @@ def test_every_skus_fec_text_names_its_lane_rate(model: str, gbps: int) -> None:
 def test_every_skus_buffer_facts_are_there_with_their_upstream_files(model: str, gbps: int) -> None:
     """Each fact is stated in the source beside the upstream file it was read from, at the commit the
     catalog's header names (the importer writes both; a hand edit of one shows here)."""
-    platform = load_catalog().sonic_platforms[model]
+    platform = sonic_platforms()[model]
     sku = platform.skus[gbps]
     commit = re.search(r"commit ([0-9a-f]{40})", CATALOG_HEADER)
     assert commit is not None
@@ -319,7 +322,7 @@ def test_a_switch_outside_the_roce_fabric_buffers_every_port_lossy(gbps: int) ->
                                     "storage_nics": {"count": 2, "gbps": gbps}}]))
     assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
     config: dict[str, Any] = json.loads(render_tree(result.spec, result.topology)["switches/stor-leaf-001/config_db.json"])
-    sku = load_catalog().sonic_sku("SN5600", gbps)
+    sku = sonic_sku("SN5600", gbps)
     assert sku is not None
     assert "PORT_QOS_MAP" not in config and config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
     assert config["PORT"]
@@ -347,7 +350,7 @@ def test_buffer_parameters_are_sonics_dynamic_mode_defaults() -> None:
 
 @pytest.mark.parametrize(("model", "gbps"), VENDOR_SKUS)
 def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -> None:
-    sku = load_catalog().sonic_platforms[model].skus[gbps]
+    sku = sonic_platforms()[model].skus[gbps]
     folder = PLATFORM_DIRS[model] / sku.hwsku
     # the vendor copy keeps upstream's symlinks as files holding the link target
     objects = vendor(folder / "buffers_defaults_objects.j2").read_text().strip()
@@ -376,7 +379,7 @@ def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -
 
 def test_rendered_buffer_pools_follow_the_sku() -> None:
     config = sonic_leaf()
-    sku = load_catalog().sonic_platforms["SN5600"].skus[400]
+    sku = sonic_platforms()["SN5600"].skus[400]
     pools = config["BUFFER_POOL"]
     assert pools["egress_lossless_pool"]["size"] == str(sku.buffers.egress_lossless_pool_bytes)
     assert ("ingress_lossy_pool" in pools) == sku.buffers.ingress_lossy_pool
@@ -466,7 +469,7 @@ def test_sn5600_cage_data_is_the_platform_json() -> None:
         if split.step == 2:
             # upstream took the 8-way split out of platform.json (070d488e9d: DPB "not fully supported
             # yet"); the SKU at that speed, when there is one, is the platform's word for it
-            sku = load_catalog().sonic_sku("SN5600", gbps)
+            sku = sonic_sku("SN5600", gbps)
             if sku is not None:
                 rows = port_config(vendor(PLATFORM_DIRS["SN5600"] / sku.hwsku / "port_config.ini"))
                 cages = Counter(int(row[3]) for row in rows if int(row[4]) == gbps * 1000)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from cluster.artifacts import render_tree
-from cluster.catalog import load_catalog
+from cluster.dialects.sonic.skus import sonic_sku
 from cluster.pipeline import Result, validate
 from tests import sonic_yang_check as yang
 from tests.conftest import ROOT, missing_tool, run, stack
@@ -145,7 +145,7 @@ def test_every_config_db_of_an_sn5400_or_sn4700_design_validates(sample: dict[st
     assert result.ok, [str(f) for f in result.findings if str(f.severity) == "error"]
     configs = sonic_configs(result)
     assert {config["DEVICE_METADATA"]["localhost"]["hwsku"] for config in configs.values()} == {
-        sku.hwsku for model, gbps in (leaf, spine, storage) if (sku := load_catalog().sonic_sku(model, gbps))}
+        sku.hwsku for model, gbps in (leaf, spine, storage) if (sku := sonic_sku(model, gbps))}
     assert_all_validate(configs)
 
 

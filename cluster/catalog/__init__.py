@@ -1,16 +1,16 @@
 """Domain facts as data: GPUs, on-prem servers, cloud instance types, switch models.
 
-Each YAML file beside this module holds one catalog; every entry carries a `source` note.
-sonic_ports.yaml (SONiC port maps per SKU) is generated from the SKUs' port_config.ini by
-scripts/import_sonic_ports.py and cites the upstream file and commit.
+Each YAML file beside this module holds one catalog; every entry carries a `source` note. What
+only one switch OS needs (its port maps per SKU, its per-platform forms) lives in that OS's
+folder (cluster/dialects/<os>/), keyed by switch model.
 The catalogs are read once per process and validated like any other input.
 """
 
 from __future__ import annotations
 
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -129,26 +129,17 @@ class Linecards(Entry):
     source: str
 
 
-class EosPlatform(Entry):
-    """What Arista EOS names differently per platform: the per-interface queue sub-mode
-    (`uc-tx-queue` on Trident/Tomahawk boxes, `tx-queue` on the VOQ (Sand: Jericho) platforms,
-    which have no unicast/multicast queue split) and the management interface."""
-
-    queue: Literal["uc-tx-queue", "tx-queue"] = "uc-tx-queue"
-    management: str = "Management1"
-    source: str
-
-
 class Switch(Entry):
     transport: Literal["ethernet", "infiniband"]
     port_modes: dict[int, int] = Field(min_length=1)
     uplink_ports: UplinkPorts | None = None
     cages: Cages | None = None
     linecards: Linecards | None = None
-    eos: EosPlatform | None = None  # None: a fixed Trident/Tomahawk-style box (cluster.naming.FIXED_BOX_EOS)
-    os: Literal["sonic", "nvue", "eos", "opensm"]
+    # what a dialect needs to know of this model, by dialect, read by the dialect's folder
+    dialects: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    os: str  # the dialect it runs by default (cluster/dialects/<os>/)
     source: str
-    runs: tuple[Literal["sonic", "nvue", "eos", "opensm"], ...] = Field(min_length=1)  # dialects it can run
+    runs: tuple[str, ...] = Field(min_length=1)  # dialects it can run
     runs_source: str
 
     @model_validator(mode="after")
@@ -159,46 +150,6 @@ class Switch(Entry):
         return self
 
 
-class SonicPort(NamedTuple):
-    """One front-panel port of a SONiC SKU, as its port_config.ini has it."""
-
-    name: str
-    lanes: str
-    alias: str
-    front_panel: str  # port_config.ini `index`: the front-panel cage number
-
-
-class SonicBuffers(Entry):
-    """What a SKU's buffer templates fix for the dynamic buffer model."""
-
-    objects: str  # the buffers_defaults_objects.j2 family the SKU links to (or its own)
-    lossless: bool  # the templates have lossless profiles (PFC headroom); False: a lossy-only SKU
-    ingress_lossy_pool: bool  # lossy ingress traffic has a pool of its own (else the lossless pool)
-    egress_lossless_pool_bytes: int
-    create_only_config_db_buffers: bool  # the SKU's or the platform's create_only_config_db_buffers.json sets it
-    source: str
-
-
-class SonicSku(Entry):
-    """The ports of one SONiC hardware SKU at one speed (sonic_ports.yaml)."""
-
-    hwsku: str
-    fec: Literal["rs", "fc", "none"]
-    fec_source: str
-    source: str
-    buffers: SonicBuffers
-    ports: tuple[str, ...] = Field(min_length=1)  # `name lanes alias index`, front-panel order
-
-    @cached_property
-    def port_map(self) -> tuple[SonicPort, ...]:
-        return tuple(SonicPort(*line.split()) for line in self.ports)
-
-
-class SonicPlatform(Entry):
-    platform: str
-    skus: dict[int, SonicSku]  # port speed Gbps -> SKU
-
-
 class Catalog(Entry):
     gpus: dict[str, Gpu]
     servers: dict[str, Server]
@@ -206,15 +157,9 @@ class Catalog(Entry):
     instances: dict[str, dict[str, Instance]]  # target -> instance type -> entry
     switches: dict[str, Switch]
     switch_defaults: dict[str, str]
-    sonic_platforms: dict[str, SonicPlatform]  # switch model -> SONiC platform and SKUs
 
     def instance(self, target: str, instance_type: str) -> Instance | None:
         return self.instances.get(target, {}).get(instance_type)
-
-    def sonic_sku(self, model: str, gbps: int) -> SonicSku | None:
-        """The SONiC SKU of `model` with its ports at `gbps`, if the catalog has one."""
-        platform = self.sonic_platforms.get(model)
-        return platform.skus.get(gbps) if platform else None
 
     def default_server(self, gpu: str) -> str:
         return self.server_defaults.get(gpu, "generic-8gpu")
@@ -245,5 +190,4 @@ def load_catalog() -> Catalog:
         instances=_read("instances.yaml"),
         switch_defaults=switches.pop("defaults"),
         switches=switches,
-        sonic_platforms=_read("sonic_ports.yaml"),
     )

@@ -27,6 +27,18 @@ def _no_aliases(number: int) -> tuple[str, ...]:
     return ()
 
 
+def _runs_any(model: str, gbps: int, described: str) -> tuple[str, str] | None:
+    return None
+
+
+def _any_plan(model: str, gbps: int, lossless: tuple[int, ...]) -> tuple[str, str] | None:
+    return None
+
+
+def _no_column(model: str) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Platform:
     """What the rest of the house may know of one switch OS."""
@@ -43,6 +55,12 @@ class Platform:
     stack_os: bool = True  # a stack file may name it as a switch's `os`
     generic: bool = False  # the dialect a generic {ports, port_gbps} box renders in: names from the number alone
     port_aliases: Callable[[int], tuple[str, ...]] = _no_aliases  # other names LLDP may report for port N (from 1)
+    # (model, port Gbps, "SN5600 at 400G") -> (message, hint) when the OS cannot run the model at that speed
+    model_problem: Callable[[str, int, str], tuple[str, str] | None] = _runs_any
+    # (model, port Gbps, lossless priorities) -> (message, hint) when its QoS cannot hold the plan there
+    qos_problem: Callable[[str, int, tuple[int, ...]], tuple[str, str] | None] = _any_plan
+    # a column of the catalog reference's switch table: (heading, what it says, model -> cell), when the OS has one
+    reference_column: tuple[str, str, Callable[[str], str]] | None = None
 
 
 @cache

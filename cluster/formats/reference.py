@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -23,6 +24,7 @@ from pydantic_core import PydanticUndefined
 from cluster import stackfile as sf
 from cluster.breakout import breakout
 from cluster.catalog import Catalog, Entry, Gpu, Instance, NcclProfile, Server, Switch, load_catalog
+from cluster.dialects import platforms
 
 DOC = "docs/stack-file.md"
 INTRO = """# The stack file: every key
@@ -266,12 +268,20 @@ def _entry_table(entries: dict[str, Entry], model: type[Entry], columns: list[st
             else:
                 row.append(column[1](key, entry))
         if rest:
-            row.append("; ".join(f"`{name}`: {value_text(getattr(entry, name))}"
-                                 for name in rest if _differs(entry, name)))
+            row.append("; ".join(_more(name, getattr(entry, name)) for name in rest if _differs(entry, name)))
         source = getattr(entry, "source", "")
         row.append(", ".join(dict.fromkeys(STATUS_WORD.findall(source))) or "not stated")
         lines.append("| " + " | ".join(_md(cell) if index else cell for index, cell in enumerate(row)) + " |")
     return lines
+
+
+def _more(name: str, value: Any) -> str:
+    """A field of the `more` column; per-dialect data (a switch's `dialects`) as one part per dialect."""
+    if name == "dialects" and isinstance(value, dict):
+        return "; ".join(f"`{dialect}`: " + ", ".join(f"{key} {value_text(item, inner=True)}"
+                                                       for key, item in data.items() if not is_note(key))
+                         for dialect, data in value.items())
+    return f"`{name}`: {value_text(value)}"
 
 
 def notes(model: BaseModel, prefix: str = "") -> list[tuple[str, str]]:
@@ -283,6 +293,9 @@ def notes(model: BaseModel, prefix: str = "") -> list[tuple[str, str]]:
             found.append((prefix + name, value))
         elif isinstance(value, BaseModel):
             found.extend(notes(value, f"{prefix}{name}."))
+        elif name == "dialects" and isinstance(value, dict):  # a switch's per-dialect data
+            found.extend((f"{prefix}{dialect}.{key}", text) for dialect, data in value.items()
+                         for key, text in data.items() if is_note(key) and isinstance(text, str) and text)
     return found
 
 
@@ -332,9 +345,10 @@ def catalog_reference(catalog: Catalog) -> str:
     instances: dict[str, Entry] = {name: entry for by_type in catalog.instances.values() for name, entry in by_type.items()}
     provider = {name: target for target, by_type in catalog.instances.items() for name in by_type}
 
-    def sonic_skus(key: str, switch: Switch) -> str:
-        platform = catalog.sonic_platforms.get(key)
-        return ", ".join(f"{gbps}G {sku.hwsku}" for gbps, sku in platform.skus.items()) if platform else ""
+    def dialect_column(cell: Callable[[str], str]) -> Cell:
+        return lambda key, switch: cell(key)
+
+    columns = [entry.reference_column for entry in platforms().values() if entry.reference_column is not None]
 
     def target(key: str, instance: Instance) -> str:
         return provider[key]
@@ -360,11 +374,12 @@ def catalog_reference(catalog: Catalog) -> str:
                  "Values of `switch` in a `leaf`, `spine` or `core` (cluster/catalog/switches.yaml). `port_modes`: "
                  "the ports at each speed `port_gbps` may choose (breakouts counted); `cages`: the front-panel cages "
                  "and the breakout each speed is (`odd cages`: every even neighbour disabled); `uplink_ports`: fixed "
-                 "ports beside those; `os`: the default dialect, `runs`: the dialects `os` may name; `SONiC SKUs`: "
-                 "the speeds SONiC has a port map for (SONiC at another speed is a SCHEMA error). InfiniBand models "
-                 "make the fabric's transport `infiniband`; an `ethernet` model carries RoCE.",
+                 "ports beside those; `os`: the default dialect, `runs`: the dialects `os` may name"
+                 + "".join(f"; `{heading}`: {meaning}" for heading, meaning, _ in columns) + ". "
+                 + "InfiniBand models make the fabric's transport `infiniband`; an `ethernet` model carries RoCE.",
                  _entry_table(switches, Switch,
-                              ["transport", "port_modes", "cages", "uplink_ports", "os", "runs", ("SONiC SKUs", sonic_skus)],
+                              ["transport", "port_modes", "cages", "uplink_ports", "os", "runs",
+                               *((heading, dialect_column(cell)) for heading, _, cell in columns)],
                               {"port_modes": _port_modes, "cages": _cages}),
                  _sources("switches", switches)),
         _section("catalog-instance-types", "instance types",

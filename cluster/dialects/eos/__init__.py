@@ -9,18 +9,31 @@ port is Ethernet3/1/1); otherwise `Ethernet{index + 1}/1`.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from cluster.breakout import Breakout, breakout
-from cluster.catalog import EosPlatform, load_catalog
+from cluster.catalog import Entry, load_catalog
 from cluster.dialects import Platform
+
+
+class EosPlatform(Entry):
+    """What Arista EOS names differently per platform: the per-interface queue sub-mode
+    (`uc-tx-queue` on Trident/Tomahawk boxes, `tx-queue` on the VOQ (Sand: Jericho) platforms,
+    which have no unicast/multicast queue split) and the management interface."""
+
+    queue: Literal["uc-tx-queue", "tx-queue"] = "uc-tx-queue"
+    management: str = "Management1"
+    source: str
 
 #: What a model without an `eos` catalog entry gets: a fixed Trident/Tomahawk-style box's forms.
 FIXED_BOX_EOS = EosPlatform(source="no eos entry in the catalog: a fixed box (uc-tx-queue, Management1)")
 
 
 def eos_platform(model: str) -> EosPlatform:
-    """The EOS forms of `model`: its catalog `eos` entry, else a fixed box's."""
+    """The EOS forms of `model`: its switch catalog entry's `dialects.eos`, else a fixed box's."""
     entry = load_catalog().switches.get(model)
-    return entry.eos if entry is not None and entry.eos is not None else FIXED_BOX_EOS
+    forms = entry.dialects.get("eos") if entry is not None else None
+    return EosPlatform.model_validate(forms) if forms is not None else FIXED_BOX_EOS
 
 
 def _eos_port(model: str, split: Breakout, index: int) -> str:

@@ -18,7 +18,7 @@ TC = PG = queue, as the maps above set it). Ports the plan does not cover (every
 storage, management or oob switch) get the lossy profiles on PG 0 and queues 0-6, as the SKU's
 templates give a port without PFC, so `create_only_config_db_buffers` leaves no port without buffers.
 
-PORT entries take name, lanes, alias and index from the model's SKU (catalog sonic_ports.yaml,
+PORT entries take name, lanes, alias and index from the model's SKU (sonic_ports.yaml in this folder,
 from the SKU's port_config.ini); DEVICE_METADATA names that SKU (`hwsku`) and its `platform`,
 and a base MAC derived from the switch name. Routing: `docker_routing_config_mode:
 split-unified`, the mode in which SONiC's docker-fpm-frr start script keeps the one frr.conf
@@ -36,8 +36,8 @@ import hashlib
 import json
 from typing import Any
 
-from cluster.catalog import SonicBuffers, load_catalog
 from cluster.dialects.sonic import sku_port
+from cluster.dialects.sonic.skus import SonicBuffers, sonic_platforms, sonic_sku
 from cluster.intent.qos import SWITCH_MTU, QosPlan, QosSide
 from cluster.render.engine import render
 from cluster.render.oob import DEFAULT_BRIDGE_PRIORITY, OobL2, oob_l2
@@ -184,8 +184,8 @@ def buffer_tables(buffers: SonicBuffers, qos: QosPlan | None, qos_ports: list[st
 
 def config_db(switch: Switch) -> dict[str, Any]:
     """The whole config_db.json of one switch."""
-    sku = load_catalog().sonic_sku(switch.model, switch.port_gbps)
-    platform = load_catalog().sonic_platforms.get(switch.model)
+    sku = sonic_sku(switch.model, switch.port_gbps)
+    platform = sonic_platforms().get(switch.model)
     if sku is None or platform is None:
         raise ValueError(f"{switch.name}: no SONiC SKU for {switch.model} at {switch.port_gbps}G")
     metadata: dict[str, str] = {
