@@ -20,13 +20,6 @@ from tests.conftest import ROOT
 CLUSTER = ROOT / "cluster"
 WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
-# Modules that still name a dialect, each with what it holds; the list only shrinks (the test
-# fails when a module leaves it without being taken off, and when a new one appears).
-NOT_YET_IN_THEIR_FOLDER = {
-    "cluster/lab/model.py": "the lab runs SONiC's rendered files itself, the others as their FRR equivalent",
-}
-
-
 def _words(text: str) -> set[str]:
     return {word.lower() for word in WORD.findall(text)}
 
@@ -80,10 +73,7 @@ def test_every_dialects_catalog_data_is_what_it_reads() -> None:
 
 
 def test_no_module_outside_a_dialects_folder_names_that_dialect() -> None:
-    found = offenders()
-    assert set(found) - set(NOT_YET_IN_THEIR_FOLDER) == set(), {k: v for k, v in found.items()
-                                                                 if k not in NOT_YET_IN_THEIR_FOLDER}
-    assert set(NOT_YET_IN_THEIR_FOLDER) - set(found) == set(), "take the module off NOT_YET_IN_THEIR_FOLDER"
+    assert offenders() == {}
 
 
 def test_the_check_sees_a_dialect_named_in_code(tmp_path: Path) -> None:

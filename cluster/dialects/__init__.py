@@ -6,7 +6,9 @@ A dialect's folder holds what is true of that OS, and nothing outside it names t
   switch of it gets, the extra names LLDP may report for a port);
 - `render.py`: the renderer (`render_switch`, or a fabric-wide `render_fabric`) and the QoS
   read-back of what it wrote (`read_qos`), with its templates in `templates/<name>/`;
-- `lldp.py`: the neighbor formats its switches report (`LLDP_FORMATS`), where it has its own.
+- `lldp.py`: the neighbor formats its switches report (`LLDP_FORMATS`), where it has its own;
+- where it can: `PLATFORM.translate`, what a switch of it runs read from its rendered files
+  (ports, addresses, the FRR configuration), which the lab runs.
 The host's scripts live beside them in `host/`, which has no PLATFORM: a host is no switch.
 Adding a dialect is one folder, found here by its `PLATFORM`, and a row in the tests that run
 every dialect.
@@ -20,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, Protocol
 
 
 def _no_aliases(number: int) -> tuple[str, ...]:
@@ -37,6 +39,36 @@ def _any_plan(model: str, gbps: int, lossless: tuple[int, ...]) -> tuple[str, st
 
 def _no_column(model: str) -> str:
     return ""
+
+
+@dataclass(frozen=True)
+class RunningPort:
+    """A port as the switch runs it."""
+
+    address: str | None  # a.b.c.d/len
+    mtu: int
+    up: bool
+
+
+@dataclass(frozen=True)
+class Running:
+    """What a switch runs, translated from its rendered files: what the lab starts in its place."""
+
+    loopback: str | None  # a.b.c.d/32
+    ports: Mapping[str, RunningPort]  # by the OS's port name; a port its files do not create is absent
+    frr_conf: str  # its routing, as FRR's integrated configuration
+    source: str  # which files, and how they were read
+
+
+class RenderedFiles(Protocol):
+    """A rendered tree as a translation reads it: a file's text (None when it is missing or
+    unreadable, which the tree reports), and every problem reported with the fix."""
+
+    again: str  # how to get a good tree again
+
+    def text(self, path: str, what: str) -> str | None: ...
+
+    def problem(self, path: str, message: str, hint: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +93,9 @@ class Platform:
     qos_problem: Callable[[str, int, tuple[int, ...]], tuple[str, str] | None] = _any_plan
     # a column of the catalog reference's switch table: (heading, what it says, model -> cell), when the OS has one
     reference_column: tuple[str, str, Callable[[str], str]] | None = None
+    # (switch name, its rendered tree) -> what it runs (None: the tree cannot say; problems reported there);
+    # None: the OS does not run here, and the lab runs the FRR equivalent of its routing plan
+    translate: Callable[[str, RenderedFiles], Running | None] | None = None
 
 
 @cache

@@ -4,12 +4,11 @@ Cables and their port names come from the design (`cluster.verify.expected.expec
 names cabling.csv and `verify` use); everything a device is configured with comes from the
 rendered files, read as the device would read them:
 
-- SONiC switches: port MTU, admin state and addresses from `config_db.json` (PORT, INTERFACE,
-  LOOPBACK_INTERFACE), and the rendered `frr.conf` unmodified, as FRR runs it in SONiC's
-  `split-unified` routing mode (one integrated config);
-- Cumulus (NVUE) and EOS switches: the FRR equivalent of the same routing plan (same ASN,
-  router id, /31s, neighbors, multipath width and BFD timers, from the same switch view the
-  dialect's renderer used), because neither OS runs here; the lab summary says so;
+- switches whose dialect translates its rendered files (`PLATFORM.translate`, e.g. SONiC's
+  config_db.json and frr.conf): the ports, addresses and FRR configuration they say the switch runs;
+- the others: the FRR equivalent of the same routing plan (same ASN, router id, /31s, neighbors,
+  multipath width and BFD timers, from the same switch view the dialect's renderer used),
+  because their OS does not run here; the lab summary says so;
 - hosts: the per-rail routing section of the rendered `hosts/<pool>/qos.sh` run as it is, with
   the rail netdevs bound to the lab's interfaces (the RDMA discovery and NIC QoS parts need
   ConnectX hardware), and the MTU the script sets.
@@ -23,15 +22,13 @@ them and the hosts below them (`Slice`).
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cluster.addressing import allocate
-from cluster.dialects import platform
+from cluster.dialects import Running, RunningPort, platform
 from cluster.findings import Finding
 from cluster.lab.rules import input_finding
 from cluster.naming import fabric_interfaces
@@ -45,6 +42,7 @@ from cluster.verify.expected import Cable, expected_cables
 #: ends where the QoS part begins (host/qos.sh.j2): routing comes first on a host.
 ROUTING_START = "# --- Per-rail source routing"
 ROUTING_END = "# --- QoS runs in a subshell"
+Translate = Callable[[str, Any], Running | None]
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
 RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
 # A tree rendered from the design in the same run (no --from): a fault of the renderer, not of a file.
@@ -278,17 +276,23 @@ def _switches(spec: ClusterSpec, topology: Topology, names: list[str], tree: _Tr
     """Each switch of `names`: SONiC from its rendered files, the others as their FRR equivalent."""
     addresses = allocate(spec, topology)
     views = {view.name: view for view in switch_views(spec, topology, addresses, None, names)}
-    return [_sonic_switch(name, views[name].tier, tree, ports.get(name, [])) if views[name].os == "sonic"
-            else _equivalent_switch(views[name], ports.get(name, [])) for name in names]
+    switches = []
+    for name in names:
+        translate = platform(views[name].os).translate
+        switches.append(_translated(views[name], tree, ports.get(name, []), translate) if translate is not None
+                        else _equivalent_switch(views[name], ports.get(name, [])))
+    return switches
 
 
 def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
-    equivalents = sorted({switch.os for switch in switches if switch.os != "sonic"})
+    equivalents = sorted({switch.os for switch in switches if platform(switch.os).translate is None})
     if not equivalents:
         return ()
+    translated = sorted({platform(switch.os).title for switch in switches if platform(switch.os).translate is not None})
     return (f"{' and '.join(equivalents).upper()} switches run the FRR equivalent of their rendered "
-            "routing plan (same ASN, router id, /31s, neighbors, ECMP width, BFD); SONiC switches run "
-            "their rendered frr.conf unmodified",)
+            "routing plan (same ASN, router id, /31s, neighbors, ECMP width, BFD)"
+            + (f"; {' and '.join(translated)} switches run their rendered files as the OS reads them" if translated
+               else ""),)
 
 
 def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
@@ -296,70 +300,15 @@ def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
     return fabric_interfaces(pools[topology.host(host)["pool"]])
 
 
-def _sonic_switch(name: str, tier: str, tree: _Tree, ports: list[str]) -> LabSwitch | None:
-    path = f"switches/{name}/config_db.json"
-    routed = f"switches/{name}/frr.conf"
-    frr_conf = tree.text(routed, "the switch's FRR config")  # first: reported even beside a broken config_db
-    db = _config_db(tree, path)
-    if db is None:
+def _translated(view: Any, tree: _Tree, ports: list[str], translate: Translate) -> LabSwitch | None:
+    """A switch whose OS's rendered files say what it runs: as they say it."""
+    running = translate(view.name, tree)
+    if running is None:
         return None
-    addresses = _addresses(tree, path, db)
-    interfaces = [_sonic_interface(tree, path, db["PORT"], port, addresses) for port in ports]
-    if frr_conf is None:
-        return None
-    return LabSwitch(name, tier, "sonic", addresses.get("Loopback0"), tuple(interfaces), frr_conf,
-                     f"{path} and {routed} (split-unified: FRR's integrated config)")
-
-
-def _config_db(tree: _Tree, path: str) -> dict[str, dict[str, Any]] | None:
-    """The PORT, INTERFACE and LOOPBACK_INTERFACE tables of a config_db (None: not one)."""
-    text = tree.text(path, "the switch's SONiC config")
-    if text is None:
-        return None
-    try:
-        db = json.loads(text)
-    except (ValueError, RecursionError) as error:  # RecursionError: nesting deeper than the parser goes
-        tree.problem(path, f"not a SONiC config_db ({error})", tree.again)
-        return None
-    if not isinstance(db, dict):
-        tree.problem(path, f"not a SONiC config_db (a JSON {type(db).__name__}, not an object of tables)",
-                     tree.again)
-        return None
-    tables = {table: db.get(table, {}) for table in ("PORT", "INTERFACE", "LOOPBACK_INTERFACE")}
-    wrong = [table for table, value in tables.items() if not isinstance(value, dict)]
-    for table in wrong:
-        tree.problem(path, f"not a SONiC config_db ({table} is a {type(tables[table]).__name__}, not a table)",
-                     tree.again)
-    return None if wrong else tables
-
-
-def _addresses(tree: _Tree, path: str, db: Mapping[str, dict[str, Any]]) -> dict[str, str]:
-    """{port: a.b.c.d/len} of the INTERFACE and LOOPBACK_INTERFACE keys (`port|prefix`)."""
-    addresses: dict[str, str] = {}
-    for key in [*db["INTERFACE"], *db["LOOPBACK_INTERFACE"]]:
-        port, _, prefix = key.partition("|")
-        if not prefix:
-            continue  # the interface's own entry; its addresses are the `port|prefix` keys
-        try:
-            ipaddress.IPv4Interface(prefix)
-        except ValueError:
-            tree.problem(path, f"{key!r} is not an IPv4 interface address", f"write it as PORT|a.b.c.d/len, or {tree.again}")
-            continue
-        addresses[port] = prefix
-    return addresses
-
-
-def _sonic_interface(tree: _Tree, path: str, port_table: Mapping[str, Any], port: str,
-                     addresses: Mapping[str, str]) -> Interface:
-    entry = port_table.get(port)
-    if not isinstance(entry, dict):  # SONiC creates no port that PORT lacks: a dead interface
-        return Interface(ifname(port), port, None, 1500, up=False)
-    try:
-        mtu = int(entry.get("mtu", 9100))  # SONiC's default port MTU
-    except (TypeError, ValueError):
-        tree.problem(path, f"PORT|{port} mtu {entry.get('mtu')!r} is not a number", tree.again)
-        mtu = 0  # the plan is not built: this only lets the other ports be examined
-    return Interface(ifname(port), port, addresses.get(port), mtu, entry.get("admin_status") == "up")
+    dead = RunningPort(None, 1500, up=False)  # a port the files do not create
+    interfaces = tuple(Interface(ifname(port), port, (found := running.ports.get(port, dead)).address, found.mtu, found.up)
+                       for port in ports)
+    return LabSwitch(view.name, view.tier, view.os, running.loopback, interfaces, running.frr_conf, running.source)
 
 
 def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from cluster.catalog import load_catalog
 from cluster.dialects import Platform, generic, stack_os_names
+from cluster.dialects.sonic.running import translate
 from cluster.dialects.sonic.skus import SonicPort, sonic_platforms, sonic_sku
 
 
@@ -72,6 +73,7 @@ PLATFORM = Platform(
     port_aliases=lambda number: (f"etp{number}",),
     model_problem=_needs_a_sku,
     qos_problem=_lossless_buffers,
+    translate=translate,
     reference_column=("SONiC SKUs", "the speeds SONiC has a port map for (SONiC at another speed is a SCHEMA error)",
                       _skus_column),
 )

@@ -1,0 +1,76 @@
+"""What a SONiC switch runs, read from its rendered files as SONiC reads them: port MTU, admin
+state and addresses from config_db.json (PORT, INTERFACE, LOOPBACK_INTERFACE), and frr.conf
+unmodified, as FRR runs it in SONiC's `split-unified` routing mode (one integrated config)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from cluster.dialects import RenderedFiles, Running, RunningPort
+
+DEFAULT_MTU = 9100  # SONiC's port MTU when PORT gives none
+
+
+def translate(name: str, tree: RenderedFiles) -> Running | None:
+    """The switch `name` as SONiC runs its rendered files (None: they cannot say; reported)."""
+    path = f"switches/{name}/config_db.json"
+    routed = f"switches/{name}/frr.conf"
+    frr_conf = tree.text(routed, "the switch's FRR config")  # first: reported even beside a broken config_db
+    db = _config_db(tree, path)
+    if db is None:
+        return None
+    addresses = _addresses(tree, path, db)
+    ports = {port: _port(tree, path, port, entry, addresses) for port, entry in db["PORT"].items() if isinstance(entry, dict)}
+    if frr_conf is None:
+        return None
+    return Running(addresses.get("Loopback0"), ports, frr_conf, f"{path} and {routed} (split-unified: FRR's integrated config)")
+
+
+def _config_db(tree: RenderedFiles, path: str) -> dict[str, dict[str, Any]] | None:
+    """The PORT, INTERFACE and LOOPBACK_INTERFACE tables of a config_db (None: not one)."""
+    text = tree.text(path, "the switch's SONiC config")
+    if text is None:
+        return None
+    try:
+        db = json.loads(text)
+    except (ValueError, RecursionError) as error:  # RecursionError: nesting deeper than the parser goes
+        tree.problem(path, f"not a SONiC config_db ({error})", tree.again)
+        return None
+    if not isinstance(db, dict):
+        tree.problem(path, f"not a SONiC config_db (a JSON {type(db).__name__}, not an object of tables)",
+                     tree.again)
+        return None
+    tables = {table: db.get(table, {}) for table in ("PORT", "INTERFACE", "LOOPBACK_INTERFACE")}
+    wrong = [table for table, value in tables.items() if not isinstance(value, dict)]
+    for table in wrong:
+        tree.problem(path, f"not a SONiC config_db ({table} is a {type(tables[table]).__name__}, not a table)",
+                     tree.again)
+    return None if wrong else tables
+
+
+def _addresses(tree: RenderedFiles, path: str, db: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+    """{port: a.b.c.d/len} of the INTERFACE and LOOPBACK_INTERFACE keys (`port|prefix`)."""
+    addresses: dict[str, str] = {}
+    for key in [*db["INTERFACE"], *db["LOOPBACK_INTERFACE"]]:
+        port, _, prefix = key.partition("|")
+        if not prefix:
+            continue  # the interface's own entry; its addresses are the `port|prefix` keys
+        try:
+            ipaddress.IPv4Interface(prefix)
+        except ValueError:
+            tree.problem(path, f"{key!r} is not an IPv4 interface address", f"write it as PORT|a.b.c.d/len, or {tree.again}")
+            continue
+        addresses[port] = prefix
+    return addresses
+
+
+def _port(tree: RenderedFiles, path: str, port: str, entry: Mapping[str, Any], addresses: Mapping[str, str]) -> RunningPort:
+    try:
+        mtu = int(entry.get("mtu", DEFAULT_MTU))
+    except (TypeError, ValueError):
+        tree.problem(path, f"PORT|{port} mtu {entry.get('mtu')!r} is not a number", tree.again)
+        mtu = 0  # the plan is not built: this only lets the other ports be examined
+    return RunningPort(addresses.get(port), mtu, entry.get("admin_status") == "up")
