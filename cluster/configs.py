@@ -19,9 +19,10 @@ from types import ModuleType
 
 from cluster.addressing import Addresses, allocate
 from cluster.dialects import for_transport, platform
-from cluster.dialects.host.render import host_pool, render_ib_pool, render_pool, render_socket, socket_pool
+from cluster.dialects.host.render import render_ib_pool, render_pool, render_socket
+from cluster.intent.host import host_pool, socket_pool
 from cluster.intent.qos import qos_intent
-from cluster.render.views import Switch, switch_views
+from cluster.intent.switch import Switch, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, gc_paused
 

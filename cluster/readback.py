@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 from cluster.configs import dialect_renderer
 from cluster.dialects import platform, platforms
-from cluster.dialects.host.render import host_pool, read_host, render_pool
+from cluster.dialects.host.render import read_host, render_pool
+from cluster.intent.host import host_pool
 from cluster.intent.qos import SWITCH_MTU, QosSide, qos_intent
+from cluster.intent.switch import Port, Switch
 from cluster.naming import switch_port
-from cluster.render.views import Port, Switch
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 

@@ -16,9 +16,9 @@ import yaml
 
 from cluster.addressing import allocate, dotted
 from cluster.configs import switch_files
+from cluster.intent.switch import BFD_TIMERS, BfdTimers
 from cluster.pipeline import validate, validate_mapping
 from cluster.render import engine
-from cluster.render.views import BFD_TIMERS, BfdTimers
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from tests.conftest import ROOT, copy_templates

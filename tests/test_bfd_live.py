@@ -26,8 +26,8 @@ import pytest
 
 from cluster.addressing import allocate
 from cluster.configs import switch_files
+from cluster.intent.switch import BFD_TIMERS, Port, switch_views
 from cluster.pipeline import validate
-from cluster.render.views import BFD_TIMERS, Port, switch_views
 from tests.conftest import missing_tool
 from tests.test_verify_live import sh
 

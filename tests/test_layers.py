@@ -15,7 +15,7 @@ DIALECT_JOBS = ("render", "lldp")  # a dialect's modules of these names; the res
 
 
 def _unit(module: str) -> str:
-    """cluster.render.views -> cluster.render; cluster.pipeline -> cluster.pipeline. A dialect's
+    """cluster.intent.switch -> cluster.render; cluster.pipeline -> cluster.pipeline. A dialect's
     modules sit in the layer of their job, whichever folder they are in: cluster.dialects.sonic
     and its other modules (its platform facts) -> cluster.dialects, cluster.dialects.sonic.render ->
     cluster.dialects.render."""

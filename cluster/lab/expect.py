@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from cluster.addressing import allocate
 from cluster.intent.qos import qos_intent
-from cluster.render.views import Switch, switch_views
+from cluster.intent.switch import Switch, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 

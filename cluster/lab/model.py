@@ -30,10 +30,10 @@ from typing import Any
 from cluster.addressing import allocate
 from cluster.dialects import Running, RunningPort, platform
 from cluster.findings import Finding
+from cluster.intent.switch import switch_views
 from cluster.lab.rules import input_finding
 from cluster.naming import fabric_interfaces
 from cluster.render.engine import render
-from cluster.render.views import switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.verify.expected import Cable, expected_cables

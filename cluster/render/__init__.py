@@ -1,4 +1,4 @@
-"""What every dialect renders with: the template engine (`engine`), the plain views of a switch
-(`views`: ports, addresses, neighbors, its QoS plan) and the out-of-band segment (`oob`). The
-dialects' renderers live in their folders (cluster/dialects/<os>/render.py); `cluster.configs`
-renders a design's device configs with them."""
+"""The template engine every dialect renders with (`engine`): compiled once, StrictUndefined. What
+is rendered is the intent (cluster.intent: switches, the oob segment, the QoS plan); the dialects'
+renderers live in their folders (cluster/dialects/<os>/render.py); `cluster.configs` renders a
+design's device configs with them."""

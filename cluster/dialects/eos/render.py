@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 
 from cluster.dialects.eos import eos_platform
+from cluster.intent.oob import oob_l2
 from cluster.intent.qos import QosSide
+from cluster.intent.switch import Port, Switch
 from cluster.render.engine import render
-from cluster.render.oob import oob_l2
-from cluster.render.views import Port, Switch
 
 LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/400G, 50G-per-lane below
 # EOS's own per-neighbor default (AVD v5.0 renders `maximum-routes 12000` as that default):

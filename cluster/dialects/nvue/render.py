@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 
 from cluster.breakout import breakout
+from cluster.intent.oob import oob_l2
 from cluster.intent.qos import QosPlan, QosSide
+from cluster.intent.switch import Switch
 from cluster.render.engine import render
-from cluster.render.oob import oob_l2
-from cluster.render.views import Switch
 
 PROFILE_ECN_TCS = (0, 3)  # the traffic classes `nv set qos roce` marks ECN on
 PROFILE_FREE_TCS = (0, 1, 2, 4, 5, 7)  # the profile's RoCE and CNP classes are 3 and 6

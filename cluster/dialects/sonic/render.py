@@ -38,10 +38,10 @@ from typing import Any
 
 from cluster.dialects.sonic import sku_port
 from cluster.dialects.sonic.skus import SonicBuffers, sonic_platforms, sonic_sku
+from cluster.intent.oob import DEFAULT_BRIDGE_PRIORITY, OobL2, oob_l2
 from cluster.intent.qos import SWITCH_MTU, QosPlan, QosSide
+from cluster.intent.switch import PFC_WATCHDOG_MS, Switch
 from cluster.render.engine import render
-from cluster.render.oob import DEFAULT_BRIDGE_PRIORITY, OobL2, oob_l2
-from cluster.render.views import PFC_WATCHDOG_MS, Switch
 
 MAP = "ROCE"  # our map/profile name, so the platform's default AZURE maps are left alone
 WRED = "ROCE_ECN"

@@ -1,4 +1,5 @@
-"""Plain views of one device, prepared for templates: no logic is left for Jinja but loops.
+"""The switch intent: one frozen, vendor-neutral record per switch of what it is to do, which its
+dialect renders (no logic is left for Jinja but loops).
 
 `switch_views` walks the topology once: every switch gets its ports in cabling order
 (downlinks from port 0, uplinks on the top ports), each with speed, MTU, a description

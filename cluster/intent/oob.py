@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cluster.dialects import platform
-from cluster.render.views import Switch
+from cluster.intent.switch import Switch
 
 OOB_VLAN = 100
 SPINE_BRIDGE_PRIORITY = 4096  # spines win the root election; leaves keep the default
