@@ -297,7 +297,7 @@ def _allocate_uplinks(result: Addresses, topology: Topology, slots: dict[str, tu
 
 
 def _host_nics(pool: PoolSpec, network: str) -> Nics:
-    return {FABRIC: pool.fabric_nics, "storage": pool.storage_nics}.get(network, pool.management_nics)
+    return pool.nics(network)
 
 
 def _allocate_hosts(spec: ClusterSpec, result: Addresses, topology: Topology, pool: ipaddress.IPv4Network,

@@ -35,16 +35,16 @@ def implied(spec: ClusterSpec, plan: FabricPlan | None = None) -> list[Part]:
         planes = fabric.planes
         host_ports = sum(pool.nodes * pool.fabric_nics.ports for pool in spec.pools)
         for shared in fabric.shared_with:
-            host_ports += sum(pool.nodes * getattr(pool, f"{shared}_nics").ports for pool in spec.pools)
+            host_ports += sum(pool.nodes * pool.nics(shared).ports for pool in spec.pools)
         switches = planes * (plan.leaves + plan.spines + plan.cores)
         cables = host_ports + planes * (plan.leaves * plan.leaf_uplinks + plan.spines * plan.spine_uplinks)
         parts.append(Part("fabric", switches, cables))
     for network in (spec.storage, spec.management):
         if network is None or (spec.fabric is not None and network.name in spec.fabric.shared_with):
             continue
-        ports = max((getattr(pool, f"{network.name}_nics").ports for pool in spec.pools), default=0)
-        gbps = max((getattr(pool, f"{network.name}_nics").gbps for pool in spec.pools), default=1)
-        attached = sum(pool.nodes for pool in spec.pools if getattr(pool, f"{network.name}_nics").ports)
+        ports = max((pool.nics(network.name).ports for pool in spec.pools), default=0)
+        gbps = max((pool.nics(network.name).gbps for pool in spec.pools), default=1)
+        attached = sum(pool.nodes for pool in spec.pools if pool.nics(network.name).ports)
         parts.append(_network(network, attached, ports, gbps))
     if spec.oob is not None:
         devices = nodes + sum(part.switches for part in parts)

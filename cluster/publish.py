@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from cluster.atomic import write_atomic
 from cluster.findings import printable
 from cluster.inputs import Unreadable, kind_of, read_bounded
 
@@ -495,13 +496,5 @@ def publish_file(where: Target, text: str, option: str = "--out") -> Path:
     with _Signals().installed(), _locked(where, "write", where.path.name, LOCK_WAIT_SECONDS):
         _clean_leftovers(where)
         _check_file(where, option)
-        handle, staging = tempfile.mkstemp(prefix=where.sibling("new-"), dir=where.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.chmod(staging, 0o644)
-            os.replace(staging, where.path)
-        except BaseException:
-            Path(staging).unlink(missing_ok=True)
-            raise
+        write_atomic(where.path, text, 0o644, prefix=where.sibling("new-"))
     return where.path

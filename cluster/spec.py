@@ -84,6 +84,25 @@ class PoolSpec(Spec):
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
 
+    def gpu_ports(self) -> list[set[tuple[int, int]]]:
+        """The fabric (nic, port) pairs each GPU of a node uses: NICs shared evenly, in order (with
+        fewer NICs than GPUs, consecutive GPUs share one). The one GPU-to-NIC map."""
+        nics, gpus = self.fabric_nics, self.gpus_per_node
+        result = []
+        for gpu in range(gpus):
+            first = gpu * nics.count // gpus
+            last = max(first + 1, (gpu + 1) * nics.count // gpus) if nics.count >= gpus else first + 1
+            result.append({(nic, port) for nic in range(first, last) for port in range(nics.ports_per_nic)})
+        return result
+
+    def nics(self, network: str) -> Nics:
+        """The pool's NIC set on `network` (fabric, storage or management): the one place that maps
+        a network to the NICs a node has on it."""
+        sets = {"fabric": self.fabric_nics, "storage": self.storage_nics, "management": self.management_nics}
+        if network not in sets:
+            raise ValueError(f"no NIC set for network {network!r}: hosts reach it through their BMC")
+        return sets[network]
+
 
 class Oversubscription(Spec):
     leaf: float

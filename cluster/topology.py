@@ -262,21 +262,13 @@ def _build(spec: ClusterSpec) -> Topology:
         if network is not None and network.name not in shared:
             network_plans[network.name] = _build_network(
                 network, graph, cables,
-                [(name, _nic_ports(pool, network.name), _nic_gbps(pool, network.name)) for name, pool in hosts])
+                [(name, pool.nics(network.name).ports, pool.nics(network.name).gbps) for name, pool in hosts])
     if spec.oob is not None:
         devices = [(name, 1, 1) for name, _ in hosts]
         devices += [(name, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
         network_plans["oob"] = _build_network(spec.oob, graph, cables, devices)
     graph.add_cables(cables)
     return Topology(graph=graph, fabric_plan=fabric_plan, network_plans=network_plans, hosts_by_pool=hosts_by_pool)
-
-
-def _nic_ports(pool: PoolSpec, network: str) -> int:
-    return (pool.storage_nics if network == "storage" else pool.management_nics).ports
-
-
-def _nic_gbps(pool: PoolSpec, network: str) -> int:
-    return (pool.storage_nics if network == "storage" else pool.management_nics).gbps
 
 
 def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable]) -> None:
@@ -359,14 +351,13 @@ def _host_cabling(spec: ClusterSpec, rails: int, pool: PoolSpec, group: int) -> 
         leaf = leaf_name(planes, plane, group, rail if rail_optimized else 0, rail_optimized)
         by_leaf.setdefault((leaf, FABRIC), (rail, []))[1].append(divmod(port_index, nics.ports_per_nic))
     for network in fabric.shared_with:
-        shared = pool.storage_nics if network == "storage" else pool.management_nics
+        shared = pool.nics(network)
         for port_index in range(shared.ports):
             plane, rail = port_index % planes, (port_index // planes) % rails
             leaf = leaf_name(planes, plane, group, rail, rail_optimized)
             by_leaf.setdefault((leaf, network), (None, []))[1].append(divmod(port_index, shared.ports_per_nic))
     paths = {FABRIC: f"{pool.path}.fabric_nics", "storage": "fabric.shared_with", "management": "fabric.shared_with"}
-    speeds = {FABRIC: nics.gbps, "storage": pool.storage_nics.gbps, "management": pool.management_nics.gbps}
-    return [(leaf, network, speeds[network], paths[network], rail, tuple(ports))
+    return [(leaf, network, pool.nics(network).gbps, paths[network], rail, tuple(ports))
             for (leaf, network), (rail, ports) in by_leaf.items()]
 
 

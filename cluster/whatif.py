@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from cluster.bisection import Cut, bisections
 from cluster.load import SwitchLoad
 from cluster.records import SwitchNode
-from cluster.spec import ClusterSpec, PoolSpec
+from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
 KINDS = ("leaf", "spine", "core", "link")
@@ -224,22 +224,11 @@ def _hosts_per_leaf(topology: Topology) -> dict[str, int]:
     return served
 
 
-def gpu_ports(pool: PoolSpec) -> list[set[tuple[int, int]]]:
-    """The fabric (nic, port) pairs each GPU of a node uses (NICs shared evenly, in order)."""
-    nics, gpus = pool.fabric_nics, pool.gpus_per_node
-    result = []
-    for gpu in range(gpus):
-        first = gpu * nics.count // gpus
-        last = max(first + 1, (gpu + 1) * nics.count // gpus) if nics.count >= gpus else first + 1
-        result.append({(nic, port) for nic in range(first, last) for port in range(nics.ports_per_nic)})
-    return result
-
-
 def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
                fewer: dict[tuple[str, str], int]) -> list[LostRail]:
     """Hosts with fabric ports on a failed leaf (or a failed host cable), and their GPUs."""
     pools = {pool.name: pool for pool in spec.pools}
-    per_gpu = {name: gpu_ports(pool) for name, pool in pools.items()}
+    per_gpu = {name: pool.gpu_ports() for name, pool in pools.items()}
     lost: list[LostRail] = []
     devices = sorted(failed) + [upper for (lower, upper) in fewer if topology.nodes[lower]["kind"] == "host"]
     for device in devices:

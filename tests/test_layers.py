@@ -51,7 +51,7 @@ def import_graph() -> nx.DiGraph:
 # cluster.pipeline read upward through them: load and resolve, build the graph, derive, rules that
 # only read (the derived facts and intents the pipeline hands them), artifacts, then what uses it all.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
-    ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials",
+    ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials", "cluster.atomic",
               "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout",
               "cluster.lldp"}),
     ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),

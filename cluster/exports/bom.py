@@ -183,7 +183,7 @@ def _host_ports_per_cage(pool: PoolSpec | None, network: str) -> int:
     if pool is None or server is None or network not in NIC_SETS:
         return 1
     layout = getattr(server, NIC_SETS[network])
-    nics = getattr(pool, NIC_SETS[network])
+    nics = pool.nics(network)
     return layout.ports_per_cage if layout.count * layout.ports_per_nic == nics.ports else 1
 
 

@@ -74,9 +74,6 @@ def media_of(spec: ClusterSpec, network: str, link: str) -> tuple[str, int]:
     return media, reach
 
 
-def _nics(pools: dict[str, Any], pool: str, network: str) -> Any:
-    return getattr(pools[pool], {"fabric": "fabric_nics", "storage": "storage_nics",
-                                 "management": "management_nics"}[network])
 
 
 def ordered_links(topology: Topology) -> list[tuple[str, CableData]]:
@@ -105,7 +102,7 @@ def host_ports(pools: dict[str, Any], pool: str, data: CableData) -> list[HostPo
     if network == "oob":
         return [HostPort("oob")] * data["links"]
     pairs: Ports = data["ports"]
-    per_nic = _nics(pools, pool, network).ports_per_nic
+    per_nic = pools[pool].nics(network).ports_per_nic
     if network != FABRIC and data["path"] == f"{network}.leaf":
         # a dedicated storage / management network numbers ports flat: (index, 0)
         pairs = tuple(divmod(index, per_nic) for index, _ in pairs)

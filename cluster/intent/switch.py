@@ -170,8 +170,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 else:
                     nic, nic_port = edge["ports"][index]
                     pool = pools[peer_data["pool"]]
-                    nics = pool.fabric_nics if network == FABRIC else (
-                        pool.storage_nics if network == "storage" else pool.management_nics)
+                    nics = pool.nics(network)
                     description = f"{peer} {host_port_label(network, nic, nic_port, nics.ports_per_nic)}"
             else:
                 peer_switch = switches[peer]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster.atomic import write_atomic
 from cluster.findings import printable
 from cluster.inputs import Unreadable, read_text_bounded
 from cluster.lab.model import LabPlan, LabSwitch
@@ -124,9 +125,7 @@ class Lab:
 
 
 def write_state(root: Path, state: dict[str, Any]) -> None:
-    temporary = root / "state.json.tmp"
-    temporary.write_text(json.dumps(state, indent=1, sort_keys=True))
-    os.replace(temporary, root / "state.json")
+    write_atomic(root / "state.json", json.dumps(state, indent=1, sort_keys=True))
 
 
 def load(root: Path) -> Lab | None:

@@ -168,20 +168,9 @@ class Connected(Rule):
             return
         gpu_planes: dict[str, list[frozenset[int]]] = {}
         for pool in spec.pools:
-            nics = pool.fabric_nics
-            per_gpu = []
-            for gpu in range(pool.gpus_per_node):
-                if nics.count >= pool.gpus_per_node:
-                    first = gpu * nics.count // pool.gpus_per_node
-                    last = max(first + 1, (gpu + 1) * nics.count // pool.gpus_per_node)
-                    gpu_nics = range(first, last)
-                else:
-                    gpu_nics = range(gpu * nics.count // pool.gpus_per_node, gpu * nics.count // pool.gpus_per_node + 1)
-                planes_of_gpu = {
-                    (nic * nics.ports_per_nic + port) % planes for nic in gpu_nics for port in range(nics.ports_per_nic)
-                }
-                per_gpu.append(frozenset(planes_of_gpu))
-            gpu_planes[pool.name] = per_gpu
+            per_nic = pool.fabric_nics.ports_per_nic
+            gpu_planes[pool.name] = [frozenset((nic * per_nic + port) % planes for nic, port in ports)
+                                     for ports in pool.gpu_ports()]
         for pool_a, planes_a in gpu_planes.items():
             for pool_b, planes_b in gpu_planes.items():
                 for gpu_a, set_a in enumerate(planes_a):

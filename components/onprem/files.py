@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -23,6 +22,8 @@ from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from cluster.atomic import write_atomic
 
 
 def sha256(content: str) -> str:
@@ -56,16 +57,7 @@ def _write(directory: Path, relative: str, content: str) -> None:
     """Write one file from its packed `content`."""
     target = directory / safe_relative(relative)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename: a reader never sees half a config.
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(unpack(content))
-        os.chmod(temporary, mode(relative))  # mkstemp's 0600 would leave scripts unrunnable
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(target, unpack(content), mode(relative))  # a reader never sees half a config
 
 
 def _refuse_foreign(directory: Path, relative: str, content: str) -> None:
