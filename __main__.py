@@ -9,15 +9,15 @@ import json
 
 import pulumi
 
-from cluster import loader, parts, pipeline, report
+from cluster import loader, parts, pipeline, report, settings
 from components import secrets
 from components.cluster import GpuCluster, GpuClusterArgs
 
 config = pulumi.Config("gpu-cluster")
 stack = pulumi.get_stack()
 # load: the stack's gpu-cluster:cluster, or the design of the stack gpu-cluster:design names
-settings = {key: config.get(key) for key in parts.SETTINGS if config.get(key) is not None}
-loaded = loader.from_config(stack, config.get_object("cluster"), settings)
+stack_settings = {key: config.get(key) for key in settings.SETTINGS if config.get(key) is not None}
+loaded = loader.from_config(stack, config.get_object("cluster"), stack_settings)
 result = pipeline.check(loaded)  # spec -> graph -> rules
 
 if not isinstance(result, pipeline.Valid) or not result.ok or loaded.data is None:
@@ -28,8 +28,8 @@ for finding in result.findings:
     pulumi.log.warn(f"{finding.rule} ({finding.severity}) at {finding.path}: {finding.message}; hint: {finding.hint}")
 
 # which part of the design this stack deploys, and the core stack a pod part checks
-part, part_findings = parts.choose(settings.get("part"), result.spec, result.topology)
-core_stack, core_findings = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
+part, part_findings = parts.choose(stack_settings.get("part"), result.spec, result.topology)
+core_stack, core_findings = settings.core_stack(part, stack_settings.get("design"), stack_settings.get("core_stack"),
                                              pulumi.get_organization() or "organization", pulumi.get_project())
 part_problems = part_findings or core_findings
 if part_problems:
@@ -49,7 +49,7 @@ artifacts_dir = config.get("artifacts_dir") or f"build/{loaded.design or stack}"
 # The validated stack file rides on the GpuCluster component: CrossGuard's stack policy sees only
 # resources, so this is how `pulumi preview --policy-pack policy` re-validates the design.
 validated = json.dumps(loaded.data, sort_keys=True, separators=(",", ":"))
-fingerprint = parts.design_sha256(loaded.data)  # what a pod stack checks against its core stack
+fingerprint = settings.design_sha256(loaded.data)  # what a pod stack checks against its core stack
 cluster = GpuCluster(result.spec.name, GpuClusterArgs(  # components
     result.spec, result.topology, artifacts_dir, validated,
     part=part, core_stack=core_stack, design_sha256=fingerprint))

@@ -5,7 +5,7 @@ validation never comes here: the rules read the intent the renderers write from.
 
 from __future__ import annotations
 
-from cluster import parts
+from cluster import parts, settings
 from cluster.addressing import Addresses, allocate
 from cluster.configs import render_configs, switch_files
 from cluster.spec import ClusterSpec
@@ -35,7 +35,7 @@ def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, s
     seconds instead of the whole tree's 27); the core and `all` get the whole tree."""
     from cluster.verify.expected import expected_neighbors
 
-    if not parts.POD.fullmatch(part):
+    if not settings.POD.fullmatch(part):
         return render_tree(spec, topology)
     devices = {name for name, _ in topology.switches(FABRIC) if parts.of_bundle(topology, name) == part}
     with gc_paused():

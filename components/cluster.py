@@ -11,7 +11,7 @@ from typing import Any
 
 import pulumi
 
-from cluster import parts
+from cluster import parts, settings
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from components.base import child
@@ -33,7 +33,7 @@ class GpuClusterArgs:
     validated_cluster: str = ""
     # Which part of the design this stack deploys (cluster.parts), and for a pod part the
     # core stack it checks (fully qualified) and the design's fingerprint.
-    part: str = parts.ALL
+    part: str = settings.ALL
     core_stack: str | None = None
     design_sha256: str = ""
 
@@ -92,7 +92,7 @@ def _owned_artifacts(spec: ClusterSpec, topology: Topology, part: str) -> dict[s
         return {}
     artifacts = importlib.import_module("components.onprem.artifacts")
     owned: dict[str, dict[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology, part), topology)
-    if part == parts.ALL:
+    if part == settings.ALL:
         return owned
     return {component: {bundle: files for bundle, files in bundles.items() if parts.of_bundle(topology, bundle) == part}
             for component, bundles in owned.items()}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pulumi
 
-from cluster import parts
+from cluster import settings
 from components.base import child
 
 
@@ -20,7 +20,7 @@ def core_gate(parent: pulumi.Resource, part: str, core_stack: str, design_sha256
     reference = pulumi.StackReference(f"{part}-core", stack_name=core_stack, opts=child(parent))
 
     def same(outputs: dict[str, Any] | None) -> str:
-        problem = parts.core_mismatch(part, core_stack, design_sha256, outputs or {})
+        problem = settings.core_mismatch(part, core_stack, design_sha256, outputs or {})
         if problem is not None:
             raise CoreStackMismatch(problem)
         return design_sha256

@@ -32,8 +32,8 @@ from cluster import parts as design_parts
 from cluster.artifacts import render_part
 from cluster.commands.plan import as_dict, as_text
 from cluster.loader import load_stack
-from cluster.parts import design_sha256
 from cluster.pipeline import Valid, validate_mapping
+from cluster.settings import design_sha256
 from components.offline import STACK_TYPE, OfflineRun, Registration
 from components.onprem import artifacts
 from components.onprem.files import sha256

@@ -28,8 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster.cli import main
-from cluster.loader import MAX_BYTES, MAX_DEPTH, MAX_NODES
+from cluster.loader import MAX_BYTES
 from cluster.pipeline import validate, validate_mapping
+from cluster.yamlfile import MAX_DEPTH, MAX_NODES
 from tests.hostile_bases import BASES, paths, replaced
 
 CPU_SECONDS = 5.0  # a verdict takes 0.01-0.05 s of CPU; runaway work (a size blow-up) takes far more

@@ -53,13 +53,12 @@ def import_graph() -> nx.DiGraph:
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials", "cluster.atomic",
               "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout",
-              "cluster.lldp"}),
+              "cluster.lldp", "cluster.yamlfile"}),
     ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
+    ("load and resolve", {"cluster.settings", "cluster.loader", "cluster.resolve"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),
-    # above the graph only because the loader checks part settings, which live with the pod split
-    ("load and resolve", {"cluster.loader", "cluster.resolve"}),
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
                 "cluster.whatif", "cluster.intent"}),
     ("rules", {"cluster.rules"}),

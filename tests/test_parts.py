@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cluster import parts
+from cluster import parts, settings
 from cluster.loader import load_stack
 from components import offline
 from tests.conftest import run
@@ -19,13 +19,13 @@ FILES = "RenderedFiles"
 CORE = "organization/gpu-cluster/pods"
 DESIGN = load_stack("pods").data
 assert DESIGN is not None
-SHA = parts.design_sha256(DESIGN)
+SHA = settings.design_sha256(DESIGN)
 UP = {CORE: {"part": "core", "design_sha256": SHA}}
 SPLIT = "examples/split"  # `pods` as five stacks (pods-core, pods-pod-001..004), to copy into stacks/
 
 
-def program(part: str, references: dict[str, Any] | None = None, stack: str = "pods-x", **settings: str) -> Any:
-    outcome = offline.run(stack, None, part_settings={"design": "pods", "part": part, **settings},
+def program(part: str, references: dict[str, Any] | None = None, stack: str = "pods-x", **given: str) -> Any:
+    outcome = offline.run(stack, None, part_settings={"design": "pods", "part": part, **given},
                           references=UP if references is None else references)
     assert_well_formed(outcome)
     return outcome
@@ -113,14 +113,14 @@ def test_the_core_stack_can_be_named_explicitly() -> None:
     assert outcome.ok and of_type(outcome, FILES)
 
 
-@pytest.mark.parametrize(("settings", "message"), [
+@pytest.mark.parametrize(("given", "message"), [
     ({"design": "pods", "part": "pod-009"}, "this design has the parts all, core, pod-001"),
     ({"design": "pods", "part": "rack-7"}, "use all, core or pod-NNN"),
     ({"part": "pod-001"}, "no core stack is named"),
 ])
-def test_a_part_the_design_does_not_have_registers_nothing(settings: dict[str, str], message: str) -> None:
-    cluster = None if "design" in settings else DESIGN
-    outcome = offline.run("pods-x", cluster, part_settings=settings, references=UP)
+def test_a_part_the_design_does_not_have_registers_nothing(given: dict[str, str], message: str) -> None:
+    cluster = None if "design" in given else DESIGN
+    outcome = offline.run("pods-x", cluster, part_settings=given, references=UP)
     assert outcome.failure is not None
     assert message in outcome.failure or any(message in error for error in outcome.errors)
     assert not outcome.resources
@@ -145,8 +145,8 @@ def test_design_and_cluster_together_are_refused() -> None:
     ("pods", "org/gpu-cluster/pods"), ("fabric/pods", "org/fabric/pods"), ("acme/fabric/pods", "acme/fabric/pods"),
 ])
 def test_core_stack_names_are_qualified_like_pulumi(reference: str, qualified: str) -> None:
-    assert parts.core_stack("pod-001", reference, None, "org", "gpu-cluster") == (qualified, [])
-    assert parts.core_stack("core", reference, None, "org", "gpu-cluster") == (None, [])
+    assert settings.core_stack("pod-001", reference, None, "org", "gpu-cluster") == (qualified, [])
+    assert settings.core_stack("core", reference, None, "org", "gpu-cluster") == (None, [])
 
 
 @pytest.mark.parametrize(("part", "design", "core", "path", "message"), [
@@ -155,16 +155,16 @@ def test_core_stack_names_are_qualified_like_pulumi(reference: str, qualified: s
 ])
 def test_a_core_stack_that_cannot_be_read_is_a_schema_finding(part: str, design: str | None, core: str | None,
                                                               path: str, message: str) -> None:
-    reference, [finding] = parts.core_stack(part, design, core, "org", "gpu-cluster")
+    reference, [finding] = settings.core_stack(part, design, core, "org", "gpu-cluster")
     assert reference is None and (finding.rule, finding.path) == ("SCHEMA", path) and message in finding.message
 
 
 def test_the_fingerprint_ignores_key_order_and_sees_every_value() -> None:
     reordered = dict(reversed(list(DESIGN.items())))
-    assert parts.design_sha256(reordered) == SHA
+    assert settings.design_sha256(reordered) == SHA
     grown = json.loads(json.dumps(DESIGN))
     grown["node_pools"][0]["nodes"] += 1
-    assert parts.design_sha256(grown) != SHA
+    assert settings.design_sha256(grown) != SHA
 
 
 # -- stack files and the CLI
@@ -184,9 +184,9 @@ def test_the_example_split_covers_the_design(cli: Any) -> None:
     for name in names:
         loaded = load_stack(str(ROOT / SPLIT / name))
         assert loaded.design == "pods" and loaded.data == DESIGN
-        settings = {key: str(value) for key, value in loaded.settings.items()}
-        core, _ = parts.core_stack(settings["part"], "pods", settings.get("core_stack"), "organization", "gpu-cluster")
-        outcome = offline.run(loaded.stack, None, part_settings=settings,
+        chosen = {key: str(value) for key, value in loaded.settings.items()}
+        core, _ = settings.core_stack(chosen["part"], "pods", chosen.get("core_stack"), "organization", "gpu-cluster")
+        outcome = offline.run(loaded.stack, None, part_settings=chosen,
                               references={core: UP[CORE]} if core else {})
         assert outcome.ok, (name, outcome.failure)
         for bundle in files(outcome):

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from cluster import parts
+from cluster import parts, settings
 from cluster.cli import VERBS
 from cluster.deployment import deployment
 from cluster.findings import printable
@@ -55,13 +55,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"plan: no Pulumi program here: run plan in the project folder (the one with Pulumi.yaml and "
               f"__main__.py, a clone of gpu-cluster); `validate {args.stack}` and `render` work anywhere", file=sys.stderr)
         return 2
-    settings = {key: str(value) for key, value in result.loaded.settings.items()}
+    stack_settings = {key: str(value) for key, value in result.loaded.settings.items()}
     if args.part or args.parts:
-        settings["part"] = args.part or parts.ALL
-        if not settings.get("design") and not settings.get("core_stack"):
-            settings["core_stack"] = result.stack  # the design's own stack is its core
-    part, part_findings = parts.choose(settings.get("part"), result.spec, result.topology)
-    core, core_findings = parts.core_stack(part, settings.get("design"), settings.get("core_stack"),
+        stack_settings["part"] = args.part or settings.ALL
+        if not stack_settings.get("design") and not stack_settings.get("core_stack"):
+            stack_settings["core_stack"] = result.stack  # the design's own stack is its core
+    part, part_findings = parts.choose(stack_settings.get("part"), result.spec, result.topology)
+    core, core_findings = settings.core_stack(part, stack_settings.get("design"), stack_settings.get("core_stack"),
                                            offline.ORGANIZATION, offline.PROJECT)
     part_problems = part_findings or core_findings
     for finding in part_problems:
@@ -69,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
     if part_problems:
         return 2
     # Offline there is no state to read: a pod part's core stack is taken to be up with this design.
-    sha = parts.design_sha256(result.loaded.data)
-    references = {core: {"part": parts.CORE, "design_sha256": sha}} if core else {}
+    sha = settings.design_sha256(result.loaded.data)
+    references = {core: {"part": settings.CORE, "design_sha256": sha}} if core else {}
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
-                          artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=settings,
+                          artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=stack_settings,
                           references=references)
     plan = as_dict(outcome)
     summary = deployment(result.spec)
@@ -99,7 +99,7 @@ def split_summary(plan: Mapping[str, Any], spec: Any, topology: Any) -> dict[str
             row["file_resources"] += 1
             row["files"] += len(resource["inputs"].get("files") or [])
     for name, row in rows.items():  # every stack holds the components; a pod also reads its core
-        row["resources"] = row["file_resources"] + components + (0 if name == parts.CORE else 1)
+        row["resources"] = row["file_resources"] + components + (0 if name == settings.CORE else 1)
     return {"stack": plan["stack"], "ok": plan["ok"], "errors": plan["errors"],
             "all_resources": plan["counts"]["resources"], "parts": list(rows.values())}
 

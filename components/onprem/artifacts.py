@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from cluster.artifacts import render_part
-from cluster.parts import ALL
+from cluster.settings import ALL
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
