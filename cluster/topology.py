@@ -232,13 +232,14 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build(spec: ClusterSpec) -> Topology:
-    """The whole physical topology of `spec`."""
+def build(spec: ClusterSpec, plan: FabricPlan | None = None) -> Topology:
+    """The whole physical topology of `spec`, its fabric laid out by `plan` (the pipeline sizes the
+    fabric once, for the limits and for this; without one it is sized here)."""
     with gc_paused():
-        return _build(spec)
+        return _build(spec, plan)
 
 
-def _build(spec: ClusterSpec) -> Topology:
+def _build(spec: ClusterSpec, plan: FabricPlan | None) -> Topology:
     graph = CableGraph(name=spec.name, target=spec.target)
     cables: list[Cable] = []
     hosts_by_pool: dict[str, tuple[str, ...]] = {}
@@ -254,7 +255,7 @@ def _build(spec: ClusterSpec) -> Topology:
         _build_cloud(spec, graph, cables)
         graph.add_cables(cables)
         return Topology(graph=graph, fabric_plan=None, network_plans={}, hosts_by_pool=hosts_by_pool)
-    fabric_plan = _build_fabric(spec, graph, cables, hosts)
+    fabric_plan = _build_fabric(spec, graph, cables, hosts, plan or size_fabric(spec))
     assert spec.fabric is not None
     shared = spec.fabric.shared_with
     network_plans: dict[str, NetworkPlan] = {}
@@ -284,10 +285,10 @@ def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable]) -
                    nics.count, ())
 
 
-def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], hosts: list[tuple[str, PoolSpec]]) -> FabricPlan:
+def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], hosts: list[tuple[str, PoolSpec]],
+                  plan: FabricPlan) -> FabricPlan:
     fabric = spec.fabric
     assert fabric is not None
-    plan = size_fabric(spec)
     rail_optimized = fabric.design == "rail-optimized"
     planes = fabric.planes
     up = uplink_port_gbps(fabric.leaf)

@@ -251,3 +251,21 @@ def test_qos_pfc_map_holds_the_host_and_switch_intents_to_each_other() -> None:
     assert "host MTU 9500 is above the switches' 9216" in messages
     clean = Derived(address_check=lambda: None, qos_intent=lambda: intent)  # type: ignore[arg-type,return-value]
     assert list(PfcMap().check_derived(result.spec, result.topology, clean)) == []
+
+
+def test_the_fabric_is_sized_once_per_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limits and the builder share one plan: sizing a three-tier fabric is a search."""
+    from cluster import limits, sizing, topology
+    from cluster.pipeline import validate
+
+    calls: list[str] = []
+    real = sizing.size_fabric
+
+    def counted(spec: object) -> object:
+        calls.append("sized")
+        return real(spec)  # type: ignore[arg-type]
+
+    for module in (limits, topology):
+        monkeypatch.setattr(module, "size_fabric", counted)
+    assert validate("pods").exit_code == 0
+    assert calls == ["sized"]
