@@ -1,8 +1,9 @@
-"""Host NIC layouts of the server catalog: each NIC set's status and source, and the DGX port split
-the vendor documents."""
+"""Host NIC layouts of the server catalog: each NIC set's status and source, the DGX port split the
+vendor documents, and the DESIGN summary naming every default that is not VERIFIED."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 
 from cluster.catalog import NIC_SETS, NicLayout, Server, load_catalog
 from cluster.pipeline import Valid
+from cluster.report import summary, to_json, to_text
 from tests.conftest import run, stack
 
 STATUS = re.compile(r"\b(?:UNVERIFIED|VERIFIED|PARTIAL)\b")
@@ -56,3 +58,50 @@ def test_a_dgx_h100_cables_one_port_of_each_dual_port_card_to_storage_and_one_to
     assert links_per_node(result, "dgx-node-001") == {"fabric": 8, "storage": 2, "management": 2, "oob": 1}
     gbps = {data["network"]: data["gbps"] for _, _, data in result.topology.graph.edges("dgx-node-001", data=True)}
     assert (gbps["storage"], gbps["management"]) == (400, 400)
+
+
+def host_nics(data: dict[str, Any]) -> dict[str, Any]:
+    result = valid(data)
+    found: dict[str, Any] = summary(result.spec, result.topology)["host_nics"]
+    return found
+
+
+def test_the_summary_names_the_dgx_b200_device_order_as_unverified() -> None:
+    """No DGX B200 port-to-RDMA-device table in a primary source: NCCL_IB_HCA would be the generic
+    mlx5_0..mlx5_7, and the summary says so with the key to set."""
+    nics = host_nics(stack(node_pools=[{"name": "dgx", "nodes": 2, "gpu": "B200"}]))
+    assert nics["dgx"]["server"] == "dgx-b200"
+    items = {item["nics"]: item for item in nics["dgx"]["unverified"]}
+    assert items["fabric_nics.devices"] == {"nics": "fabric_nics.devices", "layout": "generic mlx5_0..mlx5_7",
+                                            "status": "UNVERIFIED", "path": "node_pools[0].fabric_nics.devices"}
+    assert "fabric_nics" not in items  # 8 x 400G single-port ConnectX-7: VERIFIED
+
+
+def test_the_summary_is_silent_for_a_verified_server() -> None:
+    assert host_nics(stack(node_pools=[{"name": "dgx", "nodes": 2, "gpu": "H100"}])) == {}
+
+
+def test_what_the_stack_file_gives_is_no_catalog_default() -> None:
+    given = {"name": "h200", "nodes": 2, "gpu": "H200",
+             "fabric_nics": {"count": 8, "gbps": 400, "devices": [f"mlx5_{i}" for i in range(8)]},
+             "storage_nics": {"count": 2, "gbps": 200}}
+    nics = host_nics(stack(node_pools=[given]))
+    assert [item["nics"] for item in nics["h200"]["unverified"]] == ["management_nics"]
+    everything = {**given, "management_nics": {"count": 1, "gbps": 25}}
+    assert host_nics(stack(node_pools=[everything])) == {}
+
+
+def test_design_text_and_json_show_the_unverified_defaults() -> None:
+    result = run(stack(node_pools=[{"name": "h200", "nodes": 2, "gpu": "H200"}]))
+    text = to_text(result)
+    assert ("  host NICs of h200 not verified (server hgx-h200): fabric_nics 8 x 400G PARTIAL, storage_nics 2 x 200G "
+            "UNVERIFIED, management_nics 1 x 25G UNVERIFIED, fabric_nics.devices generic mlx5_0..mlx5_7 UNVERIFIED"
+            ) in text.splitlines()
+    assert "node_pools[0].fabric_nics.devices" in text
+    assert set(json.loads(to_json(result))["summary"]["host_nics"]) == {"h200"}
+
+
+def test_cloud_pools_have_no_server_defaults() -> None:
+    nics = host_nics(stack(target="aws", cloud={"region": "us-east-1", "zone": "us-east-1a"},
+                           node_pools=[{"name": "gpu", "nodes": 2, "instance_type": "p5e.48xlarge"}]))
+    assert nics == {}
