@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from cluster import dialects
 from cluster import stackfile as sf
-from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
+from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
 from cluster.schema_errors import pydantic_findings
@@ -356,6 +356,7 @@ class _Resolver:
             storage_nics=self.nics(pool.storage_nics, server.storage_nics),
             management_nics=self.nics(pool.management_nics, server.management_nics),
             address_block=pool.address_block,
+            catalog_nics=tuple(name for name in NIC_SETS if getattr(pool, name) is None),
         )
 
     def cloud_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:

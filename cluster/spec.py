@@ -70,6 +70,7 @@ class PoolSpec(Spec):
     storage_nics: Nics
     management_nics: Nics
     address_block: int | None = None  # as the stack file gives it
+    catalog_nics: tuple[str, ...] = ()  # NIC sets the server catalog filled in (the stack file gave none)
 
     @property
     def path(self) -> str:

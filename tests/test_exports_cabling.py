@@ -117,7 +117,9 @@ def test_cabling_is_deterministic_and_has_the_documented_columns() -> None:
 
 
 def test_dual_port_storage_nics_are_named_per_port() -> None:
-    rows = [row for row in _rows(_ok(validate("superpod")))
+    both_ports = stack(node_pools=[{"name": "dgx", "nodes": 4, "gpu": "H100",
+                                    "storage_nics": {"count": 2, "gbps": 200, "ports_per_nic": 2}}])
+    rows = [row for row in _rows(_ok(run(both_ports)))
             if row["a_device"] == "dgx-node-001" and row["network"] == "storage"]
     assert [row["a_port"] for row in rows] == ["stor-nic0p1", "stor-nic0p2", "stor-nic1p1", "stor-nic1p2"]
 
@@ -171,10 +173,11 @@ def test_a_pool_that_overrides_the_servers_ports_gets_one_optic_per_port() -> No
         ("400G transceiver, MMF (host NIC port)", 8 * 4)]
 
 
-@pytest.mark.parametrize("name", ["superpod", "prod"])
-def test_200g_storage_ports_into_800g_cages_take_one_1_to_4_breakout_per_cage(name: str) -> None:
-    """SN5600: 64 OSFP cages, 256 ports at 200G (NVIDIA SN5000 data interfaces page), so 4 per cage;
-    a 200G AOC has no plug for an 800G cage. Counted from the graph: host links per storage leaf / 4."""
+@pytest.mark.parametrize(("name", "per_cage", "item"), [("prod", 4, "aoc-800g-4x200g"), ("superpod", 2, "aoc-800g-2x400g")])
+def test_storage_ports_into_800g_cages_take_one_breakout_per_cage(name: str, per_cage: int, item: str) -> None:
+    """SN5600: 64 OSFP cages, 256 ports at 200G or 128 at 400G (NVIDIA SN5000 data interfaces page), so
+    4 or 2 per cage; a 200G or 400G AOC has no plug for an 800G cage. prod's storage NICs run at 200G,
+    superpod's DGX H100 ones at 400G. Counted from the graph: host links per storage leaf / ports per cage."""
     result = _ok(validate(name))
     graph = result.topology.graph  # type: ignore[union-attr]
     leaves = [leaf for leaf, _ in result.topology.switches("storage", "leaf")]  # type: ignore[union-attr]
@@ -183,9 +186,9 @@ def test_200g_storage_ports_into_800g_cages_take_one_1_to_4_breakout_per_cage(na
                             if key == "storage" and graph.nodes[data["lower"]]["kind"] == "host") for leaf in leaves}
     bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
     lines = [line for line in bom.lines if line.network == "storage" and line.tier == "host-leaf"]
-    assert [(line.category, line.item) for line in lines] == [("cable", "aoc-800g-4x200g")]
-    assert lines[0].quantity == sum(math.ceil(links / 4) for links in host_links.values())
-    assert "1:4 breakout" in lines[0].description
+    assert [(line.category, line.item) for line in lines] == [("cable", item)]
+    assert lines[0].quantity == sum(math.ceil(links / per_cage) for links in host_links.values())
+    assert f"1:{per_cage} breakout" in lines[0].description
     storage_rows = [row for row in _rows(result) if row["network"] == "storage" and row["link"] == "host-leaf"]
     assert len(storage_rows) == sum(host_links.values())  # the cabling plan still lists every leg
 
@@ -285,9 +288,9 @@ def test_network_spines_are_the_cheapest_model_at_the_uplink_speed_and_the_bom_s
 
 @pytest.mark.parametrize(("stack", "model", "spines"), [("dev", "SN4700", 0), ("superpod", "SN5600", 1)])
 def test_storage_leaves_are_the_lowest_switch_cost_that_fits(stack: str, model: str, spines: int) -> None:
-    """dev's 8 storage ports fit one SN4700; superpod's 508 take three SN5600 leaves under one SN5600
-    spine (the spine by the network's cost, not the cheapest box: 29 SN4700 spines of one link each
-    before). prod names its own."""
+    """dev's 8 storage ports fit one SN4700; superpod's 254 (2 x 400G per DGX H100) take three SN5600
+    leaves under one SN5600 spine (the spine by the network's cost, not the cheapest box). prod names
+    its own."""
     result = validate(stack)
     assert result.spec is not None and result.topology is not None and result.spec.storage is not None
     assert result.spec.storage.leaf.model == model and "lowest switch cost" in result.spec.storage.leaf.chosen

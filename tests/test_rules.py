@@ -202,9 +202,9 @@ def test_every_rule_has_an_id_title_and_docstring() -> None:
 
 
 def test_three_tier_pods_with_a_partial_last_pod_stay_non_blocking() -> None:
-    """9 leaf groups in pods of 2: the fullest pod decides the spine uplinks."""
+    """9 leaf groups in 5 pods (of 2, the last of 1): the fullest pod decides the spine uplinks."""
     small = {"ports": 32, "port_gbps": 400}
-    result = run(stack(node_pools=pool(nodes=144), fabric={"leaf": small, "spine": small, "core": small}))
+    result = run(stack(node_pools=pool(nodes=144), fabric={"leaf": small, "spine": small, "core": small, "pods": 5}))
     assert result.topology is not None and result.topology.fabric_plan is not None
     plan = result.topology.fabric_plan
     assert (plan.groups, plan.pods, plan.tiers) == (9, 5, 3)
