@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from cluster.findings import Severity, printable
+from cluster.intent.hostnet import address_owner, host_region
 from cluster.pipeline import Result, Valid
 from cluster.rules.base import plural
 from cluster.rules.hosts import fabric_gbps_per_node
@@ -63,7 +64,34 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
         # default pools widened for this design: {pool: (used, the default it replaces)}
         "widened_pools": {key: [getattr(spec.addressing, key), default] for key, default in spec.derived_pools},
+        "host_network": host_network(spec, topology),
     }
+
+
+def host_network(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
+    """What the hosts' management and storage ports get on premises (empty on cloud targets)."""
+    if spec.is_cloud or spec.fabric is None:
+        return {}
+    storage = [str(host_region(spec, "storage")), *(spec.storage.targets if spec.storage else ())]
+    named = {pool.name: all(bool(nics.interfaces) for nics in (pool.management_nics, pool.storage_nics) if nics.ports)
+             for pool in spec.pools}
+    data: dict[str, Any] = {
+        "files": "netplan (systemd-networkd) per host: hosts/<pool>/netplan/<host>.yaml",
+        "management": "a /31 per port from its leaf, the default route over the first",
+        "storage": f"a /31 per port from its leaf, routing {', '.join(storage)} over every storage port",
+        "netdevs": {name: "the stack file's interfaces" if given else f"pinned on the host by hosts/{name}/netnames.sh"
+                    for name, given in named.items()},
+        "dhcp": None,
+    }
+    provisioning = spec.provisioning
+    if provisioning is not None:
+        owner = address_owner(spec, topology, "management", provisioning.dhcp_server)
+        runs = f" ({owner[0]})" if owner is not None else ""
+        data["dhcp"] = (f"Kea (dhcp/kea-dhcp4.conf) on {provisioning.dhcp_server}{runs}, relayed by the management "
+                        "leaves: each port's /31 gives its planned address")
+        if provisioning.boot_filename is not None:
+            data["pxe"] = f"{provisioning.boot_filename} from {provisioning.next_server or provisioning.dhcp_server}"
+    return data
 
 
 def to_json(result: Result) -> str:
@@ -134,6 +162,12 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  {network} switches: {counts}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
+    hosts = data["host_network"]
+    if hosts:
+        lines.append(f"  host networking: {hosts['files']}; management {hosts['management']}; storage {hosts['storage']}")
+        lines.append("  host netdevs: " + ", ".join(f"{pool} {how}" for pool, how in hosts["netdevs"].items()))
+        lines.append(f"  host DHCP: {hosts['dhcp'] or 'none (static addresses only): set provisioning.dhcp_server'}"
+                     + (f"; PXE {hosts['pxe']}" if "pxe" in hosts else ""))
     for key, (used, default) in data["widened_pools"].items():
         lines.append(f"  addressing.{key}: {used} (the default {default} cannot hold this design; "
                      f"set addressing.{key} to pin a pool)")
