@@ -111,3 +111,18 @@ def test_a_pool_the_user_gives_is_never_widened() -> None:
     assert problems and all(f.path == "addressing.fabric_links" and "use a /11 or larger fabric_links pool" in f.hint
                             for f in problems)
     assert result.spec is not None and result.spec.derived_pools == ()
+
+
+@pytest.mark.parametrize("network", ["storage_nics", "management_nics"])
+def test_dual_port_storage_and_management_nics_give_every_port_its_own_address(network: str) -> None:
+    """Port p of NIC n is one place of the node's block (n x ports_per_nic + p): with (p, 0) pairs for
+    every port, a dual-port NIC's ports ran past the node's block into the next node's addresses."""
+    pool = {"name": "a", "nodes": 4, "gpu": "H200", network: {"count": 2, "gbps": 100, "ports_per_nic": 2}}
+    result = validate_mapping("dual", {"name": "dual", "target": "onprem", "node_pools": [pool]})
+    assert result.ok and result.spec is not None and result.topology is not None
+    addresses = allocate(result.spec, result.topology)
+    kind = network.removesuffix("_nics")
+    hosts = [value for (lower, _, key, _), value in addresses.links.items() if key == kind and lower.startswith("a-")]
+    assert len(hosts) == 4 * 4 and len(set(hosts)) == len(hosts)
+    labels = {edge["ports"] for _, key, edge in result.topology.cables("a-node-001") if key == kind}
+    assert labels == {((0, 0), (0, 1), (1, 0), (1, 1))}
