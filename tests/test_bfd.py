@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from cluster.addressing import allocate, dotted
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.render import engine, switch_files
 from cluster.render.views import BFD_TIMERS, BfdTimers
 from cluster.spec import ClusterSpec
@@ -156,7 +156,7 @@ VARIANTS = {"contract-eos": lambda: _contract_on("eos"), "contract-sonic": lambd
 
 def _design(source: str) -> tuple[ClusterSpec, Topology]:
     result = validate_mapping(source, VARIANTS[source]()) if source in VARIANTS else validate(str(ROOT / source))
-    assert result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     return result.spec, result.topology
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from cluster.addressing import allocate
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.render import switch_files
 from cluster.render.views import BFD_TIMERS, Port, switch_views
 from tests.conftest import missing_tool
@@ -123,7 +123,7 @@ def link(tmp_path: Path) -> Iterator[tuple[Router, Router, Port, Port]]:
         if shutil.which(tool) is None:
             missing_tool(f"{tool} not found: apt-get install frr iproute2 (both in .ci/apt-packages.txt)")
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     spec, topology = result.spec, result.topology
     addresses = allocate(spec, topology)
     files, _ = switch_files(spec, topology, addresses, [LEAF, SPINE])

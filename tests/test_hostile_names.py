@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.cli import main
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from tests.hostile_bases import CLOUD, ONPREM, dotted, replaced
 
 PAYLOADS = [
@@ -110,7 +110,7 @@ def test_whatever_is_accepted_is_safe(field: tuple[str, tuple[str | int, ...], s
     if result.exit_code == 2:
         return
     assert re.fullmatch(allowed, text), f"{field_id(field)} accepted {text!r}"
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     for node, data in result.topology.graph.nodes(data=True):
         assert SAFE_NODE.fullmatch(node), node
         for key, value in data.items():
@@ -168,7 +168,7 @@ def test_accepted_names_render_to_safe_paths_and_valid_shell(
     if first_pool == second_pool:
         assert result.exit_code == 2
         return
-    assert result.exit_code in (0, 1) and result.spec is not None and result.topology is not None
+    assert result.exit_code in (0, 1) and isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     for name in files:
         assert re.fullmatch(r"[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*", name), name

@@ -11,6 +11,7 @@ import pytest
 
 from cluster import parts
 from cluster.loader import load_stack
+from cluster.pipeline import Valid
 from components import offline
 from tests.conftest import run
 from tests.test_components_support import ROOT, assert_well_formed, cloud_stack, of_type
@@ -37,7 +38,7 @@ def files(outcome: Any) -> dict[str, Any]:
 
 def test_the_example_splits_into_a_core_and_four_pods() -> None:
     result = run(DESIGN)
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     assert parts.names(result.spec, result.topology) == ["core", "pod-001", "pod-002", "pod-003", "pod-004"]
 
 
@@ -70,7 +71,7 @@ def test_a_pod_renders_alone_exactly_the_files_the_whole_tree_gives_it(design: d
     from components.onprem.artifacts import owner
 
     result = run(design)
-    assert result.ok and result.spec is not None and result.topology is not None, result.findings
+    assert result.ok and isinstance(result, Valid), result.findings
     spec, topology = result.spec, result.topology
     whole = render_tree(spec, topology)
     pods = parts.names(spec, topology)[1:]

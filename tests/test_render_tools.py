@@ -22,7 +22,7 @@ import yaml
 from cluster.artifacts import render_tree
 from cluster.ecmp import MAX_PATHS
 from cluster.intent.qos import switch_plan
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from tests.conftest import ROOT, missing_tool
 from tests.test_ecmp import wide_leaves
 
@@ -40,7 +40,7 @@ KNOWN_SONIC_TABLES = {
 
 def render_mapping(data: dict[str, Any]) -> dict[str, str]:
     result = validate_mapping("t", data)
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     return render_tree(result.spec, result.topology)
 
 
@@ -434,7 +434,7 @@ def _frr_files() -> dict[str, str]:
     files: dict[str, str] = {}
     for stack in ("dev", "tests/golden/stacks/infiniband.yaml"):
         result = validate(stack if "/" not in stack else str(ROOT / stack))
-        assert result.spec is not None and result.topology is not None
+        assert isinstance(result, Valid)
         files.update({f"{stack}:{path}": text for path, text in render_tree(result.spec, result.topology).items()
                       if path.endswith("frr.conf")})
     files.update({f"dscp46:{path}": text for path, text in render_mapping(dscp46_prod()).items() if path.endswith("frr.conf")})
@@ -484,7 +484,7 @@ def test_every_sonic_config_db_parses_with_real_tables_and_the_plans_pfc(source:
         result = validate_mapping("t", data)
     else:
         result = validate(source if "/" not in source else str(ROOT / source))
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     plan = switch_plan(result.spec.qos) if result.spec.qos is not None else None
     checked = 0

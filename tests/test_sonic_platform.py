@@ -18,7 +18,7 @@ import pytest
 from cluster.artifacts import render_tree
 from cluster.catalog import load_catalog
 from cluster.naming import breakout
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.render.sonic import ROUTING_MODE, base_mac
 from tests.conftest import missing_tool, run, stack
 from tests.test_render_tools import _dryrun as dryrun
@@ -72,7 +72,7 @@ def test_catalog_ports_sit_on_the_platform_cages_lanes(model: str, gbps: int) ->
 
 def test_rendered_ports_are_the_skus_ports() -> None:
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     rows = {row[0]: row for row in port_config(PLATFORM_DIRS["SN5600"] / "Mellanox-SN5600-O128" / "port_config.ini")}
     configs = [json.loads(text) for path, text in sorted(files.items()) if path.endswith("config_db.json")]
@@ -131,7 +131,7 @@ def test_a_switch_of_a_new_sku_renders_its_ports_and_buffers(model: str, gbps: i
               "spine": {"switch": model, "port_gbps": gbps, "os": "sonic"}}
     # the 400G NICs on 100G or 200G ports fall short of the GPU bandwidth rules: not what this checks
     result = run(stack(fabric=fabric, policy={"suppress": ["FAB-GPU-NIC", "FAB-LINK-SPEED"]}))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     config = json.loads(render_tree(result.spec, result.topology)["switches/leaf-001-r0/config_db.json"])
     metadata = config["DEVICE_METADATA"]["localhost"]
     assert (metadata["hwsku"], metadata["platform"]) == (sku.hwsku, load_catalog().sonic_platforms[model].platform)
@@ -243,7 +243,7 @@ def test_the_routing_mode_keeps_and_runs_the_rendered_frr_conf() -> None:
 
 def test_the_rendered_switch_has_that_mode_and_one_frr_conf() -> None:
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     config = json.loads(files["switches/leaf-001-r0/config_db.json"])
     assert config["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == ROUTING_MODE
@@ -260,7 +260,7 @@ def sonic_leaf(qos: dict[str, Any] | None = None) -> dict[str, Any]:
     if qos is not None:
         changes["qos"] = qos
     result = run(stack(**changes))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     files = render_tree(result.spec, result.topology)
     config: dict[str, Any] = json.loads(files["switches/leaf-001-r0/config_db.json"])
     return config
@@ -317,7 +317,7 @@ def test_a_switch_outside_the_roce_fabric_buffers_every_port_lossy(gbps: int) ->
     result = run(stack(storage={"leaf": {"switch": "SN5600", "ports": 16, "port_gbps": gbps, "os": "sonic"}},
                        node_pools=[{"name": "h200", "nodes": 4, "gpu": "H200",
                                     "storage_nics": {"count": 2, "gbps": gbps}}]))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     config: dict[str, Any] = json.loads(render_tree(result.spec, result.topology)["switches/stor-leaf-001/config_db.json"])
     sku = load_catalog().sonic_sku("SN5600", gbps)
     assert sku is not None
@@ -410,7 +410,7 @@ def test_frr_accepts_the_rendered_config_as_split_unified_leaves_it(tmp_path: Pa
     appended = re.findall(r'echo "([^"]+)" >> \$FILE_NAME', function[1])
     assert appended and any(line.startswith("fpm address") for line in appended)
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     text = render_tree(result.spec, result.topology)["switches/spine-001/frr.conf"]
     path = tmp_path / "frr.conf"
     path.write_text(text + "".join(f"{line}\n" for line in appended))
@@ -449,7 +449,7 @@ def test_every_catalog_model_runs_its_default_os_and_says_where_that_is_stated()
 
 def rendered_switch(fabric: dict[str, Any], name: str, file: str) -> str:
     result = run(stack(fabric=fabric))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     return render_tree(result.spec, result.topology)[f"switches/{name}/{file}"]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from cluster.cli import VERBS
 from cluster.commands import verify as verify_command
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from cluster.verify.check import gather, verify
 from cluster.verify.expected import End, expected_cables, expected_neighbors, ptm_dot
 from cluster.verify.infiniband import parse_ib, parse_node_name_map
@@ -48,7 +48,7 @@ def tiny(leaf_os: str, spine_os: str) -> Any:
         "node_pools": [{"name": "gpu", "nodes": 2, "gpu": "H200", "fabric_nics": {"count": 2, "gbps": 10}}],
         "fabric": {"leaf": switch(leaf_os), "spine": switch(spine_os), "leaves": 2, "spines": 1, "leaf_uplinks": 2},
     })
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return result
 
 
