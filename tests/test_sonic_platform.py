@@ -8,6 +8,7 @@ SONiC file: names, lanes within their cages, lanes per port, the FEC text's lane
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -32,6 +33,23 @@ def vendor(path: Path) -> Path:
     if not path.exists():
         missing_tool(f"SONiC vendor file {path} not found")
     return path
+
+
+def linked(path: Path) -> tuple[str | None, str]:
+    """(link target or None, text) of a vendor file. Upstream's SKU folders link some templates to
+    other folders, and the vendor copy holds those targets too (its PROVENANCE.md): a link is read
+    with os.readlink, or, where the copy was laid without symlinks, from the one line holding its
+    target; the text is always the target's."""
+    path = vendor(path)
+    if path.is_symlink():
+        target = os.readlink(path)
+    else:
+        text = path.read_text()
+        line = text.strip()
+        if "\n" in line or "/" not in line or not line.endswith(f"/{path.name}"):
+            return None, text
+        target = line
+    return target, vendor(path.parent / target).read_text()
 
 
 def port_config(path: Path) -> list[list[str]]:
@@ -349,14 +367,13 @@ def test_buffer_parameters_are_sonics_dynamic_mode_defaults() -> None:
 def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -> None:
     sku = load_catalog().sonic_platforms[model].skus[gbps]
     folder = PLATFORM_DIRS[model] / sku.hwsku
-    # the vendor copy keeps upstream's symlinks as files holding the link target
-    objects = vendor(folder / "buffers_defaults_objects.j2").read_text().strip()
-    if "\n" not in objects:  # a link to another SKU's template
-        assert objects.endswith(f"/{sku.buffers.objects}/buffers_defaults_objects.j2")
+    target, objects = linked(folder / "buffers_defaults_objects.j2")
+    if target is not None:  # a link to another SKU's template
+        assert target.endswith(f"/{sku.buffers.objects}/buffers_defaults_objects.j2")
     else:  # the SKU's own template
         assert sku.buffers.objects == sku.hwsku
-        assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
-        assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
+    assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
+    assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
     # SONiC sets the flag for the SKU's file or the platform's (docker_image_ctl.j2). A SKU file saying
     # true is checked here; the vendor copy has no platform-level file, so a flag the SKU's file does
     # not give must cite the platform's file as its reason.
@@ -367,11 +384,25 @@ def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -
     elif sku.buffers.create_only_config_db_buffers:
         platform_file = (PLATFORM_DIRS[model] / "create_only_config_db_buffers.json").relative_to(VENDOR).as_posix()
         assert f"{platform_file} -> " in sku.buffers.source or f"{platform_file};" in sku.buffers.source
-    t0 = vendor(folder / "buffers_defaults_t0.j2").read_text()
-    if "{% set" in t0:  # a template of the SKU's own (not a link to one outside the vendor copy)
-        sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))
-        assert int(sizes["egress_lossless_pool_size"]) == sku.buffers.egress_lossless_pool_bytes
-        assert ("ingress_lossy_pool_size" in sizes) == sku.buffers.ingress_lossy_pool
+    _, t0 = linked(folder / "buffers_defaults_t0.j2")  # the SKU's own template or the one it links to
+    sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))
+    assert int(sizes["egress_lossless_pool_size"]) == sku.buffers.egress_lossless_pool_bytes
+    assert ("ingress_lossy_pool_size" in sizes) == sku.buffers.ingress_lossy_pool
+
+
+@pytest.mark.parametrize("laid", ["symlink", "file holding the target"])
+def test_a_vendor_link_reads_as_its_target_however_it_was_laid(tmp_path: Path, laid: str) -> None:
+    shared = tmp_path / "ACS-SN5600" / "buffers_defaults_t0.j2"
+    shared.parent.mkdir()
+    shared.write_text("{% set egress_lossless_pool_size =  '158229504' %}\n")
+    link = tmp_path / "Mellanox-SN5600-O128" / "buffers_defaults_t0.j2"
+    link.parent.mkdir()
+    if laid == "symlink":
+        link.symlink_to("../ACS-SN5600/buffers_defaults_t0.j2")
+    else:
+        link.write_text("../ACS-SN5600/buffers_defaults_t0.j2")
+    assert linked(link) == ("../ACS-SN5600/buffers_defaults_t0.j2", shared.read_text())
+    assert linked(shared) == (None, shared.read_text())
 
 
 def test_rendered_buffer_pools_follow_the_sku() -> None:
