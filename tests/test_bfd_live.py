@@ -36,7 +36,8 @@ DAEMONS = ("zebra", "bfdd", "bgpd")  # in start order: bfdd and bgpd connect to 
 PATHSPACES = Path("/var/run/frr")  # `-N <ns>` puts each daemon's sockets under /var/run/frr/<ns>
 LEAF, SPINE = "leaf-001-r0", "spine-001"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def wait_for(what: str, ready: Callable[[], bool], timeout: float, polls: int = 1) -> None:

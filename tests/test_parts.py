@@ -42,6 +42,7 @@ def test_the_example_splits_into_a_core_and_four_pods() -> None:
     assert parts.names(result.spec, result.topology) == ["core", "pod-001", "pod-002", "pod-003", "pod-004"]
 
 
+@pytest.mark.slow
 def test_the_parts_write_every_file_of_the_whole_design_exactly_once() -> None:
     whole = files(offline.run("pods", DESIGN))
     seen: dict[str, str] = {}
@@ -177,6 +178,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_example_split_covers_the_design(cli: Any) -> None:
     """examples/split/ holds one stack per part of `pods`: together they write every file once."""
     names = sorted(path.name for path in (ROOT / SPLIT).glob("Pulumi.*.yaml"))
@@ -218,6 +220,7 @@ def test_bad_part_settings_are_schema_errors(cli: Any, tmp_path: Path, text: str
     assert any(f["rule"] == "SCHEMA" and f["path"] == path and message in f["message"] for f in findings), findings
 
 
+@pytest.mark.slow
 def test_plan_shows_the_split(cli: Any) -> None:
     code, out = cli("plan", "pods", "--parts", "--format", "json")
     assert code == 0

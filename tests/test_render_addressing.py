@@ -101,6 +101,7 @@ def test_default_pools_address_the_largest_auto_sized_design() -> None:
     assert summary(result.spec, result.topology)["widened_pools"] == {"fabric_links": ["10.64.0.0/11", "10.64.0.0/12"]}
 
 
+@pytest.mark.slow
 def test_a_pool_the_user_gives_is_never_widened() -> None:
     from benchmarks.designs import stack as benchmark_stack
 

@@ -444,6 +444,7 @@ def _frr_files() -> dict[str, str]:
     return files
 
 
+@pytest.mark.slow
 def test_real_frr_accepts_every_rendered_bgp_config(tmp_path: Path) -> None:
     files = _frr_files()
     assert len(files) >= 10
@@ -454,6 +455,7 @@ def test_real_frr_accepts_every_rendered_bgp_config(tmp_path: Path) -> None:
         assert result.returncode == 0, (name, result.stdout, result.stderr)
 
 
+@pytest.mark.slow
 def test_real_frr_installs_exactly_as_many_paths_as_the_renderer_allows(tmp_path: Path) -> None:
     """FRR's multipath limit (a build option, 256 in Debian's and SONiC's FRR builds before 512) is the
     cap cluster.ecmp renders with: the limit parses, one more does not."""
@@ -465,6 +467,7 @@ def test_real_frr_installs_exactly_as_many_paths_as_the_renderer_allows(tmp_path
         assert (_dryrun(path).returncode == 0) is accepted, paths
 
 
+@pytest.mark.slow
 def test_real_frr_rejects_a_broken_config(tmp_path: Path) -> None:
     text = next(text for name, text in sorted(_frr_files().items()) if "spine-001" in name)
     assert "remote-as external" in text
@@ -529,6 +532,7 @@ def test_bash_parses_every_rendered_script(tmp_path: Path, dscp46_files: dict[st
     assert subprocess.run(["bash", "-n", str(broken)], capture_output=True, timeout=30, check=False).returncode != 0
 
 
+@pytest.mark.slow
 def test_shellcheck_finds_nothing_in_the_rendered_scripts(tmp_path: Path, dscp46_files: dict[str, str]) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:

@@ -97,6 +97,7 @@ def test_superpod_diagram_rows_and_bundles() -> None:
     assert len(lines) == 32 * 16 + 32  # every leaf-spine bundle, and each group's hosts to its 8 leaves
 
 
+@pytest.mark.slow
 def test_large_fabric_is_drawn_aggregated_per_pod_and_rail() -> None:
     result = run(LARGE)
     assert isinstance(result, Valid) and result.topology.fabric_plan is not None
@@ -134,6 +135,7 @@ def test_bom_totals_in_the_report_match_the_bill_of_materials() -> None:
     assert ">1,016<" in html and ">1,024<" in html  # the SuperPOD cable counts, in the BOM table
 
 
+@pytest.mark.slow
 def test_report_is_deterministic() -> None:
     assert _report(validate("superpod")) == _report(validate("superpod"))
 
@@ -143,6 +145,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_cli_report_writes_one_file(tmp_path: Path) -> None:
     out = tmp_path / "nested" / "prod.html"
     done = _cli("report", "prod", "--out", str(out))
@@ -151,6 +154,7 @@ def test_cli_report_writes_one_file(tmp_path: Path) -> None:
     assert [path.name for path in out.parent.iterdir()] == ["prod.html"]  # no staging file left behind
 
 
+@pytest.mark.slow
 def test_cli_report_exit_codes(tmp_path: Path) -> None:
     failing = tmp_path / "legacy.html"
     done = _cli("report", "legacy", "--out", str(failing))
@@ -166,6 +170,7 @@ def test_cli_report_exit_codes(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot write" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["prod", "superpod"])
 def test_cli_export_writes_every_file(name: str, tmp_path: Path) -> None:
     out = tmp_path / name

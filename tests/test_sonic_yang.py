@@ -118,6 +118,7 @@ def test_the_examples_render_sonic(sample: dict[str, Any]) -> None:
     assert {path.split("/")[1] for path in configs} >= {"leaf-001-r0", "leaf-001-r7", "spine-001"}
 
 
+@pytest.mark.slow
 def test_every_config_db_of_a_three_tier_sonic_design_validates(sample: dict[str, Any]) -> None:
     result = run(THREE_TIER_SONIC)
     assert result.ok, [str(f) for f in result.findings if str(f.severity) == "error"]

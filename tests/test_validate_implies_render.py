@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +56,7 @@ def stack(drawn: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(designs)
@@ -68,6 +70,7 @@ def test_every_design_that_validates_renders(drawn: dict[str, Any]) -> None:
     assert files and all(text for text in files.values())
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(designs)

@@ -30,7 +30,8 @@ from cluster.verify.expected import expected_cables
 STACK = Path(__file__).parent / "data" / "verify" / "Pulumi.tiny.yaml"
 SPARE = ("leaf-001-r0", "swp5")  # a port the design leaves empty, for the wrong-rail cable
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def sh(*args: str) -> str:
