@@ -128,7 +128,14 @@ def _break(tree: Path) -> dict[str, str]:
     uplink = next(key.split("|")[0] for key in db["INTERFACE"] if key.split("|")[-1].startswith("10.64."))
     db["PORT"][uplink]["mtu"] = "1500"
     db_file.write_text(json.dumps(db, indent=4))
-    return {"neighbor": missing.group(1), "port": uplink}
+    # the host script: rail 1 loses its source rule, rail 2 its next hop in the fabric's multipath route
+    (script,) = tree.glob("hosts/*/qos.sh")
+    lines = script.read_text().splitlines()
+    kept = [line for line in lines if line not in ('ip rule add from "${ADDRS[1]%/*}" table 101 priority 101',
+                                                   'NEXTHOPS+=(nexthop via "${GWS[2]}" dev "$dev")')]
+    assert len(kept) == len(lines) - 2
+    script.write_text("\n".join(kept) + "\n")
+    return {"neighbor": missing.group(1), "port": uplink, "script": script.relative_to(tree).as_posix()}
 
 
 def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: Path) -> None:
@@ -153,6 +160,12 @@ def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: 
                for f in by_rule["LAB-MTU"])
     # The missing session also narrows leaf-001-r1's ECMP width, which the route check sees.
     assert any("leaf-001-r1 reaches" in f["message"] for f in by_rule["LAB-ROUTE"])
+    # The host's rail 1 no longer leaves on its own rail; rail 2's leaf is missing from its multipath route.
+    hosts = by_rule["LAB-RAIL"]
+    assert {f["path"] for f in hosts} == {broken["script"]}
+    assert any(" rail 1 (" in f["message"] and "on its own rail" in f["message"] for f in hosts)
+    assert any("spreads it over every rail's leaf" in f["message"] for f in hosts)
+    assert not any(" rail 2 (" in f["message"] for f in hosts)  # its own source rule still holds
     named = {f["path"] for f in findings if f["rule"] in ("LAB-ASN", "LAB-BGP")}
     assert all(any(device in path for device in ("leaf-001-r0", "leaf-001-r1", "spine-00")) for path in named)
 

@@ -253,7 +253,7 @@ def _check(args: argparse.Namespace) -> int:
         counts = checked.counts
         print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established "
               f"({counts['bfd_up']} with BFD up on the design's timers), {counts['prefixes']} prefixes with their "
-              f"ECMP widths, {counts['reach_probes']} reachability and "
+              f"ECMP widths, {counts['host_route_queries']} host rail routes, {counts['reach_probes']} reachability and "
               f"{counts['mtu_probes']} MTU probes, {counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")
