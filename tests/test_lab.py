@@ -8,6 +8,7 @@ nft the tests fail (CI installs them from .ci/apt-packages.txt) rather than skip
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -128,6 +129,24 @@ def _break(tree: Path) -> dict[str, str]:
     uplink = next(key.split("|")[0] for key in db["INTERFACE"] if key.split("|")[-1].startswith("10.64."))
     db["PORT"][uplink]["mtu"] = "1500"
     db_file.write_text(json.dumps(db, indent=4))
+    # a spine's downlink at 1500: the cable's finding is the spine's file, not the leaf's below it
+    spine_file = tree / "switches/spine-002/config_db.json"
+    spine = json.loads(spine_file.read_text())
+    downlink = next(port for port, entry in spine["PORT"].items() if entry["description"].startswith("leaf-001-r5 "))
+    spine["PORT"][downlink]["mtu"] = "1500"
+    spine_file.write_text(json.dumps(spine, indent=4))
+    # spine-001 filters leaf-001-r6's loopback toward leaf-001-r7: the finding is spine-001's, not the victim's
+    spine_one = json.loads((tree / "switches/spine-001/config_db.json").read_text())
+    toward = next(port for port, entry in spine_one["PORT"].items() if entry["description"].startswith("leaf-001-r7 "))
+    own = next(key.split("|")[1] for key in spine_one["INTERFACE"] if key.startswith(f"{toward}|"))
+    victim = str(next(address for address in ipaddress.ip_interface(own).network if str(address) != own.split("/")[0]))
+    lost = next(key.split("|")[1] for key in json.loads((tree / "switches/leaf-001-r6/config_db.json").read_text())[
+        "LOOPBACK_INTERFACE"] if "|" in key)
+    frr = tree / "switches/spine-001/frr.conf"
+    text = frr.read_text().replace(" address-family ipv4 unicast\n",
+                                   f" address-family ipv4 unicast\n  neighbor {victim} route-map DROPONE out\n", 1)
+    frr.write_text(text + f"ip prefix-list DROPONE seq 5 deny {lost}\nip prefix-list DROPONE seq 10 permit 0.0.0.0/0 "
+                   "le 32\nroute-map DROPONE permit 10\n match ip address prefix-list DROPONE\n")
     # the host script: rail 1 loses its source rule, rail 2 its next hop in the fabric's multipath route
     (script,) = tree.glob("hosts/*/qos.sh")
     lines = script.read_text().splitlines()
@@ -144,7 +163,8 @@ def _break(tree: Path) -> dict[str, str]:
     first[5:7], second[5:7], first[11], second[11] = second[5:7], first[5:7], second[11], first[11]
     rows[crossed[0]], rows[crossed[1]] = ",".join(first), ",".join(second)
     plan.write_text("\n".join(rows) + "\n")
-    return {"neighbor": missing.group(1), "port": uplink, "script": script.relative_to(tree).as_posix()}
+    return {"neighbor": missing.group(1), "port": uplink, "spine_port": downlink, "filtered": lost,
+            "script": script.relative_to(tree).as_posix()}
 
 
 def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: Path) -> None:
@@ -167,8 +187,16 @@ def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: 
                and "no BGP neighbor configured" in f["message"] for f in by_rule["LAB-BGP"])
     assert any(f["path"] == "switches/leaf-001-r4/config_db.json" and broken["port"] in f["message"]
                for f in by_rule["LAB-MTU"])
+    spine_mtu = [f for f in by_rule["LAB-MTU"] if f"spine-002 {broken['spine_port']}" in f["message"]]
+    assert spine_mtu and {f["path"] for f in spine_mtu} == {"switches/spine-002/config_db.json"}
+    assert "spine-002 sets MTU 1500, the design 9216" in spine_mtu[0]["message"]
+    assert not any(f["path"] == "switches/leaf-001-r5/config_db.json" for f in by_rule["LAB-MTU"])
     # The missing session also narrows leaf-001-r1's ECMP width, which the route check sees.
     assert any("leaf-001-r1 reaches" in f["message"] for f in by_rule["LAB-ROUTE"])
+    # spine-001's filter is named at spine-001, the leaf it starves gets no maximum-paths hint for it.
+    filtered = [f for f in by_rule["LAB-ROUTE"] if broken["filtered"] in f["message"] and "leaf-001-r7" in f["message"]]
+    assert filtered and {f["path"] for f in filtered} == {"switches/spine-001/frr.conf"}, filtered
+    assert "leaf-001-r7 receives no path" in filtered[0]["message"]
     # The host's rail 1 no longer leaves on its own rail; rail 2's leaf is missing from its multipath route.
     hosts = by_rule["LAB-RAIL"]
     assert {f["path"] for f in hosts} == {broken["script"]}

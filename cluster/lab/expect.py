@@ -59,6 +59,7 @@ class Design:
     lower_of: dict[str, tuple[str, ...]]
     bfd: BfdTimers  # on every session
     _memo: dict[tuple[object, ...], dict[str, dict[str, int]]] = field(default_factory=dict, compare=False, repr=False)
+    _offers: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
     def routes(self, switch: str, failed: frozenset[str] = frozenset(),
                fewer: tuple[tuple[str, str, int], ...] = ()) -> dict[str, int]:
@@ -71,8 +72,15 @@ class Design:
             links = dict(self.links)
             for lower, upper, count in fewer:
                 links[(lower, upper)] = links.get((lower, upper), 0) - count
-            self._memo[key] = _routes(self, failed, tuple(sorted(links.items())))
+            self._memo[key] = _routes(self, failed, tuple(sorted(links.items())),
+                                      self._offers if key == (frozenset(), ()) else {})
         return dict(self._memo[key].get(switch, {}))
+
+    def offered_by(self, switch: str, prefix: str) -> tuple[str, ...]:
+        """The neighbor switches the design's routing (nothing failed) has offer `prefix` to `switch`
+        on a shortest path: those its ECMP set holds."""
+        self.routes(switch)  # the design's own routes, simulated once (memoized)
+        return self._offers.get(switch, {}).get(prefix, ())
 
     def reachable(self, source: str, target: str, failed: frozenset[str] = frozenset()) -> bool:
         """Whether traffic from leaf `source` reaches leaf `target` along the fabric's routes."""
@@ -136,8 +144,8 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
     )
 
 
-def _routes(expected: Design, failed: frozenset[str],
-            links: tuple[tuple[tuple[str, str], int], ...]) -> dict[str, dict[str, int]]:
+def _routes(expected: Design, failed: frozenset[str], links: tuple[tuple[tuple[str, str], int], ...],
+            offers_out: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, dict[str, int]]:
     """{switch: {prefix: ECMP width}} for every switch that is up, by simulating eBGP's choice per
     originating switch: a route travels one session hop at a time, a switch refuses one whose AS
     path holds its own ASN, keeps the shortest AS paths over all its sessions that offer them
@@ -171,5 +179,6 @@ def _routes(expected: Design, failed: frozenset[str],
                 width = min(width, expected.maximum_paths.get(peer, width))
                 for prefix in prefixes:
                     result[peer][prefix] = width
+                    offers_out.setdefault(peer, {})[prefix] = tuple(speakers)
             frontier = sorted(offers)
     return result

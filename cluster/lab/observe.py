@@ -33,6 +33,19 @@ def bgp(lab: Lab) -> dict[str, tuple[int | None, dict[str, dict[str, Any]]]]:
     return {device: read_bgp_summary(device, text) for device, text in texts.items()}
 
 
+def bgp_received(lab: Lab, devices: list[str]) -> dict[str, dict[str, set[str]]]:
+    """device -> {prefix: the peer addresses it holds a BGP path from} (`show bgp ipv4 unicast
+    json`: what arrived past the peers' outbound and its own inbound policy), read at once."""
+    command = "show bgp ipv4 unicast json"
+    result: dict[str, dict[str, set[str]]] = {}
+    for device, text in vtysh_each(lab, devices, command).items():
+        table = vtysh_json(device, command, text or "{}")
+        routes = table.get("routes", {}) if isinstance(table, dict) else {}
+        result[device] = {prefix: {str(path.get("peerId")) for path in paths if isinstance(path, dict)}
+                          for prefix, paths in routes.items() if isinstance(paths, list)}
+    return result
+
+
 def bfd(lab: Lab) -> dict[str, dict[str, dict[str, Any]]]:
     """switch -> {peer address: its BFD session as `show bfd peers json` lists it}, read at once."""
     command = "show bfd peers json"
