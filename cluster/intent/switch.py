@@ -79,6 +79,7 @@ class Switch:
     """Everything one switch's config needs."""
 
     name: str
+    cluster: str  # the cluster's name (stack file `name`): with `name`, what tells the switch apart on a site
     network: str
     tier: str
     os: str
@@ -214,6 +215,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             networks.insert(0, f"{loopback}/32")
         yield Switch(
             name=name,
+            cluster=spec.name,
             network=data["network"],
             tier=data["tier"],
             os=data["os"],

@@ -20,7 +20,7 @@ templates give a port without PFC, so `create_only_config_db_buffers` leaves no 
 
 PORT entries take name, lanes, alias and index from the model's SKU (sonic_ports.yaml in this folder,
 from the SKU's port_config.ini); DEVICE_METADATA names that SKU (`hwsku`) and its `platform`,
-and a base MAC derived from the switch name. Routing: `docker_routing_config_mode:
+and a base MAC derived from the cluster's and the switch's names. Routing: `docker_routing_config_mode:
 split-unified`, the mode in which SONiC's docker-fpm-frr start script keeps the one frr.conf
 written here and runs it as FRR's integrated config (`split` deletes frr.conf; `separated` and
 `unified` generate FRR's config from config_db instead). `frr_mgmt_framework_config: "true"`
@@ -98,11 +98,14 @@ def qos_tables(qos: QosPlan, ports: list[str], cable: dict[str, str]) -> dict[st
     return tables
 
 
-def base_mac(name: str) -> str:
-    """A MAC address that depends on the switch name only: the first six bytes of its SHA-256,
-    with the locally administered bit set and the multicast bit clear (IEEE 802, bits 1 and 0
-    of the first octet), so it cannot collide with a vendor's burned-in address."""
-    octets = bytearray(hashlib.sha256(name.encode()).digest()[:6])
+def base_mac(cluster: str, name: str) -> str:
+    """A MAC address that depends on the cluster's and the switch's names only: the first six
+    bytes of the SHA-256 of `cluster/name`, with the locally administered bit set and the
+    multicast bit clear (IEEE 802, bits 1 and 0 of the first octet), so it cannot collide with a
+    vendor's burned-in address. The cluster's name is in it because switch names repeat from
+    one cluster to the next (every design has a `leaf-001-r0`), and two clusters on one site
+    must not share chassis MACs (the LLDP chassis id, the router MAC on every routed port)."""
+    octets = bytearray(hashlib.sha256(f"{cluster}/{name}".encode()).digest()[:6])
     octets[0] = (octets[0] & 0xFC) | 0x02
     return ":".join(f"{octet:02x}" for octet in octets)
 
@@ -193,7 +196,7 @@ def config_db(switch: Switch) -> dict[str, Any]:
         "type": SONIC_TYPE.get(switch.tier, "ToRRouter") if switch.routed else "MgmtToRRouter",
         "hwsku": sku.hwsku,
         "platform": platform.platform,
-        "mac": base_mac(switch.name),
+        "mac": base_mac(switch.cluster, switch.name),
     }
     if switch.routed:
         metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE,
