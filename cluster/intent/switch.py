@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from cluster.addressing import Addresses
 from cluster.breakout import breakout
+from cluster.catalog import load_catalog
 from cluster.dialects import platform
 from cluster.ecmp import ecmp_widths
 from cluster.intent.qos import SWITCH_MTU, QosPlan
@@ -68,6 +69,7 @@ class Port(NamedTuple):
     qos: bool  # the fabric's QoS (trust DSCP, PFC, ECN) applies on this port
     cable_m: int
     lanes: int | None = None  # electrical lanes of the port where the model's cages are known
+    forced: bool = False  # the model cannot auto-negotiate at this speed: speed forced, auto-negotiation off
 
     @property
     def speed_mbps(self) -> int:
@@ -151,10 +153,12 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     wanted = sorted(names if names is not None else [name for name, _ in topology.switches()])
     widths = ecmp_widths(topology, wanted)
     routes = domain_routes(addresses, topology)
+    catalog = load_catalog()
     for name in wanted:
         data = switches[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         own_split = breakout(data["model"], data["port_gbps"])
+        entry = catalog.switches.get(data["model"])
         ports: list[Port] = []
         networks: list[str] = []
         management = ""
@@ -208,6 +212,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 qos=network in qos_networks,
                 cable_m=cable,
                 lanes=own_split.lanes(edge["gbps"]) if own_split is not None else None,
+                forced=entry is not None and entry.forces_speed(edge["gbps"]),
             ))
         ports.sort(key=lambda port: port.number)
         loopback = addresses.loopback(name)

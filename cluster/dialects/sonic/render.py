@@ -225,6 +225,8 @@ def config_db(switch: Switch) -> dict[str, Any]:
         }
         if port.speed_gbps == switch.port_gbps:
             entry["fec"] = sku.fec  # the SKU speed's FEC; a port run slower negotiates its own
+        if port.forced:
+            entry["autoneg"] = "off"  # the model cannot auto-negotiate at this speed (catalog forced_speeds)
         db["DEVICE_NEIGHBOR"][port.name] = {"name": port.peer, "port": port.description.split(" ", 1)[1]}
     if switch.routed:
         db["LOOPBACK_INTERFACE"] = {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}}
