@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from cluster.dialects.eos import eos_platform
 from cluster.intent.oob import oob_l2
 from cluster.intent.qos import QosSide
-from cluster.intent.switch import Port, Switch
+from cluster.intent.switch import PFC_WATCHDOG_MS, Port, Switch
 from cluster.render.engine import render
 
 LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/400G, 50G-per-lane below
@@ -30,6 +30,7 @@ class Forms:
 
     queue: str
     maximum_routes: int
+    watchdog_seconds: str = f"{PFC_WATCHDOG_MS / 1000:g}"  # PFC watchdog timeout and recovery time, in seconds
 
     @staticmethod
     def speed(port: Port) -> str:
