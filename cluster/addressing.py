@@ -148,6 +148,32 @@ def switch_slot(data: SwitchNode, rails: int, planes: int) -> tuple[str, int] | 
     return network, 2 * data["index"] + (1 if tier == "spine" else 0)
 
 
+def plan_prefixes(spec: ClusterSpec) -> dict[str, tuple[tuple[str, int], ...]]:
+    """{routing domain: ((region, prefix length), ...)}: where the plan draws the prefixes BGP may
+    carry in each domain, the loopback /32s from the domain's eighths of the loopbacks pool and the
+    host /31s from its quarters of the hosts pool (a converged fabric's also from the quarters of the
+    networks it carries), each region as the fewest CIDRs that cover it.
+    What a BGP session accepts and sends (cluster.intent.bgp)."""
+    loopbacks = ipaddress.IPv4Network(spec.addressing.loopbacks)
+    hosts = ipaddress.IPv4Network(spec.addressing.hosts)
+    regions = {FABRIC: ("fabric-leaf", "fabric-spine", "fabric-core"), "storage": ("storage",),
+               "management": ("management",)}
+    # a converged fabric (fabric.shared_with) carries the shared networks' host links too
+    carried = {FABRIC: (FABRIC, *(spec.fabric.shared_with if spec.fabric is not None else ())),
+               "storage": ("storage",), "management": ("management",)}
+    found: dict[str, tuple[tuple[str, int], ...]] = {}
+    for network in ROUTED_NETWORKS:
+        spans = [(_region(loopbacks, 8, *LOOPBACK_REGIONS[region]), 32) for region in regions[network]]
+        spans.extend((_region(hosts, 4, *HOST_REGIONS[shared]), 31) for shared in carried[network])
+        entries: list[tuple[str, int]] = []
+        for length in (32, 31):
+            blocks = [ipaddress.IPv4Network((base, 32 - (size.bit_length() - 1)))
+                      for (base, size), wanted in spans if wanted == length and size >= 2 ** (32 - length)]
+            entries.extend((str(block), length) for block in ipaddress.collapse_addresses(blocks))
+        found[network] = tuple(entries)
+    return found
+
+
 #: How far a default pool may grow for a large design, from its documented prefix (the three
 #: stay clear of one another: 10.0.0.0/10, 10.64.0.0/10, 10.128.0.0/9).
 WIDEST_DEFAULT = {"loopbacks": 10, "fabric_links": 10, "hosts": 9}

@@ -18,6 +18,7 @@ from cluster.breakout import breakout
 from cluster.catalog import load_catalog
 from cluster.dialects import platform
 from cluster.ecmp import ecmp_widths
+from cluster.intent.bgp import BgpPolicy, bgp_policies, bgp_policy
 from cluster.intent.qos import SWITCH_MTU, QosPlan
 from cluster.naming import host_port_label, management_port, switch_port
 from cluster.records import CableData, SwitchNode
@@ -98,6 +99,7 @@ class Switch:
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     domain_routes: int = 0  # prefixes in its routing domain: what any one BGP neighbor can send it
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
+    policy: BgpPolicy | None = None  # what its BGP sessions may carry, their limit and restart (routed switches)
 
     @property
     def routed(self) -> bool:
@@ -154,6 +156,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     widths = ecmp_widths(topology, wanted)
     routes = domain_routes(addresses, topology)
     catalog = load_catalog()
+    plans = bgp_policies(spec)
     for name in wanted:
         data = switches[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
@@ -236,6 +239,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             qos=switch_qos if data["network"] == FABRIC else None,
             maximum_paths=min(widths[name][1], platform(data["os"]).max_paths or widths[name][1]),
             domain_routes=routes.get(data["network"], 0),
+            policy=(bgp_policy(plans, data["network"], data["tier"], routes.get(data["network"], 0))
+                    if name in addresses.asns else None),
         )
 
 

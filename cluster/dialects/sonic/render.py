@@ -288,7 +288,7 @@ def render_switch(switch: Switch) -> dict[str, str]:
     """{file name: text} for one SONiC switch."""
     files = {"config_db.json": dumps(config_db(switch))}
     if switch.routed:
-        files["frr.conf"] = render("frr/bgpd.conf.j2", switch=switch)
+        files["frr.conf"] = render("frr/bgpd.conf.j2", switch=switch, suppress_fib_pending=True)
     return files
 
 

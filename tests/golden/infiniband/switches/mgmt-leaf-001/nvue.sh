@@ -22,8 +22,18 @@ nv set interface swp4 link speed 400G
 nv set interface swp4 link mtu 9216
 nv set interface swp4 ip address 10.176.0.7/31
 
+nv set router policy prefix-list PLAN type ipv4
+nv set router policy prefix-list PLAN rule 10 match 10.0.224.0/19 min-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 match 10.0.224.0/19 max-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 action permit
+nv set router policy prefix-list PLAN rule 20 match 10.176.0.0/12 min-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 match 10.176.0.0/12 max-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 action permit
 nv set router bgp autonomous-system 4200058345
 nv set router bgp router-id 10.0.224.1
+nv set router bgp graceful-restart mode full
+nv set router bgp graceful-restart restart-time 240
+nv set router bgp graceful-restart path-selection-deferral-time 45
 nv set vrf default router bgp path-selection multipath aspath-ignore on
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.224.1/32

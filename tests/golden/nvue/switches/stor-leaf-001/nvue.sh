@@ -14,8 +14,18 @@ nv set interface swp2 link speed 200G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.160.0.3/31
 
+nv set router policy prefix-list PLAN type ipv4
+nv set router policy prefix-list PLAN rule 10 match 10.0.192.0/19 min-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 match 10.0.192.0/19 max-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 action permit
+nv set router policy prefix-list PLAN rule 20 match 10.160.0.0/12 min-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 match 10.160.0.0/12 max-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 action permit
 nv set router bgp autonomous-system 4200050153
 nv set router bgp router-id 10.0.192.1
+nv set router bgp graceful-restart mode full
+nv set router bgp graceful-restart restart-time 240
+nv set router bgp graceful-restart path-selection-deferral-time 45
 nv set vrf default router bgp path-selection multipath aspath-ignore on
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.192.1/32
