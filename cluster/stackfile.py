@@ -6,6 +6,7 @@ catalog lookups, defaults and cross-field checks happen in `cluster.resolve.reso
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated, Literal
 
@@ -272,6 +273,81 @@ class Addressing(Model):
     fabric_links: Cidr = "10.64.0.0/12"
     # /31s of host ports
     hosts: Cidr = "10.128.0.0/10"
+    # the out-of-band segment (one subnet, VLAN 100): its upper half holds every switch's
+    # management address, by stable name; the lower half is the site's (the gateway at its first
+    # address by default, BMCs)
+    oob: Cidr = "172.16.0.0/16"
+
+
+def _ipv4(value: str) -> str:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        raise ValueError(f"write an IPv4 address such as 192.0.2.10, not {value[:40]!r}") from None
+    return value
+
+
+# An IPv4 address (no hostname: a switch needs no DNS to reach its NTP, syslog or AAA servers)
+Ipv4Address = Annotated[str, Field(title="an IPv4 address"), AfterValidator(_ipv4)]
+# One line of plain text that reaches configs and scripts: no quote, backslash, `$` or template syntax
+PlainText = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9 .,:;!?()@_+/=-]+$")]
+UserName = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,30}$")]
+
+
+class SwitchUser(Model):
+    """A local account on every switch; its password is `gpu-cluster:switch_password`."""
+
+    # the login name
+    name: UserName
+    # admin: full rights; operator: read-only
+    role: Literal["admin", "operator"] = "admin"
+
+
+class Snmp(Model):
+    """SNMPv2c read-only polling of every switch over its management address; the community is
+    `gpu-cluster:snmp_community`."""
+
+    # where the switches are (SNMPv2-MIB sysLocation)
+    location: PlainText | None = None
+    # who runs them (sysContact)
+    contact: PlainText | None = None
+
+
+class ManagementPlane(Model):
+    """How every switch is managed: its management VRF and address on the oob segment, the
+    services it uses and offers there, its local users. Secrets are never written here: they come
+    from Pulumi secret config (`gpu-cluster:switch_password`, `tacacs_key`, `snmp_community`) or
+    the environment, and the rendered files carry placeholders the deploy fills."""
+
+    # the oob segment's default gateway (default: the first address of addressing.oob)
+    gateway: Ipv4Address | None = None
+    # NTP servers (default: the gateway)
+    ntp_servers: list[Ipv4Address] | None = Field(default=None, max_length=10)
+    # syslog collectors
+    syslog_servers: list[Ipv4Address] = Field(default_factory=list, max_length=8)
+    # DNS resolvers
+    dns_servers: list[Ipv4Address] = Field(default_factory=list, max_length=3)
+    # TACACS+ servers, tried in order before the local users (key: gpu-cluster:tacacs_key)
+    tacacs_servers: list[Ipv4Address] = Field(default_factory=list, max_length=8)
+    # SNMPv2c polling (community: gpu-cluster:snmp_community); omitted: no SNMP
+    snmp: Snmp | None = None
+    # the switches' management API (EOS eAPI, NVUE REST API) and gNMI server, on the management address
+    api: bool = True
+    # the text shown before login
+    banner: PlainText = "Authorized access only. Activity may be monitored."
+    # local accounts (password: gpu-cluster:switch_password), the fallback when TACACS+ is unreachable
+    users: list[SwitchUser] = Field(default_factory=lambda: [SwitchUser(name="admin")], min_length=1, max_length=8)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ManagementPlane:
+        names = [user.name for user in self.users]
+        if len(set(names)) != len(names):
+            raise ValueError("users names an account twice")
+        for key in ("ntp_servers", "syslog_servers", "dns_servers", "tacacs_servers"):
+            values = getattr(self, key) or []
+            if len(set(values)) != len(values):
+                raise ValueError(f"{key} lists an address twice")
+        return self
 
 
 class Asn(Model):
@@ -400,3 +476,5 @@ class StackFile(Model):
     policy: Policy = Policy()
     # bill-of-materials price overrides
     costs: Costs | None = None
+    # how the switches are managed (on premises): management address, services, users
+    management_plane: ManagementPlane = ManagementPlane()

@@ -19,6 +19,7 @@ from cluster.catalog import load_catalog
 from cluster.dialects import platform
 from cluster.ecmp import ecmp_widths
 from cluster.intent.bgp import BgpPolicy, bgp_policies, bgp_policy
+from cluster.intent.management import ManagementPlane, management_plane, services
 from cluster.intent.qos import SWITCH_MTU, QosPlan
 from cluster.naming import host_port_label, management_port, switch_port
 from cluster.records import CableData, SwitchNode
@@ -100,6 +101,7 @@ class Switch:
     domain_routes: int = 0  # prefixes in its routing domain: what any one BGP neighbor can send it
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
     policy: BgpPolicy | None = None  # what its BGP sessions may carry, their limit and restart (routed switches)
+    management_plane: ManagementPlane | None = None  # its management address, VRF and services (on premises)
 
     @property
     def routed(self) -> bool:
@@ -157,6 +159,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     routes = domain_routes(addresses, topology)
     catalog = load_catalog()
     plans = bgp_policies(spec)
+    design_services = services(spec)
     for name in wanted:
         data = switches[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
@@ -241,6 +244,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             domain_routes=routes.get(data["network"], 0),
             policy=(bgp_policy(plans, data["network"], data["tier"], routes.get(data["network"], 0))
                     if name in addresses.asns else None),
+            management_plane=management_plane(spec, design_services, addresses.management_address(name),
+                                              data["network"]),
         )
 
 

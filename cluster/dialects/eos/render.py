@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from cluster.dialects.eos import eos_platform
-from cluster.intent.oob import oob_l2
+from cluster.intent.oob import OOB_VLAN, oob_l2
 from cluster.intent.qos import QosSide
 from cluster.intent.switch import PFC_WATCHDOG_MS, Port, Switch
 from cluster.render.engine import render
@@ -31,6 +31,7 @@ class Forms:
     queue: str
     maximum_routes: int
     watchdog_seconds: str = f"{PFC_WATCHDOG_MS / 1000:g}"  # PFC watchdog timeout and recovery time, in seconds
+    oob_interface: str = f"Vlan{OOB_VLAN}"  # an oob switch's management address: its oob VLAN interface
 
     @staticmethod
     def speed(port: Port) -> str:

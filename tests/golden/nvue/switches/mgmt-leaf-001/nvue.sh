@@ -4,6 +4,18 @@
 # Management port eth0 cabled to oob-leaf-001 swp8.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname mgmt-leaf-001
+nv set interface eth0 ip address 172.16.232.1/16
+nv set interface eth0 ip gateway 172.16.0.1
+nv set interface eth0 ip vrf mgmt
+nv set system aaa user admin hashed-password "${GPU_CLUSTER_SWITCH_PASSWORD_HASH}"
+nv set system aaa user admin role system-admin
+nv set service ntp mgmt server 172.16.0.1 iburst on
+nv set system ssh-server vrf mgmt
+nv set system api state enabled
+nv set system api listening-address 172.16.232.1
+nv set system gnmi-server listening-address 172.16.232.1
+nv set system gnmi-server state enabled
+nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.224.1/32
 nv set interface swp1 description 'h200-node-001 management nic0'
 nv set interface swp1 link speed 25G
