@@ -47,7 +47,8 @@ class Stated:
     dns: set[str] = field(default_factory=set)
     tacacs: set[str] = field(default_factory=set)
     snmp: bool = False
-    api: bool = False
+    api: bool = False  # the OS's management API (eAPI, NVUE's REST API; SONiC's is its gNMI server)
+    gnmi: bool = False
     banner: str | None = None
     users: dict[str, str] = field(default_factory=dict)  # name -> admin | operator
     secrets: set[str] = field(default_factory=set)  # the placeholder variables the files carry
@@ -75,7 +76,8 @@ def read_eos(files: dict[str, str]) -> Stated:
     grouped = "aaa authentication login default group TACACS local" in text
     stated.tacacs = hosts if grouped else set()
     stated.snmp = bool(re.search(r"^snmp-server community \S+ ro$", text, re.M))
-    stated.api = "management api http-commands" in text and "management api gnmi" in text
+    stated.api = "management api http-commands" in text
+    stated.gnmi = "management api gnmi" in text
     banner = re.search(r"^banner login\n(.*)\nEOF$", text, re.M)
     stated.banner = banner[1] if banner else None
     stated.users = {name: "admin" if role == "network-admin" else "operator" for name, role in re.findall(
@@ -100,7 +102,8 @@ def read_nvue(files: dict[str, str]) -> Stated:
     if re.search(rf"^nv set system aaa tacacs vrf {vrf}$", text, re.M) and "authentication-order 5 tacacs" in text:
         stated.tacacs = set(re.findall(r"^nv set system aaa tacacs server (\S+) priority \d+$", text, re.M))
     stated.snmp = "nv set service snmp-server enable on" in text and "readonly-community" in text
-    stated.api = "nv set system api state enabled" in text and "nv set system gnmi-server state enabled" in text
+    stated.api = "nv set system api state enabled" in text
+    stated.gnmi = "nv set system gnmi-server state enabled" in text
     banner = re.search(r"^nv set system message pre-login '(.*)'$", text, re.M)
     stated.banner = banner[1] if banner else None
     stated.users = {name: "admin" if role == "system-admin" else "operator" for name, role in re.findall(
@@ -124,7 +127,10 @@ def read_sonic(files: dict[str, str]) -> Stated:
     if db.get("AAA", {}).get("authentication", {}).get("login", "").startswith("tacacs+"):
         stated.tacacs = set(db.get("TACPLUS_SERVER", {}))
     stated.snmp = bool(db.get("SNMP_COMMUNITY"))
-    stated.api = "GNMI" in db
+    # without a server certificate SONiC runs gNMI without TLS on 127.0.0.1 only (gnmi-native.sh)
+    gnmi = db.get("GNMI", {})
+    stated.api = stated.gnmi = bool(gnmi.get("certs", {}).get("server_crt") and gnmi.get("certs", {}).get("server_key")
+                                    and gnmi.get("gnmi", {}).get("port"))
     stated.banner = db.get("BANNER_MESSAGE", {}).get("global", {}).get("login")
     stated.users = {name: "admin" if groups else "operator"
                     for name, groups in re.findall(r'^account (\S+) "(.*)"$', files.get("users.sh", ""), re.M)}
@@ -132,6 +138,8 @@ def read_sonic(files: dict[str, str]) -> Stated:
 
 
 READERS = {"eos.cfg": read_eos, "nvue.sh": read_nvue, "config_db.json": read_sonic}
+# Cumulus Linux runs no gNMI server on a Spectrum-1 switch (Cumulus Linux 5.14, gNMI Streaming)
+SPECTRUM_1 = {"SN2201"}
 
 
 def switch_files(files: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -157,7 +165,9 @@ def problems(result: Valid, files: dict[str, str]) -> list[str]:
         if reader is None:
             continue
         stated = reader(own)
-        oob_switch = result.topology.switch(switch)["network"] == "oob"
+        node = result.topology.switch(switch)
+        oob_switch = node["network"] == "oob"
+        gnmi = plane.api and not (reader is read_nvue and node["model"] in SPECTRUM_1)
         if spec.oob is None:
             if stated.address is not None:
                 found.append(f"{switch}: address {stated.address} with no oob network (its port keeps DHCP)")
@@ -177,8 +187,9 @@ def problems(result: Valid, files: dict[str, str]) -> list[str]:
         for service, servers in wanted.items():
             if getattr(stated, service) != servers:
                 found.append(f"{switch}: {service} {sorted(getattr(stated, service))}, want {sorted(servers)}")
-        if stated.snmp != (plane.snmp is not None) or stated.api != plane.api or stated.banner != plane.banner:
-            found.append(f"{switch}: snmp {stated.snmp}, api {stated.api}, banner {stated.banner!r}")
+        if (stated.snmp != (plane.snmp is not None) or stated.api != plane.api or stated.gnmi != gnmi
+                or stated.banner != plane.banner):
+            found.append(f"{switch}: snmp {stated.snmp}, api {stated.api}, gnmi {stated.gnmi}, banner {stated.banner!r}")
         if stated.users != {user.name: user.role for user in plane.users}:
             found.append(f"{switch}: users {stated.users}")
         if not stated.secrets <= VARIABLES or PASSWORD_HASH_VARIABLE not in stated.secrets:
@@ -204,6 +215,10 @@ def _designs() -> list[tuple[str, dict[str, Any]]]:
     for tier in ("leaf", "spine"):
         sonic["fabric"][tier] = {**sonic["fabric"][tier], "os": "sonic"}
     designs.append(("prod-fabric-sonic", {**sonic, "management_plane": FULL}))
+    sn2201 = copy.deepcopy(dict(designs)["prod-nvue"])
+    sn2201["oob"] = {"leaf": {"switch": "SN2201"}}
+    designs.append(("prod-sn2201-oob", sn2201))
+    designs.append(("prod-no-api", {**copy.deepcopy(dict(designs)["prod-sonic"]), "management_plane": {"api": False}}))
     dev = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"]["gpu-cluster:cluster"]
     designs.append(("dev", dev))
     return designs

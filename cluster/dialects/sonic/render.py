@@ -283,6 +283,9 @@ def oob_tables(oob: OobL2) -> dict[str, Any]:
 
 MGMT_VRF = "mgmt"  # SONiC's management VRF name (sonic-ntp.yang, sonic-syslog.yang: `mgmt|default`)
 GNMI_PORT = "50052"  # the port of SONiC's own sample CONFIG_DB (sonic-yang-models tests/files/sample_config_db.json)
+# gNMI's TLS server certificate, which the deploy installs: without GNMI|certs SONiC's gnmi-native.sh
+# starts the server with --noTLS on 127.0.0.1 only (sonic-buildimage dockers/docker-sonic-gnmi)
+GNMI_CERTS = {"server_crt": "/etc/sonic/tls/gnmi-server.cer", "server_key": "/etc/sonic/tls/gnmi-server.key"}
 SNMP_PORT = "161"
 TACACS_PORT = "49"
 USER_GROUPS = {"admin": "sudo,docker", "operator": ""}  # sonic-buildimage build_debian.sh: useradd -G sudo,docker
@@ -328,7 +331,10 @@ def management_tables(plane: ManagementPlane) -> dict[str, Any]:
             tables["SNMP_AGENT_ADDRESS_CONFIG"] = {f"{plane.host}|{SNMP_PORT}|{MGMT_VRF if plane.vrf else ''}": {}}
     tables["BANNER_MESSAGE"] = {"global": {"state": "enabled", "login": services.banner}}
     if services.api:
-        tables["GNMI"] = {"gnmi": {"client_auth": "true", "port": GNMI_PORT, "vrf": vrf}}
+        # logins are the switch's accounts (local users, TACACS+) over TLS, as on EOS and NVUE: no client
+        # certificate asked (client_auth false), password authentication (user_auth)
+        tables["GNMI"] = {"certs": dict(GNMI_CERTS),
+                          "gnmi": {"client_auth": "false", "port": GNMI_PORT, "user_auth": "password", "vrf": vrf}}
     return tables
 
 
