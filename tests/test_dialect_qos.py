@@ -18,7 +18,7 @@ import yaml
 from cluster.configs import render_configs
 from cluster.intent.qos import classes
 from cluster.intent.switch import PFC_WATCHDOG_MS
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.stackfile import Qos
 from tests.conftest import ROOT
 
@@ -169,7 +169,7 @@ def _stacks() -> list[Path]:
 @pytest.mark.parametrize("path", _stacks(), ids=lambda path: path.stem)
 def test_every_example_states_the_whole_plan(path: Path) -> None:
     result = validate(str(path))
-    if not result.ok or result.spec is None or result.topology is None or result.spec.qos is None:
+    if not result.ok or not isinstance(result, Valid) or result.spec.qos is None:
         pytest.skip(f"{path.name}: no rendered RoCE fabric (fails validation on purpose, cloud, or InfiniBand)")
     if result.spec.fabric is not None and result.spec.fabric.transport != "roce":
         pytest.skip(f"{path.name}: InfiniBand fabric")
@@ -196,7 +196,7 @@ def test_every_dialect_states_any_plan(os: str, plan: str) -> None:
     if os == "eos":  # an SN5600 does not run EOS: an Arista box of the same size
         data["fabric"]["leaf"]["switch"] = data["fabric"]["spine"]["switch"] = "7060X6"
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None and result.spec.qos is not None, result.findings
+    assert isinstance(result, Valid) and result.spec.qos is not None, result.findings
     errors = [f for f in result.findings if str(f.severity) == "error" and not f.suppressed]
     assert errors == [], errors
     assert check_design(render_configs(result.spec, result.topology), result.spec.qos) == []
@@ -221,7 +221,7 @@ def test_the_check_fails_on_eos_weights_without_no_priority() -> None:
     """`bandwidth percent` alone leaves an EOS tx-queue in strict priority, so the RoCE queue (TC 3)
     could starve the lower ones: the EOS reader sees each such queue as strict."""
     result = validate(str(ROOT / "tests" / "golden" / "stacks" / "eos.yaml"))
-    assert result.spec is not None and result.topology is not None and result.spec.qos is not None
+    assert isinstance(result, Valid) and result.spec.qos is not None
     files = render_configs(result.spec, result.topology)
     assert check_design(files, result.spec.qos) == []
     old = {path: text.replace("      no priority\n", "") for path, text in files.items()}
@@ -266,7 +266,7 @@ def test_a_stuck_queue_is_dropped_not_its_port(os: str, plan: str) -> None:
         if os == "eos":
             data["fabric"][tier]["switch"] = "7060X6"
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     files = render_configs(result.spec, result.topology)
     inventory = json.loads(files["inventory.json"])["switches"]
     configs = fabric_configs(files, inventory)

@@ -263,8 +263,9 @@ def _addresses(data: dict[str, Any]) -> dict[str, str]:
     ({"tacacs_servers": ["192.0.2.1", "192.0.2.1"]}, "management_plane", "twice"),
     ({"users": [{"name": "admin"}, {"name": "admin", "role": "operator"}]}, "management_plane", "twice"),
     ({"users": []}, "management_plane.users", "at least 1"),
-    ({"banner": "it's $(reboot)"}, "management_plane.banner", "pattern"),
-    ({"snmp": {"location": "a\nb"}}, "management_plane.snmp.location", "pattern"),
+    ({"banner": "it's $(reboot)"}, "management_plane.banner", "no quote, `$` or backslash"),
+    ({"snmp": {"location": "a\nb"}}, "management_plane.snmp.location", "one line"),
+    ({"users": [{"name": "Admin"}]}, "management_plane.users[0].name", "login name"),
 ])
 def test_a_bad_management_plane_is_a_schema_finding(plane: dict[str, Any], path: str, words: str) -> None:
     result = run(stack(management_plane=plane, oob={"leaf": {"switch": "OOB-48x1"}}))

@@ -251,8 +251,9 @@ def _check(args: argparse.Namespace) -> int:
                           "counts": checked.counts, "findings": [f.to_dict() for f in checked.findings]}, indent=2))
     else:
         counts = checked.counts
-        print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established, "
-              f"{counts['prefixes']} prefixes with their ECMP widths, {counts['reach_probes']} reachability and "
+        print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established "
+              f"({counts['bfd_up']} with BFD up on the design's timers), {counts['prefixes']} prefixes with their "
+              f"ECMP widths, {counts['reach_probes']} reachability and "
               f"{counts['mtu_probes']} MTU probes, {counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")
@@ -276,8 +277,8 @@ def _fail(args: argparse.Namespace) -> int:
             else "no route changed"
         withdraw = f"in {report.withdraw_s} s" if report.withdraw_s is not None else "did NOT settle"
         print(f"lab fail: {printable(args.name)} ({args.mode}): {first}, routes settled to the design's failed fabric "
-              f"{withdraw}; {len(lossy)} of {len(report.flows)} probe flows lost packets, the worst for "
-              f"{report.worst_loss_s:.2f} s")
+              f"{withdraw} (bound {report.bound_settle_s:g} s); {len(lossy)} of {len(report.flows)} probe flows lost "
+              f"packets, the worst for {report.worst_loss_s:.2f} s (bound {report.bound_loss_s:g} s)")
         worst = max(report.measured_ratio.items(), key=lambda item: item[1], default=None)
         if worst is not None:
             predicted = ", ".join(f"{name} {ratio:g}:1" for name, ratio in report.predicted_ratio.items())

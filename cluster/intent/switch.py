@@ -19,6 +19,7 @@ from cluster.catalog import load_catalog
 from cluster.dialects import platform
 from cluster.ecmp import ecmp_widths
 from cluster.intent.bgp import BgpPolicy, bgp_policies, bgp_policy
+from cluster.intent.hostnet import DhcpRelay, dhcp_relay
 from cluster.intent.management import ManagementPlane, management_plane, services
 from cluster.intent.qos import SWITCH_MTU, QosPlan
 from cluster.naming import host_port_label, management_port, switch_port
@@ -102,6 +103,7 @@ class Switch:
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
     policy: BgpPolicy | None = None  # what its BGP sessions may carry, their limit and restart (routed switches)
     management_plane: ManagementPlane | None = None  # its management address, VRF and services (on premises)
+    dhcp_relay: DhcpRelay | None = None  # DHCP relay from its management host ports (`provisioning`)
 
     @property
     def routed(self) -> bool:
@@ -246,6 +248,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                     if name in addresses.asns else None),
             management_plane=management_plane(spec, design_services, addresses.management_address(name),
                                               data["network"]),
+            dhcp_relay=dhcp_relay(spec, ((port.name, port.role, port.network, port.address, port.peer_address)
+                                         for port in ports)) if platform(data["os"]).relays_on_routed_ports else None,
         )
 
 

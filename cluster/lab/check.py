@@ -2,6 +2,7 @@
 
 - LAB-BGP: a session the design has (both ends in the lab) that is not configured or not
   Established; LAB-ASN: a switch or a peer speaking another ASN than the design gives it.
+- LAB-BFD: a designed session without BFD up on the design's timers.
 - LAB-ROUTE: a prefix (a loopback or a host /31) missing from a switch's kernel, or installed
   over a different number of next hops than the design's ECMP width.
 - LAB-REACH: a host rail that does (not) reach another host's rail where the design says the
@@ -54,6 +55,7 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     findings: list[Finding] = []
     counts: dict[str, int] = {}
     findings += _sessions(lab, expected, counts)
+    findings += _bfd(lab, expected, counts)
     findings += routes(lab, expected, counts)
     findings += _reachability(lab, expected, counts)
     findings += _mtu(lab, expected, counts)
@@ -96,6 +98,44 @@ def _sessions(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Findin
                                          f"render {session.peer} again (its `router bgp` line)"))
     counts["sessions"] = sum(len(sessions) for sessions in expected.sessions.values())
     counts["established"] = established
+    return findings
+
+
+def _bfd(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    """LAB-BFD: every designed session (both ends in the lab) has a BFD session that is up and
+    runs the design's timers on this end."""
+    findings = []
+    up = 0
+    timers = expected.bfd
+    planned = (timers.transmit_ms, timers.receive_ms, timers.multiplier)
+    observed = observe.bfd(lab)
+    for switch, peers in sorted(observed.items()):
+        path = _switch_file(lab, switch)
+        for session in expected.sessions.get(switch, ()):
+            where = f"{switch} {session.port} -> {session.peer} ({session.peer_address})"
+            peer = peers.get(session.peer_address)
+            if peer is None:
+                findings.append(_finding("LAB-BFD", path, f"{where}: no BFD session; the design runs BFD on every "
+                                         f"BGP session (down after {timers.detect_ms} ms of silence)",
+                                         f"enable BFD on {switch}'s session to {session.peer_address} (render it "
+                                         "again)"))
+                continue
+            running = (peer.get("transmit-interval"), peer.get("receive-interval"), peer.get("detect-multiplier"))
+            other_end = observed.get(session.peer)
+            if peer.get("status") != "up" and other_end is not None and str(peer.get("local")) not in other_end:
+                continue  # the peer runs no BFD toward it: the finding is the peer's, where the cause is
+            if peer.get("status") != "up":
+                findings.append(_finding("LAB-BFD", path, f"{where}: BFD {peer.get('status')}, not up",
+                                         f"compare both ends' BFD settings (`vtysh -c 'show bfd peer "
+                                         f"{session.peer_address}'` in the lab)"))
+            elif running != planned:
+                findings.append(_finding(
+                    "LAB-BFD", path, f"{where}: BFD runs transmit {running[0]} ms, receive {running[1]} ms, "
+                    f"multiplier {running[2]}; the design's are {planned[0]} ms, {planned[1]} ms, {planned[2]} "
+                    f"(down after {timers.detect_ms} ms)", f"set {switch}'s BFD timers as the design renders them"))
+            else:
+                up += 1
+    counts["bfd_up"] = up
     return findings
 
 

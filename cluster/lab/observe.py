@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.lab.runtime import Lab, bgp_summary, run_each
+from cluster.lab.runtime import Lab, LabError, read_bgp_summary, run_each, vtysh_each, vtysh_json
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,22 @@ class Probe:
 
 
 def bgp(lab: Lab) -> dict[str, tuple[int | None, dict[str, dict[str, Any]]]]:
-    """switch -> (its local ASN, its peers as `show bgp summary json` lists them)."""
-    return {switch.name: bgp_summary(lab, switch.name) for switch in lab.plan.switches}
+    """switch -> (its local ASN, its peers as `show bgp summary json` lists them): one read per
+    switch, all at once."""
+    texts = vtysh_each(lab, [switch.name for switch in lab.plan.switches], "show bgp summary json")
+    return {device: read_bgp_summary(device, text) for device, text in texts.items()}
+
+
+def bfd(lab: Lab) -> dict[str, dict[str, dict[str, Any]]]:
+    """switch -> {peer address: its BFD session as `show bfd peers json` lists it}, read at once."""
+    command = "show bfd peers json"
+    result: dict[str, dict[str, dict[str, Any]]] = {}
+    for device, text in vtysh_each(lab, [switch.name for switch in lab.plan.switches], command).items():
+        peers = vtysh_json(device, command, text or "[]")
+        if not isinstance(peers, list):
+            raise LabError(f"{device}: `{command}` is no list: {text[:200]}")
+        result[device] = {str(peer.get("peer")): peer for peer in peers if isinstance(peer, dict)}
+    return result
 
 
 def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:
