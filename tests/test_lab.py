@@ -128,7 +128,23 @@ def _break(tree: Path) -> dict[str, str]:
     uplink = next(key.split("|")[0] for key in db["INTERFACE"] if key.split("|")[-1].startswith("10.64."))
     db["PORT"][uplink]["mtu"] = "1500"
     db_file.write_text(json.dumps(db, indent=4))
-    return {"neighbor": missing.group(1), "port": uplink}
+    # the host script: rail 1 loses its source rule, rail 2 its next hop in the fabric's multipath route
+    (script,) = tree.glob("hosts/*/qos.sh")
+    lines = script.read_text().splitlines()
+    kept = [line for line in lines if line not in ('ip rule add from "${ADDRS[1]%/*}" table 101 priority 101',
+                                                   'NEXTHOPS+=(nexthop via "${GWS[2]}" dev "$dev")')]
+    assert len(kept) == len(lines) - 2
+    script.write_text("\n".join(kept) + "\n")
+    # the cabling plan: leaf-001-r2's and leaf-001-r3's first uplinks crossed at spine-001
+    plan = tree / "cabling.csv"
+    rows = plan.read_text().splitlines()
+    crossed = [index for index, row in enumerate(rows)
+               if re.search(r",leaf-001-r[23],p29,spine-001,", row)]
+    first, second = (rows[index].split(",") for index in crossed)
+    first[5:7], second[5:7], first[11], second[11] = second[5:7], first[5:7], second[11], first[11]
+    rows[crossed[0]], rows[crossed[1]] = ",".join(first), ",".join(second)
+    plan.write_text("\n".join(rows) + "\n")
+    return {"neighbor": missing.group(1), "port": uplink, "script": script.relative_to(tree).as_posix()}
 
 
 def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: Path) -> None:
@@ -153,8 +169,18 @@ def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: 
                for f in by_rule["LAB-MTU"])
     # The missing session also narrows leaf-001-r1's ECMP width, which the route check sees.
     assert any("leaf-001-r1 reaches" in f["message"] for f in by_rule["LAB-ROUTE"])
+    # The host's rail 1 no longer leaves on its own rail; rail 2's leaf is missing from its multipath route.
+    hosts = by_rule["LAB-RAIL"]
+    assert {f["path"] for f in hosts} == {broken["script"]}
+    assert any(" rail 1 (" in f["message"] and "on its own rail" in f["message"] for f in hosts)
+    assert any("spreads it over every rail's leaf" in f["message"] for f in hosts)
+    assert not any(" rail 2 (" in f["message"] for f in hosts)  # its own source rule still holds
+    # The crossed rows of cabling.csv are wired as written: LLDP shows each crossed port.
+    lldp = " ".join(f["message"] for f in by_rule["LAB-LLDP"])
+    assert "leaf-001-r2" in lldp and "leaf-001-r3" in lldp, by_rule["LAB-LLDP"]
     named = {f["path"] for f in findings if f["rule"] in ("LAB-ASN", "LAB-BGP")}
-    assert all(any(device in path for device in ("leaf-001-r0", "leaf-001-r1", "spine-00")) for path in named)
+    assert all(any(device in path for device in ("leaf-001-r0", "leaf-001-r1", "leaf-001-r2", "leaf-001-r3",
+                                                 "spine-00")) for path in named)
 
 
 def test_a_fabric_without_bfd_fails_check_and_a_silent_spine_outlasts_the_bound(state: Path, tmp_path: Path) -> None:

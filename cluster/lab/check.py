@@ -5,6 +5,7 @@
 - LAB-BFD: a designed session without BFD up on the design's timers.
 - LAB-ROUTE: a prefix (a loopback or a host /31) missing from a switch's kernel, or installed
   over a different number of next hops than the design's ECMP width.
+- LAB-RAIL: a host rail whose own traffic leaves on another rail or toward another leaf.
 - LAB-REACH: a host rail that does (not) reach another host's rail where the design says the
   opposite (same rail under other leaves, and across rails).
 - LAB-MTU: a cable or a host-to-host path that does not carry the design's MTU with DF set.
@@ -22,12 +23,16 @@ from cluster.findings import Finding, Severity
 from cluster.lab import observe
 from cluster.lab.expect import Design, RailAddress, design
 from cluster.lab.model import Slice, lab_cables, slice_devices
-from cluster.lab.observe import Probe
+from cluster.lab.observe import Probe, RouteQuery
 from cluster.lab.rules import lab_finding
 from cluster.lab.runtime import Lab
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.check import gather, verify
+
+#: An address no design uses (RFC 5737 TEST-NET-2): where a rail's own table sends what is not
+#: the fabric's. Only asked of the kernel (`ip route get`), never sent.
+OUTSIDE = "198.51.100.1"
 
 #: What a veth cannot show: it always reports 10 Gb/s, so link speeds are not checked here.
 NOT_EMULATED = frozenset({"CABLE-SPEED"})
@@ -57,6 +62,7 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     findings += _sessions(lab, expected, counts)
     findings += _bfd(lab, expected, counts)
     findings += routes(lab, expected, counts)
+    findings += _host_routes(lab, expected, counts)
     findings += _reachability(lab, expected, counts)
     findings += _mtu(lab, expected, counts)
     if lldp:
@@ -197,6 +203,63 @@ def rail_probes(expected: Design) -> list[tuple[RailAddress, RailAddress]]:
             pairs.extend((source, target) for target in targets if target.host != source.host or
                          target.rail != source.rail)
     return pairs
+
+
+def _host_routes(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    """LAB-RAIL: from each rail's own address, the kernel sends to other hosts' rails (up to
+    four, spread over them) and to an address outside the fabric (OUTSIDE: the rail's own table's
+    default route) over that rail to its own leaf; and the host's route toward them without a
+    source (its main table's most specific covering route) has one next hop per rail's leaf.
+    Within the fabric Linux picked the source's own rail from the multipath route in every case
+    tried, so OUTSIDE is what shows a missing source rule."""
+    by_host: dict[str, list[RailAddress]] = {}
+    for rail in expected.rails:
+        by_host.setdefault(rail.host, []).append(rail)
+    interfaces = {host.name: host.interfaces for host in lab.plan.hosts}
+    queries: dict[RouteQuery, tuple[RailAddress, str]] = {}
+    covering: dict[str, str] = {}
+    for host, rails in by_host.items():
+        others = [rail for rail in expected.rails if rail.host != host]
+        targets = sorted({others[index * len(others) // 4].address for index in range(4)} if others else set())
+        targets.append(OUTSIDE)
+        for rail, interface in zip(rails, interfaces[host], strict=True):
+            for target in targets:
+                queries[RouteQuery(host, target, rail.address)] = (rail, interface.name)
+        if others:
+            covering[host] = targets[0]
+    answers = observe.route_get(lab, queries)
+    findings = []
+    for query, (rail, device) in queries.items():
+        answer = answers.get(query, {})
+        got = (answer.get("dev"), answer.get("gateway"))
+        if got != (device, rail.gateway):
+            findings.append(_finding(
+                "LAB-RAIL", f"hosts/{_pool(lab, query.device)}/qos.sh",
+                f"{query.device} rail {rail.rail} ({rail.address}) sends to {query.target} via "
+                f"{got[1] or 'no gateway'} on {got[0] or 'no interface'}; the design sends it on its own rail "
+                f"{device} via {rail.leaf} ({rail.gateway})",
+                f"check the rail's source rule and its table's default route (`ip rule`, `ip route show table all` "
+                f"in namespace {lab.ns(query.device)})"))
+    for host, routes in sorted(observe.covering_routes(lab, covering).items()):
+        specific = max(routes, key=lambda route: _prefix_length(str(route.get("dst", ""))), default={})
+        hops = specific.get("nexthops") or [specific]
+        gateways = sorted({str(hop.get("gateway")) for hop in hops if hop.get("gateway")})
+        want = sorted({rail.gateway for rail in by_host[host]})
+        if gateways != want:
+            findings.append(_finding(
+                "LAB-RAIL", f"hosts/{_pool(lab, host)}/qos.sh",
+                f"{host}'s route to {covering[host]} ({specific.get('dst', 'none')}) goes via "
+                f"{', '.join(gateways) or 'no gateway'}; the design spreads it over every rail's leaf "
+                f"({', '.join(want)})", "check the fabric's multipath route: one nexthop per rail"))
+    counts["host_route_queries"] = len(queries) + len(covering)
+    return findings
+
+
+def _prefix_length(destination: str) -> int:
+    """The length of a route's `dst` (`default` is 0, a bare address 32)."""
+    if destination == "default":
+        return 0
+    return int(destination.partition("/")[2] or 32)
 
 
 def _reachability(lab: Lab, expected: Design, counts: dict[str, int],

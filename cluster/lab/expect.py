@@ -40,6 +40,7 @@ class RailAddress:
     rail: int
     address: str  # a.b.c.d (no length)
     leaf: str
+    gateway: str  # the leaf's end of the rail's /31 (a.b.c.d)
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
             nic, nic_port = topology.cable(lower, upper, FABRIC)["ports"][index]
             pool = pools[topology.host(lower)["pool"]]
             rails.append(RailAddress(lower, nic * pool.fabric_nics.ports_per_nic + nic_port,
-                                     lower_side.split("/")[0], upper))
+                                     lower_side.split("/")[0], upper, upper_side.split("/")[0]))
             continue
         sessions[lower].append(Session(upper, upper_side.split("/")[0], addresses.asns[upper], cable.lower.port))
         sessions[upper].append(Session(lower, lower_side.split("/")[0], addresses.asns[lower], cable.upper.port))

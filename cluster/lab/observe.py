@@ -59,6 +59,38 @@ def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple
     return result
 
 
+@dataclass(frozen=True)
+class RouteQuery:
+    """`ip route get TARGET from SOURCE` in a device's namespace."""
+
+    device: str
+    target: str
+    source: str
+
+
+def route_get(lab: Lab, queries: Iterable[RouteQuery]) -> dict[RouteQuery, dict[str, Any]]:
+    """What each device's kernel answers for each query (its route: dev, gateway, prefsrc; empty
+    when it has none), one process per device, all at once."""
+    per_device: dict[str, list[RouteQuery]] = {}
+    for query in queries:
+        per_device.setdefault(query.device, []).append(query)
+    scripts = {device: ["bash", "-c", "\n".join(
+        f"ip -j route get {shlex.quote(query.target)} from {shlex.quote(query.source)} 2>/dev/null || echo '[]'"
+        for query in batch)] for device, batch in per_device.items()}
+    answers: dict[RouteQuery, dict[str, Any]] = {}
+    for device, text in run_each(lab, scripts).items():
+        for query, line in zip(per_device[device], text.splitlines(), strict=False):
+            routes = json.loads(line or "[]")
+            answers[query] = routes[0] if routes else {}
+    return answers
+
+
+def covering_routes(lab: Lab, targets: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """device -> the routes of its main table that cover its target (`ip -j route show match`)."""
+    commands = {device: ["ip", "-j", "route", "show", "match", target] for device, target in targets.items()}
+    return {device: json.loads(text or "[]") for device, text in run_each(lab, commands).items()}
+
+
 def ping(lab: Lab, probes: Iterable[Probe], wait_s: float = 2, rounds: int = 2) -> dict[Probe, bool]:
     """Whether each probe was answered (one echo, `wait_s` to answer; a second try after a miss,
     since the first packet of a new pair may wait for ARP). What is still lost is probed again in

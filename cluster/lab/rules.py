@@ -24,6 +24,10 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
                   "A loopback or host /31 missing from a switch's kernel, installed over another number of next "
                   "hops than the design's ECMP width, or held though nothing in the lab announces it.",
                   Severity.ERROR),
+    "LAB-RAIL": ("host rail routing not as designed",
+                       "Traffic from a host rail's own address that does not leave on that rail toward its own "
+                       "leaf, or a host whose route to the fabric does not spread over every rail's leaf.",
+                       Severity.ERROR),
     "LAB-REACH": ("reachability not as designed",
                   "A host rail that does (or does not) reach another host's rail where the design says the "
                   "opposite.", Severity.ERROR),
