@@ -3,13 +3,13 @@
 `render_configs(spec, topology)` returns {relative path: text}; the whole tree (with the exports
 and the verify files) is `cluster.artifacts.render_tree`; nothing touches the disk here (see
 `cluster.publish`). Layout:
-  switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
+  switches/<name>/config_db.json + frr.conf + users.sh (sonic) | nvue.sh (nvue) | eos.cfg (eos)
   fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
   hosts/<pool>/qos.sh + nccl.env + nccl-socket.sh   (qos.sh: RoCE only)
   hosts/<pool>/netplan/<host>.yaml                  (management and storage ports, per host)
   hosts/<pool>/netnames.sh                          (pins those netdev names where the stack file gives none)
   dhcp/kea-dhcp4.conf                               (with `provisioning`: the management network's DHCP)
-  inventory.json                                    (loopback, ASN, dialect per switch)
+  inventory.json                                    (loopback, ASN, management address, dialect per switch)
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, na
     inventory: dict[str, dict[str, object]] = {}
     for switch in switch_views(spec, topology, addresses, switch_qos, names):
         inventory[switch.name] = {"network": switch.network, "tier": switch.tier, "os": switch.os,
-                                  "model": switch.model, "loopback": switch.loopback, "asn": switch.asn}
+                                  "model": switch.model, "loopback": switch.loopback, "asn": switch.asn,
+                                  "management": switch.management_plane.address if switch.management_plane else None}
         if platform(switch.os).config_file is None:
             continue  # configured fabric-wide (the subnet manager's files)
         for file, text in render_switch(switch).items():

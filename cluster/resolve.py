@@ -46,7 +46,8 @@ SPECIAL_RANGES = {
     "240.0.0.0/4": "reserved (RFC 1112), with the broadcast address",
 }
 NETWORK_RATIO = 3.0  # default max_oversubscription of storage, management and out-of-band leaves
-DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10"}
+DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10",
+                 "oob": "172.16.0.0/16"}
 
 
 def _pool_problem(text: str) -> str | None:
@@ -564,7 +565,7 @@ class _Resolver:
 
     def addressing(self) -> None:
         pools = {}
-        for key in ("loopbacks", "fabric_links", "hosts"):
+        for key in DEFAULT_POOLS:
             text = getattr(self.raw.addressing, key)
             problem = _pool_problem(text)
             if problem is not None:
@@ -593,6 +594,34 @@ class _Resolver:
                            f"{cidr} opens SSH to {allowed.num_addresses:,} addresses (a /{allowed.prefixlen}); the "
                            f"widest range gpu-cluster opens is a /{widest}",
                            "give the ranges your users connect from (an office or VPN range, e.g. 203.0.113.0/24)")
+
+    def management_plane(self, cloud_target: bool) -> sf.ManagementPlane:
+        """The management plane with its defaults: the gateway at the first address of the oob
+        pool, NTP from the gateway. The gateway must lie in the pool's lower half (the upper half
+        holds the switches' management addresses, cluster.addressing)."""
+        raw = self.raw.management_plane
+        if cloud_target:
+            if "management_plane" in self.raw.model_fields_set:
+                self.ignored("management_plane", f"management_plane is the provider's on {self.raw.target}; this "
+                             "section is ignored", "remove `management_plane` from a cloud stack")
+            return raw
+        if _pool_problem(self.raw.addressing.oob) is not None:
+            return raw  # reported at addressing.oob
+        pool = ipaddress.IPv4Network(self.raw.addressing.oob)
+        if pool.prefixlen > 29:
+            self.error("addressing.oob", f"{pool} is too small for a management segment (a /{pool.prefixlen})",
+                       "give addressing.oob a /29 or wider range, such as 172.16.0.0/16")
+            return raw
+        lower = next(pool.subnets(prefixlen_diff=1))
+        gateway = raw.gateway or str(lower.network_address + 1)
+        address = ipaddress.IPv4Address(gateway)
+        if address not in lower or address in (lower.network_address, pool.broadcast_address):
+            self.error("management_plane.gateway",
+                       f"gateway {gateway} is not a host address of the lower half of addressing.oob ({lower}); the "
+                       "upper half holds the switches' management addresses",
+                       f"give a gateway in {lower}, such as {lower.network_address + 1}, or move addressing.oob")
+        ntp = raw.ntp_servers if raw.ntp_servers is not None else [gateway]
+        return raw.model_copy(update={"gateway": gateway, "ntp_servers": ntp})
 
     def access(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.access names a path the target has; SSM needs a way out to reach its endpoints."""
@@ -702,6 +731,7 @@ class _Resolver:
                              "remove `qos`, or use transport: roce", Severity.INFO)
             self._lossless_buffers(fabric)
         self.addressing()
+        management_plane = self.management_plane(cloud_target)
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None
@@ -720,6 +750,7 @@ class _Resolver:
             qos=self.qos(fabric),
             policy=policy,
             costs=raw.costs,
+            management_plane=management_plane,
             provisioning=None if cloud_target else raw.provisioning,
         )
 

@@ -164,6 +164,7 @@ class ClusterSpec(Spec):
     qos: sf.Qos | None  # None where no RoCE QoS applies (InfiniBand, cloud)
     policy: PolicySpec
     costs: sf.Costs | None = None  # bill-of-materials overrides of prices.yaml
+    management_plane: sf.ManagementPlane = sf.ManagementPlane()  # gateway and NTP filled in (on premises)
     provisioning: sf.Provisioning | None = None  # on premises: DHCP relayed to this server, PXE
     # Address pools the stack file leaves to the defaults (those may be enlarged for a large
     # design, cluster.addressing.fit_default_pools), and those that were, with the default they replace.

@@ -105,6 +105,8 @@ def bfd_problems(spec: ClusterSpec, topology: Topology, files: dict[str, str]) -
     rendered = set()
     for path, text in sorted(files.items()):
         _, switch, name = path.split("/")
+        if name not in READERS and name != "config_db.json":
+            continue  # no BGP in it (SONiC's users.sh)
         if name == "config_db.json":
             metadata = json.loads(text)["DEVICE_METADATA"]["localhost"]
             if switch in asns and metadata.get("frr_mgmt_framework_config") != "true":

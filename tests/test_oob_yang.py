@@ -1,5 +1,6 @@
 """The SONiC tables of the oob network (VLAN, VLAN_MEMBER, PORTCHANNEL, PORTCHANNEL_MEMBER, STP,
-STP_VLAN, STP_PORT) loaded by SONiC's own `sonic_yang` against SONiC's YANG models
+STP_VLAN, STP_PORT, and the oob switch's own management address: VLAN_INTERFACE, STATIC_ROUTE)
+loaded by SONiC's own `sonic_yang` against SONiC's YANG models
 (`../shared/vendor/sonic`, unmodified upstream copies), for one and for two oob spines.
 
 Upstream's loader asks libyang 3 to read every JSON value as text (`json_string_datatypes`);
@@ -24,7 +25,8 @@ from tests.conftest import ROOT, missing_tool
 from tests.test_oob import _oob_designs
 
 VENDOR = ROOT.parent / "shared" / "vendor" / "sonic" / "src"
-TABLES = ("VLAN", "VLAN_MEMBER", "PORTCHANNEL", "PORTCHANNEL_MEMBER", "STP", "STP_VLAN", "STP_PORT")
+TABLES = ("VLAN", "VLAN_MEMBER", "PORTCHANNEL", "PORTCHANNEL_MEMBER", "STP", "STP_VLAN", "STP_PORT",
+          "VLAN_INTERFACE", "STATIC_ROUTE")
 
 
 def _typed(value: Any) -> Any:

@@ -3,6 +3,7 @@ NVUE, EOS, SONiC's SKU maps, the cabling plan and the bill of materials."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -113,3 +114,43 @@ def test_a_7808r3_at_100g_runs_each_cage_on_two_lanes() -> None:
     assert split is not None and split.lanes(100) == 2  # EOS `speed 100g-2` on lane 1 of an 8-lane cage
     wide = breakout("7808R3", 400)
     assert wide is not None and wide.lanes(400) == 8 and wide.lanes(200) == 4  # a 200G link on a 400G port
+
+
+# --- speeds a model cannot auto-negotiate (catalog forced_speeds) ------------------------------
+
+FORCED = [(model, gbps) for model, entry in sorted(load_catalog().switches.items())
+          if entry.forced_speeds is not None for gbps in entry.forced_speeds.gbps]
+
+
+def _nvue_ports(text: str) -> dict[str, list[str]]:
+    """{port: its `link ...` settings, in order} of an nvue.sh (a split cage's breakout line aside)."""
+    ports: dict[str, list[str]] = {}
+    for port, setting in re.findall(r"^nv set interface (swp\S+) link (.+)$", text, re.MULTILINE):
+        if not setting.startswith("breakout "):
+            ports.setdefault(port, []).append(setting)
+    return ports
+
+
+def test_the_sn4700_forces_its_400g_ports() -> None:
+    """Cumulus Linux 5.14, Switch Port Attributes: the SN4700 cannot auto-negotiate on QSFP-DD 400G,
+    the speed must be forced: every 400G port gets `link auto-negotiate off` after its speed (NVUE)
+    and `autoneg: off` (SONiC); at 200G, and on an SN5600 at 400G, auto-negotiation is left alone."""
+    assert ("SN4700", 400) in FORCED
+    for gbps, forced in ((400, True), (200, False)):
+        files = rendered({"leaf": {"switch": "SN4700", "port_gbps": gbps}, "spine": {"switch": "SN4700", "port_gbps": gbps}},
+                         nodes=16)
+        scripts = {path: text for path, text in files.items() if path.endswith("nvue.sh") and "/leaf-" in path}
+        assert scripts
+        for path, text in scripts.items():
+            for port, settings in _nvue_ports(text).items():
+                speed = settings.index(f"speed {gbps}G")
+                assert (settings[speed + 1:speed + 2] == ["auto-negotiate off"]) is forced, (path, port, settings)
+    sn5600 = rendered({"leaf": {"switch": "SN5600", "port_gbps": 400}, "spine": {"switch": "SN5600", "port_gbps": 400}})
+    assert not any("auto-negotiate" in text for path, text in sn5600.items() if path.endswith("nvue.sh"))
+    for gbps, forced in ((400, True), (200, False)):
+        sonic = rendered({"leaf": {"switch": "SN4700", "port_gbps": gbps, "os": "sonic"},
+                          "spine": {"switch": "SN4700", "port_gbps": gbps, "os": "sonic"}}, nodes=16)
+        dbs = [json.loads(text) for path, text in sonic.items() if path.endswith("config_db.json") and "/leaf-" in path]
+        assert dbs
+        for db in dbs:
+            assert {entry.get("autoneg") for entry in db["PORT"].values()} == ({"off"} if forced else {None})

@@ -106,12 +106,29 @@ def test_rendered_ports_are_the_skus_ports() -> None:
 
 
 def test_base_mac_is_deterministic_unicast_and_locally_administered() -> None:
-    macs = {base_mac(f"leaf-{index:03d}-r0") for index in range(1, 2001)}
+    macs = {base_mac("prod", f"leaf-{index:03d}-r0") for index in range(1, 2001)}
     assert len(macs) == 2000  # distinct per name
-    assert base_mac("leaf-001-r0") == base_mac("leaf-001-r0")
+    assert base_mac("prod", "leaf-001-r0") == base_mac("prod", "leaf-001-r0")
     for mac in macs:
         first = int(mac[:2], 16)
         assert re.fullmatch(r"([0-9a-f]{2}:){5}[0-9a-f]{2}", mac) and first & 0b10 and not first & 0b01
+
+
+def test_two_clusters_on_one_site_share_no_chassis_mac() -> None:
+    """Switch names repeat from cluster to cluster (every design has a leaf-001-r0): the base MAC,
+    which SONiC uses as the LLDP chassis id and router MAC, differs with the cluster's name, and a
+    cluster's own MACs stay what they were on every render."""
+    def macs(name: str) -> dict[str, str]:
+        result = run(stack(name=name, fabric={"leaf": {"switch": "SN5600", "ports": 32, "port_gbps": 400, "os": "sonic"},
+                                              "spine": {"switch": "SN5600", "ports": 32, "port_gbps": 400, "os": "sonic"}}))
+        assert isinstance(result, Valid), [str(f) for f in result.findings]
+        return {path: json.loads(text)["DEVICE_METADATA"]["localhost"]["mac"]
+                for path, text in render_tree(result.spec, result.topology).items() if path.endswith("config_db.json")}
+
+    first, second = macs("hall-a"), macs("hall-b")
+    assert first.keys() == second.keys() and len(first) >= 3
+    assert not set(first.values()) & set(second.values())
+    assert macs("hall-a") == first
 
 
 # --- no SKU data: a SCHEMA error, not made-up lanes ------------------------------------------

@@ -177,3 +177,42 @@ def test_a_rendered_config_with_a_port_lane_removed_fails(sample: dict[str, Any]
     first = sorted(config["PORT"])[0]
     del config["PORT"][first]["lanes"]
     assert 'Mandatory node "lanes" instance does not exist' in yang.errors(config)
+
+
+# --- the management plane's tables ---------------------------------------------------------
+
+MANAGEMENT_TABLES = ("MGMT_VRF_CONFIG", "MGMT_INTERFACE", "NTP", "NTP_SERVER", "SYSLOG_SERVER", "DNS_NAMESERVER",
+                     "TACPLUS", "TACPLUS_SERVER", "AAA", "SNMP", "SNMP_COMMUNITY", "SNMP_AGENT_ADDRESS_CONFIG",
+                     "BANNER_MESSAGE", "GNMI", "VLAN_INTERFACE", "STATIC_ROUTE")
+
+
+def _managed() -> dict[str, dict[str, Any]]:
+    """Every config_db.json of a SONiC fabric and oob with every management service set."""
+    from tests.test_management_plane import _designs
+
+    return sonic_configs(run(dict(_designs())["prod-fabric-sonic"]))
+
+
+def test_every_management_table_is_written_and_validates(sample: dict[str, Any]) -> None:
+    configs = _managed()
+    written = {table for config in configs.values() for table in config}
+    assert written >= set(MANAGEMENT_TABLES)
+    assert_all_validate(configs)
+
+
+@pytest.mark.parametrize(("table", "change", "words"), [
+    ("MGMT_VRF_CONFIG", None, "Try enable Management VRF"),  # services in `mgmt` need the VRF
+    ("MGMT_INTERFACE", "gwaddr", "Must condition"),  # an IPv6 gateway for an IPv4 address
+    ("TACPLUS", "passkey", "tacacs+"),  # tacacs+ logins need the key
+])
+def test_a_broken_management_table_fails(sample: dict[str, Any], table: str, change: str | None, words: str) -> None:
+    config = copy.deepcopy(next(config for path, config in sorted(_managed().items()) if "/leaf-" in path))
+    assert yang.errors(config) == ""
+    if change is None:
+        del config[table]
+    elif change == "gwaddr":
+        key = next(iter(config[table]))
+        config[table][key]["gwaddr"] = "fc00::1"
+    else:
+        del config[table]["global"][change]
+    assert words in yang.errors(config)

@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if code:
         return code
     elapsed = time.perf_counter() - started
-    switches = sum(1 for path in files if path.startswith("switches/") and path.count("/") == 2
-                   and not path.endswith("frr.conf"))
+    switches = len({path.split("/")[1] for path in files if path.startswith("switches/") and path.count("/") == 2})
     print(f"render: {result.stack}: {len(files)} files ({switches} switches, {len(spec.pools)} host pools) "
           f"in {where.shown} ({elapsed:.2f} s)")
     return 0
