@@ -264,6 +264,36 @@ def test_an_nvue_tree_runs_as_its_script_says_and_its_edits_reach_the_lab(state:
                for f in findings)
 
 
+def test_an_eos_tree_runs_as_its_config_says_and_its_edits_reach_the_lab(state: Path, tmp_path: Path) -> None:
+    """An EOS design's switches run each eos.cfg translated: a leaf's ECMP cut to 1 and a spine port
+    at MTU 1500 are found at their eos.cfg, and a clean tree checks clean (LLDP aside: see the README)."""
+    stack = str(ROOT / "tests/golden/stacks/eos.yaml")
+    tree = tmp_path / "rendered"
+    rendered = subprocess.run([sys.executable, "-m", "cluster", "render", stack, "--out", str(tree)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    assert rendered.returncode == 0, rendered.stderr
+    up = lab(state, "up", stack, "--from", str(tree), "--format", "json")
+    assert up.returncode == 0, up.stderr
+    clean = lab(state, "check", stack, "--no-lldp", "--format", "json")
+    assert clean.returncode == 0, json.loads(clean.stdout)["findings"][:3]
+    assert lab(state, "down", stack).returncode == 0
+    edits = {"leaf-001-r1": ("   maximum-paths 2 ecmp 2", "   maximum-paths 1 ecmp 1"),
+             "spine-001": ("interface Ethernet1/1\n   description leaf-001-r0 Ethernet7/1\n   mtu 9216",
+                           "interface Ethernet1/1\n   description leaf-001-r0 Ethernet7/1\n   mtu 1500")}
+    for switch, (old, new) in edits.items():
+        config = tree / f"switches/{switch}/eos.cfg"
+        text = config.read_text()
+        assert old in text
+        config.write_text(text.replace(old, new, 1))
+    assert lab(state, "up", stack, "--from", str(tree)).returncode == 0
+    checked = lab(state, "check", stack, "--no-lldp", "--format", "json")
+    assert checked.returncode == 1
+    findings = json.loads(checked.stdout)["findings"]
+    assert any(f["rule"] == "LAB-ROUTE" and f["path"] == "switches/leaf-001-r1/eos.cfg" and "over 1 next hops"
+               in f["message"] for f in findings)
+    assert any(f["rule"] == "LAB-MTU" and f["path"] == "switches/spine-001/eos.cfg" for f in findings)
+
+
 def test_two_leaf_groups_of_eight_rails_converge_and_a_spine_fails_as_whatif_says(state: Path) -> None:
     up = lab(state, "up", "article-c", "--format", "json")
     assert up.returncode == 0, up.stderr

@@ -16,6 +16,7 @@ from cluster.lab.expect import design
 from cluster.lab.model import LabPlan, Planned, Slice, build_plan, slice_devices
 from cluster.pipeline import Valid, validate
 from cluster.topology import FABRIC
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def test_an_nvue_script_is_translated_and_a_line_it_does_not_know_is_refused() -
     plan = _built(build_plan(prod.spec, prod.topology, files, Slice()))
     leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
     assert leaf.source.startswith("switches/leaf-001-r0/nvue.sh")
-    assert "  maximum-paths 64" in leaf.frr_conf and " neighbor 10.64.0.1 bfd profile NVUE1" in leaf.frr_conf
+    assert "  maximum-paths 64" in leaf.frr_conf and " neighbor 10.64.0.1 bfd profile BFD1" in leaf.frr_conf
     assert "ip prefix-list PLAN seq 30 permit 10.128.0.0/11 ge 31 le 31" in leaf.frr_conf
     script = "switches/leaf-001-r0/nvue.sh"
     edited = files[script].replace("nv config apply -y", "nv set router ospf enable on\nnv config apply -y")
@@ -87,6 +88,27 @@ def test_an_nvue_script_is_translated_and_a_line_it_does_not_know_is_refused() -
     assert planned.plan is None
     assert [(f.rule, f.path) for f in planned.findings] == [("LAB-INPUT", script)]
     assert "'nv set router ospf enable on' is a setting the lab does not translate" in planned.findings[0].message
+
+
+def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() -> None:
+    eos = validate(str(ROOT / "tests/golden/stacks/eos.yaml"))
+    assert isinstance(eos, Valid)
+    files = render_tree(eos.spec, eos.topology)
+    plan = _built(build_plan(eos.spec, eos.topology, files, Slice()))
+    leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
+    assert leaf.source.startswith("switches/leaf-001-r0/eos.cfg") and plan.notes == ()
+    assert "  maximum-paths 2" in leaf.frr_conf and "  neighbor 10.64.0.1 maximum-prefix 12000" in leaf.frr_conf
+    assert {(i.port, i.mtu) for i in leaf.interfaces} == {("Ethernet1/1", 9216), ("Ethernet2/1", 9216),
+                                                          ("Ethernet7/1", 9216), ("Ethernet8/1", 9216)}
+    config = "switches/leaf-001-r0/eos.cfg"
+    # a routed port that loses `no switchport` is a switchport again: no address in the lab
+    edited = files[config].replace("   no switchport\n", "", 1)
+    port = _built(build_plan(eos.spec, eos.topology, {**files, config: edited}, Slice()))
+    assert next(i.address for s in port.switches if s.name == "leaf-001-r0" for i in s.interfaces) is None
+    edited = files[config].replace("ip routing\n", "ip routing\nrouter ospf 1\n")
+    planned = build_plan(eos.spec, eos.topology, {**files, config: edited}, Slice())
+    assert [(f.rule, f.path) for f in planned.findings] == [("LAB-INPUT", config)]
+    assert "'router ospf 1' is a setting the lab does not translate" in planned.findings[0].message
 
 
 def test_a_state_as_lab_up_writes_it_loads_back(dev, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

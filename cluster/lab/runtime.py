@@ -362,7 +362,8 @@ def _start_lldpd(lab: Lab, device: str, is_switch: bool, port_ids: dict[str, str
     if is_switch:
         lines.append("configure lldp portidsubtype ifname")
         # A port whose platform name Linux cannot carry (EOS Ethernet3/5) advertises that name.
-        lines.extend(f"configure ports {name} lldp portidsubtype local {port}" for name, port in port_ids.items())
+        lines.extend(f"configure ports {name} lldp portidsubtype local {port} description {port}"
+                     for name, port in port_ids.items())
     (folder / "lldpd.conf").write_text("\n".join(lines) + "\n")
     _spawn(lab, device, "lldpd", ["lldpd", "-d", "-u", str(folder / "lldpd.sock"), "-O", str(folder / "lldpd.conf")])
 

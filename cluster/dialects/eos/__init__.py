@@ -14,6 +14,7 @@ from typing import Literal
 from cluster.breakout import Breakout, breakout
 from cluster.catalog import Entry, load_catalog
 from cluster.dialects import Platform
+from cluster.dialects.eos.running import translate
 
 
 class EosPlatform(Entry):
@@ -61,4 +62,5 @@ PLATFORM = Platform(
     routing_file="eos.cfg",
     lag_name="Port-Channel{}",
     max_paths=600,  # `maximum-paths 1-600` (Arista AVD v5.0 schema; docs/dialects.md, ECMP width)
+    translate=translate,
 )

@@ -13,14 +13,14 @@ runs FRR with its datacenter defaults: 3 s keepalive, 9 s hold time).
 
 from __future__ import annotations
 
-import ipaddress
 import shlex
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from cluster.dialects import RenderedFiles, Running, RunningPort
+from cluster.dialects.underlay import PrefixRule, Underlay, frr_conf, is_address, is_interface
 
 DEFAULT_MTU = 9216  # a swp port's MTU when nvue.sh sets none (Cumulus Linux 5.x, Switch Port Attributes)
+BFD_DEFAULTS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # NVUE's, when unset
 SCRIPT_LINES = ("set -euo pipefail", "nv config apply -y")
 # `nv set` paths the lab leaves out, with why (the README lists them): QoS needs the switch ASIC; the
 # management plane (system settings, services, users, the out-of-band eth0) is not part of the fabric
@@ -30,15 +30,13 @@ LINK_NOT_RUN = ("speed", "breakout", "auto-negotiate", "fec")  # a veth has no s
 
 
 @dataclass
-class _Bgp:
-    asn: str | None = None
-    router_id: str | None = None
-    relax: bool = False
-    paths: str | None = None
-    networks: list[str] = field(default_factory=list)
-    neighbors: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
-    restart: dict[str, str] = field(default_factory=dict)
-    prefix_lists: dict[tuple[str, int], dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+class _Read:
+    """What the script sets, as it is read."""
+
+    addresses: dict[str, str] = field(default_factory=dict)
+    mtus: dict[str, int] = field(default_factory=dict)
+    underlay: Underlay = field(default_factory=Underlay)
+    bfd: dict[str, dict[str, str]] = field(default_factory=dict)  # neighbor -> its `bfd` settings
 
 
 def translate(name: str, tree: RenderedFiles) -> Running | None:
@@ -47,13 +45,11 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
     text = tree.text(path, "the switch's NVUE script")
     if text is None:
         return None
-    addresses: dict[str, str] = {}
-    mtus: dict[str, int] = {}
-    bgp = _Bgp()
+    read = _Read()
     ok = True
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.split(" #", 1)[0].strip() if not line.lstrip().startswith("#") else ""
-        if not stripped or stripped.startswith("#!") or stripped in SCRIPT_LINES:
+        if not stripped or stripped in SCRIPT_LINES:
             continue
         try:
             words = shlex.split(stripped)
@@ -61,143 +57,99 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
             tree.problem(path, f"line {number}: {stripped!r} is not one shell command ({error})", tree.again)
             ok = False
             continue
-        if words[:2] != ["nv", "set"] or not _line(words[2:], addresses, mtus, bgp):
+        if words[:2] != ["nv", "set"] or not _line(words[2:], read):
             tree.problem(path, f"line {number}: {stripped!r} is a setting the lab does not translate",
                          f"remove it, or {tree.again} (the README lists what the lab runs of an NVUE script)")
             ok = False
     if not ok:
         return None
-    loopback = addresses.pop("lo", None)
-    ports = {port: RunningPort(addresses.get(port), mtus.get(port, DEFAULT_MTU), True)
-             for port in sorted(set(addresses) | set(mtus))}
-    return Running(loopback, ports, _frr(name, bgp), f"{path} (each `nv set` translated: interfaces, BGP, BFD)")
+    for peer, settings in read.bfd.items():
+        if settings.get("enable") == "on":
+            timers = {**BFD_DEFAULTS, **{key: int(value) for key, value in settings.items() if key != "enable"}}
+            read.underlay.neighbor(peer).bfd = (timers["detect-multiplier"], timers["min-rx-interval"],
+                                                timers["min-tx-interval"])
+    loopback = read.addresses.pop("lo", None)
+    ports = {port: RunningPort(read.addresses.get(port), read.mtus.get(port, DEFAULT_MTU), True)
+             for port in sorted(set(read.addresses) | set(read.mtus))}
+    return Running(loopback, ports, frr_conf(name, read.underlay),
+                   f"{path} (each `nv set` translated: interfaces, BGP, BFD)")
 
 
-def _line(words: list[str], addresses: dict[str, str], mtus: dict[str, int], bgp: _Bgp) -> bool:
+def _line(words: list[str], read: _Read) -> bool:
     """Take one `nv set` line's words (after `nv set`); False: not one the translation knows."""
     if any(tuple(words[:len(prefix)]) == prefix for prefix in NOT_RUN):
         return True
+    bgp = read.underlay
     match words:
-        case ["interface", port, "ip", "address", address] if _interface(address):
-            addresses[port] = address
+        case ["interface", port, "ip", "address", address] if is_interface(address):
+            read.addresses[port] = address
         case ["interface", port, "link", "mtu", mtu] if mtu.isdigit():
-            mtus[port] = int(mtu)
+            read.mtus[port] = int(mtu)
         case ["interface", port, "link", setting, *_] if setting in LINK_NOT_RUN:
-            mtus.setdefault(port, DEFAULT_MTU)
+            read.mtus.setdefault(port, DEFAULT_MTU)
         case ["interface", port, setting, *_] if setting in NOT_RUN_ON_PORTS:
-            mtus.setdefault(port, DEFAULT_MTU)
+            read.mtus.setdefault(port, DEFAULT_MTU)
         case ["router", "bgp", "autonomous-system", asn] if asn.isdigit():
-            bgp.asn = asn
-        case ["router", "bgp", "router-id", address] if _address(address):
+            bgp.asn = int(asn)
+        case ["router", "bgp", "router-id", address] if is_address(address):
             bgp.router_id = address
-        case ["router", "bgp", "graceful-restart", setting, value]:
-            bgp.restart[setting] = value
-        case ["router", "policy", "prefix-list", name, "type", "ipv4"]:
-            bgp.prefix_lists.setdefault((name, 0), {})
+        case ["router", "bgp", "graceful-restart", "mode", mode]:
+            bgp.graceful_restart = mode == "full"  # helper-only: every FRR is a helper already
+        case ["router", "bgp", "graceful-restart", "restart-time", seconds] if seconds.isdigit():
+            bgp.restart_time = int(seconds)
+        case ["router", "bgp", "graceful-restart", "path-selection-deferral-time", seconds] if seconds.isdigit():
+            bgp.select_defer_time = int(seconds)
+        case ["router", "policy", "prefix-list", _, "type", "ipv4"]:
+            pass
         case ["router", "policy", "prefix-list", name, "rule", rule, "action", ("permit" | "deny") as action] \
                 if rule.isdigit():
-            bgp.prefix_lists[(name, int(rule))]["action"] = action
+            rules = bgp.prefix_lists.setdefault(name, {})
+            old = rules.get(int(rule), PrefixRule(action, ""))
+            rules[int(rule)] = PrefixRule(action, old.prefix, old.ge, old.le)
         case ["router", "policy", "prefix-list", name, "rule", rule, "match", prefix,
               ("max-prefix-len" | "min-prefix-len") as bound, length] if rule.isdigit() and length.isdigit():
-            entry = bgp.prefix_lists[(name, int(rule))]
-            if entry.setdefault("prefix", prefix) != prefix:
+            rules = bgp.prefix_lists.setdefault(name, {})
+            old = rules.get(int(rule), PrefixRule("permit", ""))
+            if old.prefix not in ("", prefix):
                 return False  # FRR holds one prefix per sequence number
-            entry[bound] = length
+            rules[int(rule)] = PrefixRule(old.action, prefix, int(length) if bound == "min-prefix-len" else old.ge,
+                                          int(length) if bound == "max-prefix-len" else old.le)
         case ["vrf", "default", "router", "bgp", *rest]:
-            return _router(rest, bgp)
+            return _router(rest, read)
         case _:
             return False
     return True
 
 
-def _router(words: list[str], bgp: _Bgp) -> bool:
+def _router(words: list[str], read: _Read) -> bool:
     """The words after `nv set vrf default router bgp`."""
+    bgp = read.underlay
     match words:
         case ["path-selection", "multipath", "aspath-ignore", "on"]:
-            bgp.relax = True
+            bgp.multipath_relax = True
         case ["address-family", "ipv4-unicast", "multipaths", "ebgp", paths] if paths.isdigit():
-            bgp.paths = paths
-        case ["address-family", "ipv4-unicast", "network", prefix] if _interface(prefix):
+            bgp.maximum_paths = int(paths)
+        case ["address-family", "ipv4-unicast", "network", prefix] if is_interface(prefix):
             bgp.networks.append(prefix)
-        case ["neighbor", peer, "remote-as", ("external" | "internal") as kind] if _address(peer):
-            bgp.neighbors[peer]["remote-as"] = kind
-        case ["neighbor", peer, "remote-as", asn] if _address(peer) and asn.isdigit():
-            bgp.neighbors[peer]["remote-as"] = asn
-        case ["neighbor", peer, "description", _] if _address(peer):
+        case ["neighbor", peer, "remote-as", remote] if is_address(peer) and (
+                remote in ("external", "internal") or remote.isdigit()):
+            bgp.neighbor(peer).remote_as = remote
+        case ["neighbor", peer, "description", _] if is_address(peer):
             pass
-        case ["neighbor", peer, "bfd", ("enable" | "detect-multiplier" | "min-rx-interval" | "min-tx-interval") as key,
-              value] if _address(peer):
-            bgp.neighbors[peer][f"bfd {key}"] = value
-        case ["neighbor", peer, "address-family", "ipv4-unicast", "policy", ("inbound" | "outbound") as way,
-              "prefix-list", name] if _address(peer):
-            bgp.neighbors[peer][f"prefix-list {way}"] = name
+        case ["neighbor", peer, "bfd", "enable", ("on" | "off") as state] if is_address(peer):
+            read.bfd.setdefault(peer, {})["enable"] = state
+        case ["neighbor", peer, "bfd", ("detect-multiplier" | "min-rx-interval" | "min-tx-interval") as key,
+              value] if is_address(peer) and value.isdigit():
+            read.bfd.setdefault(peer, {})[key] = value
+        case ["neighbor", peer, "address-family", "ipv4-unicast", "policy", "inbound", "prefix-list", name] \
+                if is_address(peer):
+            bgp.neighbor(peer).prefix_in = name
+        case ["neighbor", peer, "address-family", "ipv4-unicast", "policy", "outbound", "prefix-list", name] \
+                if is_address(peer):
+            bgp.neighbor(peer).prefix_out = name
         case ["neighbor", peer, "address-family", "ipv4-unicast", "prefix-limits", "inbound", "maximum",
-              limit] if _address(peer) and limit.isdigit():
-            bgp.neighbors[peer]["maximum-prefix"] = limit
+              limit] if is_address(peer) and limit.isdigit():
+            bgp.neighbor(peer).maximum_prefix = int(limit)
         case _:
             return False
     return True
-
-
-def _frr(name: str, bgp: _Bgp) -> str:
-    """The BGP underlay as FRR's integrated configuration."""
-    lines = ["frr defaults datacenter", f"hostname {name}", "service integrated-vtysh-config", "!"]
-    for (list_name, rule), entry in sorted(bgp.prefix_lists.items()):
-        if rule and "prefix" in entry:
-            bounds = "".join(f" {word} {entry[key]}" for word, key in (("ge", "min-prefix-len"), ("le", "max-prefix-len"))
-                             if key in entry)
-            lines.append(f"ip prefix-list {list_name} seq {rule} {entry.get('action', 'permit')} {entry['prefix']}{bounds}")
-    profiles: dict[tuple[str, str, str], str] = {}
-    for settings in bgp.neighbors.values():
-        if settings.get("bfd enable") == "on":
-            timers = (settings.get("bfd detect-multiplier", "3"), settings.get("bfd min-rx-interval", "300"),
-                      settings.get("bfd min-tx-interval", "300"))
-            profiles.setdefault(timers, f"NVUE{len(profiles) + 1}")
-    if profiles:
-        lines.append("bfd")
-        for (multiplier, receive, transmit), profile in profiles.items():
-            lines += [f" profile {profile}", f"  detect-multiplier {multiplier}", f"  receive-interval {receive}",
-                      f"  transmit-interval {transmit}", " exit"]
-        lines += ["exit", "!"]
-    if bgp.asn is None:
-        return "\n".join([*lines, ""])
-    lines.append(f"router bgp {bgp.asn}")
-    lines += [f" bgp router-id {bgp.router_id}"] if bgp.router_id else []
-    if bgp.restart.get("mode") == "full":
-        lines += [f" bgp graceful-restart restart-time {bgp.restart['restart-time']}"] if "restart-time" in bgp.restart else []
-        lines.append(" bgp graceful-restart")
-        lines += ([f" bgp graceful-restart select-defer-time {bgp.restart['path-selection-deferral-time']}"]
-                  if "path-selection-deferral-time" in bgp.restart else [])
-    lines += [" bgp bestpath as-path multipath-relax"] if bgp.relax else []
-    family = []
-    for peer, settings in sorted(bgp.neighbors.items(), key=lambda item: ipaddress.ip_address(item[0])):
-        lines.append(f" neighbor {peer} remote-as {settings.get('remote-as', 'external')}")
-        if settings.get("bfd enable") == "on":
-            timers = (settings.get("bfd detect-multiplier", "3"), settings.get("bfd min-rx-interval", "300"),
-                      settings.get("bfd min-tx-interval", "300"))
-            lines.append(f" neighbor {peer} bfd profile {profiles[timers]}")
-        for way, direction in (("inbound", "in"), ("outbound", "out")):
-            if f"prefix-list {way}" in settings:
-                family.append(f"  neighbor {peer} prefix-list {settings[f'prefix-list {way}']} {direction}")
-        if "maximum-prefix" in settings:
-            family.append(f"  neighbor {peer} maximum-prefix {settings['maximum-prefix']}")
-    lines += [" address-family ipv4 unicast", *(f"  network {network}" for network in bgp.networks), *family]
-    lines += [f"  maximum-paths {bgp.paths}"] if bgp.paths else []
-    lines += [" exit-address-family", "exit", "!", ""]
-    return "\n".join(lines)
-
-
-def _address(text: str) -> bool:
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _interface(text: str) -> bool:
-    try:
-        ipaddress.IPv4Interface(text)
-    except ValueError:
-        return False
-    return "/" in text
