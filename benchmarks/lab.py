@@ -4,7 +4,7 @@ and the largest slice this machine holds.
     sudo python benchmarks/lab.py [--stack dev --stack article-c --stack pods:groups=2]
 
 For each stack (STACK or STACK:SLICE): `lab up` (build and convergence times as the command reports them), the
-daemons' resident memory per switch, `lab check` wall time, and `lab fail spine-001 --mode
+daemons' resident memory per switch, `lab check` wall time (and per switch), and `lab fail spine-001 --mode
 silent` (longest loss of any probe flow, time to settled routes). Then, from the largest
 measured memory per switch and per host, how many switches this machine's MemAvailable holds
 within the lab's 75% budget. Timing lives here, never in tests. Needs root, FRR, lldpd, nft.
@@ -44,7 +44,7 @@ def main() -> int:
     args = parser.parse_args()
     per_switch = []
     print(f"{'stack':<14} {'switches':>8} {'hosts':>6} {'cables':>6} {'build s':>8} {'converge s':>10} "
-          f"{'MB/switch':>9} {'check s':>8} {'silent loss s':>13} {'settled s':>9}")
+          f"{'MB/switch':>9} {'check s':>8} {'per switch':>10} {'silent loss s':>13} {'settled s':>9}")
     for given in args.stack or ["dev", "article-c", "pods:groups=2"]:
         stack, _, chosen = given.partition(":")
         with tempfile.TemporaryDirectory() as folder:
@@ -66,6 +66,7 @@ def main() -> int:
                 per_switch.append((mb, host_mb, summary["hosts"] / summary["switches"]))
                 print(f"{given:<14} {summary['switches']:>8} {summary['hosts']:>6} {summary['cables']:>6} "
                       f"{summary['build_s']:>8} {summary['converge_s']!s:>10} {mb:>9.1f} {check_s:>8.1f} "
+                      f"{check_s / summary['switches']:>10.2f} "
                       f"{failed['worst_loss_s']:>13} {failed['withdraw_s']!s:>9}"
                       + ("" if checked.returncode == 0 else "  (check found problems)"))
             finally:

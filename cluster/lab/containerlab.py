@@ -13,8 +13,8 @@ The same devices, cables, addresses, MTUs and routing as `lab up` builds:
   quay.io tagged `X.Y.Z`, and public topologies pull 8.4.0, 8.4.1, 8.4.2, 8.4.5 and 8.4.7 from
   there; 8.4.4 is not confirmed against quay.io's tag list, so `docker pull` it once before a first
   deploy (8.4.5 is the nearest known tag). The image has bash and iproute2.
-  Each switch binds its frr.conf (unmodified: the rendered one for SONiC, the FRR equivalent of
-  the rendered routing plan for NVUE and EOS switches, as the plan's notes say), a `daemons` file
+  Each switch binds its frr.conf (what its rendered files translate to, as the plan's notes say:
+  SONiC's own frr.conf, NVUE's and EOS's BGP lines in FRR's form), a `daemons` file
   starting zebra, bgpd and bfdd, and a `vtysh.conf` for FRR's integrated config. Its `exec`
   commands, which containerlab runs once the node's links exist, set zebra's lab-only setting
   (`no zebra nexthop kernel enable`, as `lab up` sets it), the loopback, and each interface's MTU and address;

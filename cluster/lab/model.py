@@ -337,14 +337,18 @@ def _switches(spec: ClusterSpec, topology: Topology, names: list[str], tree: _Tr
 
 
 def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
-    equivalents = sorted({switch.os for switch in switches if platform(switch.os).translate is None})
-    if not equivalents:
-        return ()
-    translated = sorted({platform(switch.os).title for switch in switches if platform(switch.os).translate is not None})
-    return (f"{' and '.join(equivalents).upper()} switches run the FRR equivalent of their rendered "
-            "routing plan (same ASN, router id, /31s, neighbors, ECMP width, BFD)"
-            + (f"; {' and '.join(translated)} switches run their rendered files as the OS reads them" if translated
-               else ""),)
+    """What the switches of each OS run: their rendered files as the lab reads them, or the FRR
+    equivalent of their routing plan where no translation exists."""
+    notes = []
+    for os in sorted({switch.os for switch in switches}):
+        first = next(switch for switch in switches if switch.os == os)
+        title = platform(os).title
+        if platform(os).translate is None:
+            notes.append(f"{title} switches run the FRR equivalent of their rendered routing plan (same ASN, "
+                         "router id, /31s, neighbors, ECMP width, BFD)")
+        else:
+            notes.append(f"{title} switches run " + first.source.replace(f"/{first.name}/", "/<switch>/"))
+    return tuple(notes)
 
 
 def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
