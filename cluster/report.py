@@ -9,10 +9,10 @@ from typing import Any
 from cluster.catalog import load_catalog
 from cluster.findings import Severity, printable
 from cluster.pipeline import Result, Valid
-from cluster.rules.base import plural
 from cluster.rules.hosts import fabric_gbps_per_node
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import NETWORKS, Topology
+from cluster.words import counted
 
 
 def _layout(nics: Nics) -> str:
@@ -145,8 +145,8 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  {name}: {pool['instance_type']}, fabric {pool['fabric_nics']} per node (the provider's)")
     if fabric:
         lines.append(
-            f"  fabric: {fabric['transport']}, {fabric['design']}, {fabric['tiers']} tier(s), {fabric['planes']} "
-            f"plane(s), {fabric['rails']} rails, leaves {fabric['leaf_model']}"
+            f"  fabric: {fabric['transport']}, {fabric['design']}, {counted(fabric['tiers'], 'tier')}, "
+            f"{counted(fabric['planes'], 'plane')}, {counted(fabric['rails'], 'rail')}, leaves {fabric['leaf_model']}"
         )
         lines.append(
             f"  leaf groups {fabric['leaf_groups']} of {fabric['nodes_per_leaf']} nodes, {fabric['leaf_uplinks']} "
@@ -159,7 +159,7 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  auto-sized for the fabric: {', '.join(fabric['auto_sized'])}")
         lines.extend(f"  sizing: {note}" for note in fabric["notes"])
     for network, tiers in data["switches"].items():
-        counts = ", ".join(f"{count} {plural(tier, count)}" for tier, count in tiers.items())
+        counts = ", ".join(counted(count, tier) for tier, count in tiers.items())
         lines.append(f"  {network} switches: {counts}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")

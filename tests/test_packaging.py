@@ -30,11 +30,14 @@ def test_the_wheel_holds_every_template_and_catalog(tmp_path: Path) -> None:
     source = tmp_path / "source"
     for name in ("cluster", "components"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.cfg", "README.md"):
         shutil.copy(ROOT / name, source / name)
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
                            str(source)], capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
+    # pip builds in the source folder: setuptools' work folder must not land in build/, where
+    # render, export and report write their trees
+    assert not (source / "build").exists(), sorted(path.name for path in (source / "build").iterdir())
     [wheel] = tmp_path.glob("gpu_cluster-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     data = [path for pattern in ("cluster/**/*.yaml", "cluster/**/*.j2", "components/**/*.py", "cluster/**/*.py")

@@ -18,6 +18,7 @@ from cluster.estimate.step import StepEstimate, Workload, step_estimate
 from cluster.estimate.units import format_size, parse_size
 from cluster.pipeline import Valid, validate
 from cluster.spec import PoolSpec
+from cluster.words import counted
 
 SWEEP = (*(2**power for power in range(20, 34, 2)), 2**33)  # 1 MiB, 4 MiB, .. 4 GiB, 8 GiB
 
@@ -96,7 +97,7 @@ def _findings_lines(result: Valid) -> list[str]:
     active = [finding for finding in result.findings if not finding.suppressed]
     if not active:
         return [f"{result.stack}: no findings"]
-    lines = [f"{result.stack}: {len(active)} finding(s) - estimating the design as written anyway"]
+    lines = [f"{result.stack}: {counted(len(active), 'finding')} - estimating the design as written anyway"]
     for finding in active:
         lines.append(f"  {str(finding.severity).upper():7} {finding.rule} at {finding.path}: {finding.message}")
     return lines
@@ -150,7 +151,7 @@ def _run_collective(args: argparse.Namespace, designs: list[Valid]) -> int:
 
 def _print_collective(result: Valid, pool: PoolSpec, rows: list[dict[str, Any]], placement: str) -> None:
     first = rows[0]
-    print(f"{result.stack}: {first['collective']} on {first['nodes']} node(s) x {pool.gpus_per_node} {pool.gpu} = "
+    print(f"{result.stack}: {first['collective']} on {counted(first['nodes'], 'node')} x {pool.gpus_per_node} {pool.gpu} = "
           f"{first['gpus']} GPUs (pool {pool.name})")
     print(f"  {'size':>7} {'placement':9} {'algorithm':10} {'proto':6} {'time':>11} {'algbw GB/s':>10} "
           f"{'busbw GB/s':>10}  bottleneck")

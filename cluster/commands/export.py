@@ -16,6 +16,7 @@ from cluster.commands import out_target, publish_tree, refuse
 from cluster.exports.files import export_files
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
+from cluster.words import counted
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
     if code:
         return code
     for path, text in files.items():
-        print(f"  {printable(str(Path(out) / path))}  ({text.count(chr(10))} lines)")
-    print(f"export: {result.stack}: {len(files)} files in {where.shown} ({time.perf_counter() - started:.2f} s)")
+        print(f"  {printable(str(Path(out) / path))}  ({counted(text.count(chr(10)), 'line')})")
+    print(f"export: {result.stack}: {counted(len(files), 'file')} in {where.shown} ({time.perf_counter() - started:.2f} s)")
     return 0

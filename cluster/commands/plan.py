@@ -22,6 +22,7 @@ from cluster.deployment import deployment
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 from cluster.report import to_json, to_text
+from cluster.words import counted
 
 FORMATS = ("text", "json")
 HIDDEN_INPUTS = {"__provider", "tags", "tagSpecifications", "tagsAll", "labels", "hashes"}
@@ -107,8 +108,8 @@ def split_summary(plan: Mapping[str, Any], spec: Any, topology: Any) -> dict[str
 def split_text(summary: Mapping[str, Any]) -> str:
     if not summary["parts"]:
         return f"{summary['stack']}: a cloud stack is not split: its resources do not grow with nodes"
-    lines = [f"{summary['stack']}: {summary['all_resources']} resources in one stack, or "
-             f"{len(summary['parts'])} stacks (gpu-cluster:part):", "",
+    lines = [f"{summary['stack']}: {counted(summary['all_resources'], 'resource')} in one stack, or "
+             f"{counted(len(summary['parts']), 'stack')} (gpu-cluster:part):", "",
              f"  {'part':<10} {'resources':>9} {'file resources':>14} {'files':>7}"]
     for row in summary["parts"]:
         lines.append(f"  {row['part']:<10} {row['resources']:>9,} {row['file_resources']:>14,} {row['files']:>7,}")
@@ -185,7 +186,7 @@ def _visible_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def as_text(plan: Mapping[str, Any]) -> str:
     counts = plan["counts"]
-    lines = [f"{plan['stack']}: {counts['resources']} resources ({counts['components']} components)"]
+    lines = [f"{plan['stack']}: {counted(counts['resources'], 'resource')} ({counted(counts['components'], 'component')})"]
     for error in plan["errors"]:
         lines.append(f"  error: {error}")
     for warning in plan["warnings"]:

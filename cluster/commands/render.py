@@ -15,6 +15,7 @@ from cluster.artifacts import render_tree
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refuse
 from cluster.pipeline import Valid, validate
+from cluster.words import counted
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     switches = sum(1 for path in files if path.startswith("switches/") and path.count("/") == 2
                    and not path.endswith("frr.conf"))
-    print(f"render: {result.stack}: {len(files)} files ({switches} switches, {len(spec.pools)} host pools) "
-          f"in {where.shown} ({elapsed:.2f} s)")
+    print(f"render: {result.stack}: {counted(len(files), 'file')} ({counted(switches, 'switch')}, "
+          f"{counted(len(spec.pools), 'host pool')}) in {where.shown} ({elapsed:.2f} s)")
     return 0

@@ -16,6 +16,7 @@ from cluster.exports.hierarchy import compress
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.tree import FabricTree
+from cluster.words import counted
 
 RAIL_COLOURS = ("#2f6fdf", "#e8590c", "#2b9348", "#c92a2a", "#7048e8", "#b7791f", "#d6336c", "#0c8599")
 SPINE_FILL, CORE_FILL, HOST_FILL, TEXT = "#495057", "#212529", "#f1f3f5", "#212529"
@@ -284,7 +285,7 @@ def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, 
         if tree.cores:
             drawing.lines.append(Line("more", "cores", "#868e96", 2.0))
     drawing.notes.append(f"Aggregated view: {sum(len(g.leaves) for g in tree.groups):,} leaves in "
-                         f"{len(pods)} pod(s), one box per pod and rail; hover a box for the switches it stands for.")
+                         f"{counted(len(pods), 'pod')}, one box per pod and rail; hover a box for the switches it stands for.")
     return drawing, width, rows
 
 

@@ -23,6 +23,7 @@ from cluster.report_html.diagram import Svg, fabric_view
 from cluster.report_html.engine import render
 from cluster.spec import ClusterSpec
 from cluster.topology import NETWORKS, Topology
+from cluster.words import counted, plural
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
         cards.append((f"{value:g} Gbps", f"fabric per GPU ({pool})"))
     fabric = data["fabric"]
     if fabric:
-        cards.append((f"{fabric['tiers']}", f"tier(s), {fabric['design']}"))
+        cards.append((f"{fabric['tiers']}", f"{plural('tier', fabric['tiers'])}, {fabric['design']}"))
         worst = max(data["oversubscription"].values(), default=None)
         if worst is not None:
             cards.append((f"{worst:g}:1", "worst fabric oversubscription"))
@@ -161,9 +162,9 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
         cards.append((_usd(bom.usd()), "network cost (UNVERIFIED ranges)"))
     rows = [["pools", ", ".join(f"{name}: {p['nodes']} x {p['gpu']}" for name, p in data["pools"].items())]]
     if fabric:
-        rows.append(["fabric", f"{fabric['transport']}, {fabric['design']}, {fabric['planes']} plane(s), "
-                               f"{fabric['rails']} rails, leaves {fabric['leaf_model']}"])
-        rows.append(["leaf groups", f"{fabric['leaf_groups']} group(s) of up to {fabric['nodes_per_leaf']} nodes, "
+        rows.append(["fabric", f"{fabric['transport']}, {fabric['design']}, {counted(fabric['planes'], 'plane')}, "
+                               f"{counted(fabric['rails'], 'rail')}, leaves {fabric['leaf_model']}"])
+        rows.append(["leaf groups", f"{counted(fabric['leaf_groups'], 'group')} of up to {fabric['nodes_per_leaf']} nodes, "
                                     f"{fabric['leaf_uplinks']} uplinks per leaf"
                                     + (f", {fabric['pods']} pods, {fabric['spine_uplinks']} uplinks per spine"
                                        if fabric["tiers"] == 3 else "")])
