@@ -28,3 +28,38 @@ def test_render_and_validate_print_counts_as_words(tmp_path: Path, capsys: pytes
     assert "(s)" not in text
     main(["validate", "legacy", "--format", "github"])
     assert capsys.readouterr().out.splitlines()[-1] == "gpu-cluster legacy: FAILED (3 errors, 2 warnings, exit 1)"
+
+
+def write_stack(folder: Path, name: str, cluster: str) -> Path:
+    """A stack file `Pulumi.<name>.yaml` in `folder` holding the `gpu-cluster:cluster` YAML given."""
+    path = folder / f"Pulumi.{name}.yaml"
+    body = "\n".join("    " + line if line else line for line in cluster.strip("\n").splitlines())
+    path.write_text(f"config:\n  gpu-cluster:cluster:\n{body}\n", encoding="utf-8")
+    return path
+
+
+B200 = """
+name: b200
+target: onprem
+node_pools:
+  - {name: b200, nodes: 96, gpu: B200}
+fabric:
+  leaf: {switch: SN5600, port_gbps: 400, os: sonic}
+storage:
+  leaf: {switch: SN5600, os: sonic}
+"""
+
+
+def test_estimate_step_takes_dp_96_and_derives_the_global_batch(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    stack = str(write_stack(tmp_path, "b200", B200))
+    step = ["estimate", stack, "--step", "--params", "70e9", "--dp", "96", "--tp", "8", "--step-compute-s", "7"]
+    assert main(step) == 0
+    out = capsys.readouterr().out
+    assert "global batch 1,056 sequences: the multiple of dp x micro-batch = 96 nearest 1,024" in out
+    assert "11 micro-batches of 1 x 4096 tokens" in out
+    assert main([*step, "--global-batch", "1000"]) == 2
+    assert "use 960 or 1,056" in capsys.readouterr().err
+    assert main([*step, "--global-batch", "960"]) == 0  # a multiple given is taken as it is, without a note
+    out = capsys.readouterr().out
+    assert "10 micro-batches" in out and "global batch" not in out
