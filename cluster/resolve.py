@@ -8,6 +8,7 @@ Every problem names its config path and the fix; all of them are reported at onc
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -49,6 +50,12 @@ NETWORK_RATIO = 3.0  # default max_oversubscription of storage, management and o
 DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10"}
 
 
+def _same_key(key: str, known: Iterable[str]) -> str | None:
+    """The catalog key that differs from `key` only in case (catalog keys are case-sensitive:
+    `b200` is no GPU, `B200` is), or None."""
+    return next((name for name in sorted(known) if name.lower() == key.lower() and name != key), None)
+
+
 def _pool_problem(text: str) -> str | None:
     """Why `text` cannot be an address pool, or None."""
     if "/" not in text:
@@ -72,6 +79,9 @@ class _Resolver:
         self.catalog = catalog
         self.rule_ids = rule_ids
         self.findings: list[Finding] = []
+        # A pool that did not resolve leaves the NIC speeds unknown: a switch whose port speed
+        # would follow them is not checked against that speed (one cause, one finding).
+        self.pools_incomplete = False
 
     def error(self, path: str, message: str, hint: str) -> None:
         self.findings.append(schema(path, message, hint))
@@ -100,6 +110,10 @@ class _Resolver:
             )
             return generic if self._runs_here(generic, ref) else None
         entry = self.catalog.switches.get(ref.switch)
+        same = _same_key(ref.switch, self.catalog.switches)
+        if entry is None and same:
+            self.error(f"{path}.switch", f"unknown switch model {ref.switch!r}: did you mean {same}?", f"set it to {same}")
+            return None
         if entry is None:
             self.error(
                 f"{path}.switch",
@@ -124,8 +138,9 @@ class _Resolver:
             gbps = preferred_gbps
         else:
             gbps = max(modes)
+        unknown_speed = ref.port_gbps is None and self.pools_incomplete
         ports = ref.ports if ref.ports is not None else modes[gbps]
-        if ports > modes[gbps]:
+        if ports > modes[gbps] and not unknown_speed:
             self.error(
                 f"{path}.ports",
                 f"{ref.switch} has {modes[gbps]} ports at {gbps}G, not {ports}",
@@ -155,7 +170,7 @@ class _Resolver:
             os=os,
             path=path,
         )
-        return model if self._runs_here(model, ref) else None
+        return model if unknown_speed or self._runs_here(model, ref) else None
 
     def _leaf_by_cost(self, name: str, gbps: int, pools: list[PoolSpec], raw: sf.Network) -> tuple[str, str] | None:
         """(model, why) of the storage or management leaf that gives the network the lowest switch
@@ -275,6 +290,7 @@ class _Resolver:
             resolved = self.cloud_pool(pool, index) if raw.target in CLOUD_TARGETS else self.onprem_pool(pool, index)
             if resolved is not None:
                 pools.append(resolved)
+        self.pools_incomplete = len(pools) < len(raw.node_pools)
         taken: dict[int, PoolSpec] = {}
         for pool_spec in pools if raw.target not in CLOUD_TARGETS else []:
             other = taken.setdefault(pool_spec.host_block, pool_spec)
@@ -291,8 +307,12 @@ class _Resolver:
 
     def gpu_entry(self, gpu: str, path: str) -> bool:
         if gpu not in self.catalog.gpus:
-            self.error(path, f"unknown GPU {gpu!r}",
-                       f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/stack-file.md#catalog-gpus)")
+            same = _same_key(gpu, self.catalog.gpus)
+            if same:
+                self.error(path, f"unknown GPU {gpu!r}: did you mean {same}?", f"set it to {same}")
+            else:
+                self.error(path, f"unknown GPU {gpu!r}",
+                           f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/stack-file.md#catalog-gpus)")
             return False
         return True
 
@@ -311,6 +331,10 @@ class _Resolver:
                 "remove instance_type, or set target to aws, gcp or azure",
             )
         server_name = pool.server
+        same = _same_key(server_name or "", self.catalog.servers)
+        if server_name is not None and server_name not in self.catalog.servers and same:
+            self.error(f"{path}.server", f"unknown server {server_name!r}: did you mean {same}?", f"set it to {same}")
+            return None
         if server_name is not None and server_name not in self.catalog.servers:
             self.error(
                 f"{path}.server",
@@ -637,6 +661,8 @@ class _Resolver:
         if fabric is None or fabric.transport != "roce" or qos.mode != "lossless" or not qos.pfc_priorities:
             return
         given_core = self.raw.fabric is not None and self.raw.fabric.core is not None
+        if self.pools_incomplete:
+            return  # the port speeds follow NICs that did not resolve
         for model in (fabric.leaf, fabric.spine, *((fabric.core,) if given_core else ())):
             problem = dialects.platform(model.os).qos_problem(model.model, model.port_gbps, tuple(qos.pfc_priorities))
             if problem is not None:

@@ -27,7 +27,7 @@ def test_render_and_validate_print_counts_as_words(tmp_path: Path, capsys: pytes
     assert "fabric: roce, rack-tor, 2 tiers, 1 plane, 8 rails," in text
     assert "(s)" not in text
     main(["validate", "legacy", "--format", "github"])
-    assert capsys.readouterr().out.splitlines()[-1] == "gpu-cluster legacy: FAILED (3 errors, 2 warnings, exit 1)"
+    assert capsys.readouterr().out.splitlines()[-1] == "gpu-cluster legacy: FAILED (2 errors, 2 warnings, exit 1)"
 
 
 def write_stack(folder: Path, name: str, cluster: str) -> Path:
