@@ -40,6 +40,24 @@ def unverified_nics(pool: PoolSpec) -> list[dict[str, str]]:
     return found
 
 
+def switch_models(spec: ClusterSpec, topology: Topology) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per network and tier that is built: how many switches, the model, its ports, the OS it runs
+    and where that comes from (the stack file's key, or "" for the model's catalog default), and
+    why the model was picked when the stack file names none."""
+    counts: dict[tuple[str, str], int] = Counter((data["network"], data["tier"]) for _, data in topology.switches())
+    networks = {"fabric": spec.fabric, "storage": spec.storage, "management": spec.management, "oob": spec.oob}
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for network in NETWORKS:
+        for tier in ("leaf", "spine", "core"):
+            model = getattr(networks.get(network), tier, None)
+            if model is None or not counts.get((network, tier)):
+                continue
+            found.setdefault(network, {})[tier] = {
+                "count": counts[(network, tier)], "model": model.model, "ports": model.ports,
+                "port_gbps": model.port_gbps, "os": model.os, "os_source": model.os_source, "chosen": model.chosen}
+    return found
+
+
 def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
     """The design at a glance; also the Pulumi stack outputs."""
     switches: dict[str, dict[str, int]] = {}
@@ -84,6 +102,8 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
                   for pool in spec.pools},
         "gbps_per_gpu": per_gpu,
         "switches": {network: switches[network] for network in NETWORKS if network in switches},
+        # per network and tier: count, model, ports, OS and where each comes from
+        "switch_models": switch_models(spec, topology),
         "oversubscription": worst,
         "fabric": fabric,
         "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
@@ -133,6 +153,15 @@ def to_text(result: Result) -> str:
     return "\n".join(lines)
 
 
+def switch_text(tier: str, entry: dict[str, Any]) -> str:
+    """`16 leaves SN5600 400G sonic`, with what the stack file did not choose in parentheses."""
+    left = [] if entry["os_source"] else ["catalog OS"]
+    if entry["chosen"]:
+        left.append("picked by cost")
+    return (f"{counted(entry['count'], tier)} {entry['model']} {entry['port_gbps']}G {entry['os']}"
+            + (f" ({', '.join(left)})" if left else ""))
+
+
 def _design_lines(data: dict[str, Any]) -> list[str]:
     lines = ["DESIGN"]
     pools = ", ".join(f"{name} {pool['nodes']} x {pool['gpu']}" for name, pool in data["pools"].items())
@@ -158,9 +187,8 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         if fabric["auto_sized"]:
             lines.append(f"  auto-sized for the fabric: {', '.join(fabric['auto_sized'])}")
         lines.extend(f"  sizing: {note}" for note in fabric["notes"])
-    for network, tiers in data["switches"].items():
-        counts = ", ".join(counted(count, tier) for tier, count in tiers.items())
-        lines.append(f"  {network} switches: {counts}")
+    for network, tiers in data["switch_models"].items():
+        lines.append(f"  {network} switches: {', '.join(switch_text(tier, entry) for tier, entry in tiers.items())}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
     for name, nics in data["host_nics"].items():

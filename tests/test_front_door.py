@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,39 @@ def test_estimate_step_takes_dp_96_and_derives_the_global_batch(tmp_path: Path,
     assert main([*step, "--global-batch", "960"]) == 0  # a multiple given is taken as it is, without a note
     out = capsys.readouterr().out
     assert "10 micro-batches" in out and "global batch" not in out
+
+
+def test_the_design_names_model_and_os_per_tier_and_keeps_the_os_given_for_a_network(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """storage.leaf.os: sonic is the storage network's OS: the spine the resolver picks by cost (an
+    SN5400) runs SONiC too, and the summary, JSON and report say what each tier is and runs."""
+    stack = str(write_stack(tmp_path, "b200", B200))
+    assert main(["validate", stack]) == 0
+    text = capsys.readouterr().out
+    assert "  storage switches: 2 leaves SN5600 400G sonic, 1 spine SN5400 400G sonic (picked by cost)" in text
+    assert "  fabric switches: 16 leaves SN5600 400G sonic, 6 spines SN5600 400G sonic" in text
+    assert "management switches: 2 leaves SN5600 400G nvue (catalog OS, picked by cost)" in text
+    assert main(["validate", stack, "--format", "json"]) == 0
+    models = json.loads(capsys.readouterr().out)["summary"]["switch_models"]
+    assert models["storage"]["spine"] | {"chosen": ""} == {
+        "count": 1, "model": "SN5400", "ports": 64, "port_gbps": 400, "os": "sonic", "os_source": "storage.leaf.os",
+        "chosen": ""}
+    assert main(["report", stack, "--out", str(tmp_path / "b200.html")]) == 0
+    capsys.readouterr()
+    assert "1 spine SN5400 400G sonic (picked by cost)" in (tmp_path / "b200.html").read_text()
+
+
+def test_a_tier_that_cannot_run_its_networks_os_is_a_warning_naming_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mixed = B200.replace("  leaf: {switch: SN5600, port_gbps: 400, os: sonic}\nstorage",
+                         "  leaf: {switch: SN5600, port_gbps: 400, os: sonic}\n  spine: {switch: SN5600, port_gbps: 800}"
+                         "\nstorage")
+    stack = str(write_stack(tmp_path, "mixed", mixed))
+    assert main(["validate", stack, "--format", "json"]) == 0
+    [finding] = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "NET-OS-MIX"]
+    assert finding["path"] == "fabric.spine.os" and finding["severity"] == "warning"
+    assert "run nvue, not the sonic (fabric.leaf.os)" in finding["message"] and "SN5600 at 800G" in finding["message"]
+    assert "set fabric.spine.os: nvue to run both on purpose" in finding["hint"]
+    asked = mixed.replace("{switch: SN5600, port_gbps: 800}", "{switch: SN5600, port_gbps: 800, os: nvue}")
+    assert main(["validate", str(write_stack(tmp_path, "asked", asked)), "--format", "json"]) == 0
+    assert not [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "NET-OS-MIX"]

@@ -18,7 +18,7 @@ from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
 from cluster.load import worst_per_tier
 from cluster.pipeline import Valid
-from cluster.report import summary
+from cluster.report import summary, switch_text
 from cluster.report_html.diagram import Svg, fabric_view
 from cluster.report_html.engine import render
 from cluster.spec import ClusterSpec
@@ -170,8 +170,8 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
                                        if fabric["tiers"] == 3 else "")])
         if fabric["auto_sized"]:
             rows.append(["auto-sized", ", ".join(fabric["auto_sized"])])
-    for network, tiers in data["switches"].items():
-        rows.append([f"{network} switches", ", ".join(f"{count} {tier}" for tier, count in tiers.items())])
+    for network, tiers in data["switch_models"].items():  # model, port speed and OS per tier
+        rows.append([f"{network} switches", ", ".join(switch_text(tier, entry) for tier, entry in tiers.items())])
     return cards, Table([], rows)
 
 
