@@ -7,8 +7,9 @@ from collections import Counter
 from typing import Any
 
 from cluster.catalog import load_catalog
-from cluster.findings import Severity, printable
+from cluster.findings import Finding, Severity, printable
 from cluster.pipeline import Result, Valid
+from cluster.resizing import resize_text, resized
 from cluster.rules.hosts import fabric_gbps_per_node
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import NETWORKS, Topology
@@ -109,6 +110,8 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
         # default pools widened for this design: {pool: (used, the default it replaces)}
         "widened_pools": {key: [getattr(spec.addressing, key), default] for key, default in spec.derived_pools},
+        # networks a setting re-sized (fabric.shared_with), by how much and the bill of materials' change
+        "resized": [entry.to_dict() for entry in resized(spec, topology)],
         # host NIC defaults from the server catalog that are not VERIFIED: {pool: {server, unverified}}
         "host_nics": {pool.name: {"server": pool.server, "unverified": found} for pool in spec.pools
                       if not spec.is_cloud and (found := unverified_nics(pool))},
@@ -142,11 +145,7 @@ def to_text(result: Result) -> str:
         lines.append("")
         lines.append(f"{str(severity).upper()}S" if severity != Severity.INFO else "INFO")
         for finding in group:
-            line = result.loaded.line_of(finding.path) if result.loaded.source else 0
-            where = f"{printable(str(result.loaded.source))}:{line} " if line else ""
-            tag = " (suppressed)" if finding.suppressed else ""
-            lines.append(f"  {finding.rule}{tag} at {finding.path}: {finding.message}")
-            lines.append(f"      {where}hint: {finding.hint}")
+            lines.extend(finding_lines(result, finding))
     if isinstance(result, Valid):
         lines.append("")
         lines.extend(_design_lines(summary(result.spec, result.topology)))
@@ -160,6 +159,37 @@ def switch_text(tier: str, entry: dict[str, Any]) -> str:
         left.append("picked by cost")
     return (f"{counted(entry['count'], tier)} {entry['model']} {entry['port_gbps']}G {entry['os']}"
             + (f" ({', '.join(left)})" if left else ""))
+
+
+def finding_lines(result: Result, finding: Finding) -> list[str]:
+    """A finding as `validate` prints it: rule, path and message, then file:line and the hint."""
+    line = result.loaded.line_of(finding.path) if result.loaded.source else 0
+    where = f"{printable(str(result.loaded.source))}:{line} " if line else ""
+    tag = " (suppressed)" if finding.suppressed else ""
+    return [f"  {finding.rule}{tag} at {finding.path}: {finding.message}", f"      {where}hint: {finding.hint}"]
+
+
+def notices(result: Valid, limit: int = 20, findings: bool = True) -> list[str]:
+    """What `validate` says beside the design that a verb building it must not leave out: its
+    findings (suppressed ones counted; past `limit`, the count and `run validate`) and the settings
+    that re-sized a network. [] for a clean design that nothing re-sized."""
+    shown = result.findings if findings else []
+    active = [finding for finding in shown if not finding.suppressed]
+    suppressed = len(shown) - len(active)
+    stack = printable(str(result.loaded.source or result.stack))
+    lines: list[str] = []
+    if active or suppressed:
+        counts = Counter(str(finding.severity) for finding in active)
+        parts = [counted(counts[level], level) for level in ("error", "warning", "info") if counts[level]]
+        parts += [f"{suppressed:,} suppressed"] if suppressed else []
+        lines.append(f"{result.stack}: {', '.join(parts)} (`validate {stack}` shows the design)")
+        for finding in active[:limit]:
+            lines.extend(finding_lines(result, finding))
+        if len(active) > limit:
+            lines.append(f"  and {len(active) - limit:,} more: run `validate {stack}` for every one")
+    changed = [resize_text(entry.to_dict()) for entry in resized(result.spec, result.topology)]
+    prefix = "  " if lines else f"{result.stack}: "  # under the findings, or a line of its own
+    return lines + [prefix + line for line in changed]
 
 
 def _design_lines(data: dict[str, Any]) -> list[str]:
@@ -191,6 +221,7 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  {network} switches: {', '.join(switch_text(tier, entry) for tier, entry in tiers.items())}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
+    lines.extend(f"  {resize_text(entry)}" for entry in data["resized"])
     for name, nics in data["host_nics"].items():
         items = nics["unverified"]
         shown = ", ".join(f"{item['nics']} {item['layout']} {item['status']}" for item in items)

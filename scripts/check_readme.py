@@ -92,9 +92,12 @@ def run(command: str) -> list[str]:
     argv = shlex.split(command)
     if argv[:3] == ["python", "-m", "cluster"]:
         argv[0] = sys.executable
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
-    return (done.stdout + done.stderr).splitlines()
+    # stderr into stdout, unbuffered: the lines in the order a terminal shows them (a verb's
+    # notes on stderr come before its own output)
+    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900,
+                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
+                                            "PYTHONUNBUFFERED": "1"})
+    return done.stdout.splitlines()
 
 
 def check(readme: Path) -> list[str]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import pytest
 
 from cluster.cli import main
+from cluster.pipeline import Valid, validate
+from cluster.report import notices
 from cluster.words import counted, plural
 
 
@@ -100,3 +103,62 @@ def test_a_tier_that_cannot_run_its_networks_os_is_a_warning_naming_why(
     asked = mixed.replace("{switch: SN5600, port_gbps: 800}", "{switch: SN5600, port_gbps: 800, os: nvue}")
     assert main(["validate", str(write_stack(tmp_path, "asked", asked)), "--format", "json"]) == 0
     assert not [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "NET-OS-MIX"]
+
+
+SHARED = B200.replace("  leaf: {switch: SN5600, port_gbps: 400, os: sonic}\nstorage",
+                      "  leaf: {switch: SN5600, port_gbps: 400, os: sonic}\n  shared_with: [storage]\nstorage")
+RESIZED = ("fabric.shared_with: [storage] re-sizes the fabric from 16 leaves, 6 spines to 24 leaves, 16 spines; "
+           "bom.csv: fabric +$1.27M to +$2.49M, storage -$245k to -$517k")
+
+
+@pytest.mark.parametrize("verb", ["render", "export", "report", "plan", "whatif", "lab export"])
+def test_every_verb_that_builds_the_design_says_what_validate_would(
+        verb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Storage on the GPU fabric: validate warns (FAB-ISOLATION) and the sizer grows the fabric;
+    a verb that builds the design prints both, beside its own output, not only validate."""
+    stack = str(write_stack(tmp_path, "shared", SHARED))
+    argv = {"render": ["--out", str(tmp_path / "tree")], "export": ["--out", str(tmp_path / "exports")],
+            "report": ["--out", str(tmp_path / "shared.html")], "plan": ["--artifacts-dir", str(tmp_path / "a")],
+            "whatif": ["--fail", "spine-001"], "lab export": ["--out", str(tmp_path / "lab")]}[verb]
+    assert main([*verb.split(), stack, *argv]) == 0
+    captured = capsys.readouterr()
+    assert RESIZED in captured.err
+    if verb == "report":  # and the page says it beside the switches
+        assert f"<td>re-sized</td><td>{RESIZED}" in (tmp_path / "shared.html").read_text()
+    # plan lists every finding the Pulumi program logs; the others print them as validate does
+    warning = ("warning: FAB-ISOLATION (warning) at fabric.shared_with" if verb == "plan" else
+               f"shared: 1 warning (`validate {stack}` shows the design)\n  FAB-ISOLATION at fabric.shared_with:")
+    assert warning in captured.out + captured.err
+
+
+def test_the_summary_says_what_the_shared_fabric_costs_and_bom_agrees(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stack = str(write_stack(tmp_path, "shared", SHARED))
+    assert main(["validate", stack, "--format", "json"]) == 0
+    [entry] = json.loads(capsys.readouterr().out)["summary"]["resized"]
+    assert (entry["setting"], entry["without"], entry["with"]) == (
+        "fabric.shared_with", {"leaves": 16, "spines": 6, "cores": 0}, {"leaves": 24, "spines": 16, "cores": 0})
+    # the fabric's change is the difference of the two designs' bom.csv fabric totals
+    totals = {}
+    for name, text in (("shared", SHARED), ("apart", B200)):
+        assert main(["export", str(write_stack(tmp_path, name, text)), "--out", str(tmp_path / name)]) == 0
+        rows = list(csv.DictReader((tmp_path / name / "bom.csv").open()))
+        [total] = [row for row in rows if row["network"] == "fabric" and row["category"] == "total"]
+        totals[name] = total
+    capsys.readouterr()
+    low_key, high_key = [key for key in totals["shared"] if key.startswith("total_usd")]
+    assert entry["usd"]["fabric"] == [float(totals["shared"][low_key]) - float(totals["apart"][low_key]),
+                                      float(totals["shared"][high_key]) - float(totals["apart"][high_key])]
+
+
+def test_past_the_limit_a_verb_counts_the_findings_and_names_validate(tmp_path: Path) -> None:
+    stack = write_stack(tmp_path, "shared", SHARED)
+    result = validate(str(stack))
+    assert isinstance(result, Valid)
+    lines = notices(result, limit=0)
+    assert lines[0] == f"shared: 1 warning (`validate {stack}` shows the design)"
+    assert lines[1] == f"  and 1 more: run `validate {stack}` for every one"
+    assert lines[2].startswith("  " + RESIZED)
+    # a clean design that nothing re-sized: nothing to say
+    clean = validate(str(write_stack(tmp_path, "b200", B200)))
+    assert isinstance(clean, Valid) and notices(clean) == []

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refuse
+from cluster.commands import out_target, publish_tree, refuse, tell
 from cluster.exports.files import export_files
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     result = validate(args.stack)
     if not isinstance(result, Valid) or not result.ok:
         return refuse(result, "export")
+    tell(result)
     out = args.out if args.out is not None else str(Path("build") / "exports" / result.stack)
     where = out_target("export", result.stack, out)
     if where is None:

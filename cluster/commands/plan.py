@@ -18,6 +18,7 @@ from typing import Any
 
 from cluster import parts, settings
 from cluster.cli import VERBS
+from cluster.commands import tell
 from cluster.deployment import deployment
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(result, Valid) or not result.ok or result.loaded.data is None:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
+    tell(result, findings=False)  # the program logs every finding itself: plan lists them as warnings
     # the Pulumi program's offline runner, only for this verb (by name: mypy's strict check of
     # cluster/ stops at the Pulumi SDK's untyped calls; tests/test_layers.py counts it as an import)
     offline = importlib.import_module("components.offline")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cluster.artifacts import render_tree
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refuse
+from cluster.commands import out_target, publish_tree, refuse, tell
 from cluster.pipeline import Valid, validate
 from cluster.words import counted
 
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"render: {result.stack} targets {spec.target}; render writes on-prem artifacts only "
               "(set target: onprem, or use `plan` for cloud stacks)", file=sys.stderr)
         return 2
+    tell(result)
     out = args.out if args.out is not None else str(Path("build") / result.stack)
     where = out_target("render", result.stack, out)
     if where is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cluster import publish
 from cluster.cli import VERBS
-from cluster.commands import written
+from cluster.commands import tell, written
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 from cluster.report import to_text
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         print(to_text(result), file=sys.stderr)
         print(f"report: {result.stack} cannot be read as a design; nothing written", file=sys.stderr)
         return 2
+    tell(result)
     out = args.out if args.out is not None else str(Path("build") / f"{result.stack}-report.html")
     html: list[str] = []
 

@@ -21,6 +21,7 @@ from cluster.pipeline import Valid
 from cluster.report import summary, switch_text
 from cluster.report_html.diagram import Svg, fabric_view
 from cluster.report_html.engine import render
+from cluster.resizing import resize_text
 from cluster.spec import ClusterSpec
 from cluster.topology import NETWORKS, Topology
 from cluster.words import counted, plural
@@ -172,6 +173,7 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
             rows.append(["auto-sized", ", ".join(fabric["auto_sized"])])
     for network, tiers in data["switch_models"].items():  # model, port speed and OS per tier
         rows.append([f"{network} switches", ", ".join(switch_text(tier, entry) for tier, entry in tiers.items())])
+    rows.extend(["re-sized", resize_text(entry)] for entry in data["resized"])
     return cards, Table([], rows)
 
 
