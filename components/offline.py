@@ -1,9 +1,9 @@
-"""Run the Pulumi program (__main__.py) offline under the SDK's mock runtime.
+"""Run the Pulumi program (components/program.py) offline under the SDK's mock runtime.
 
-The very file `pulumi up` runs is executed with `runpy` after `set_mocks`, so the plan is the
-program's own registrations, not a second description of them. Every RegisterResource request
-is recorded with its parent URN; the mock echoes inputs back as outputs (plus the name, since
-mocks do no auto-naming) and gives each resource the id `<name>`.
+The program `pulumi up` runs (a project's __main__.py calls its main()) is executed with `runpy`
+after `set_mocks`, so the plan is the program's own registrations, not a second description of
+them. Every RegisterResource request is recorded with its parent URN; the mock echoes inputs back
+as outputs (plus the name, since mocks do no auto-naming) and gives each resource the id `<name>`.
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 PROJECT = "gpu-cluster"
-PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"  # in a checkout of the project
+# The program `pulumi up` runs (a project's __main__.py calls its main()), inside the package: plan
+# runs it from any directory, in a checkout or after `pip install .`.
+PROGRAM = Path(__file__).resolve().parent / "program.py"
 
 
-def program() -> Path | None:
-    """The Pulumi program `plan` runs: the checkout's, else the project folder the command runs in
-    (an installed package has no program of its own: `pulumi new` / a clone holds it)."""
-    for candidate in (PROGRAM, Path.cwd() / "__main__.py"):
-        if candidate.is_file() and (candidate.parent / "Pulumi.yaml").is_file():
-            return candidate
-    return None
+def program() -> Path:
+    """The Pulumi program `plan` runs: the package's own."""
+    return PROGRAM
+
+
 STACK_TYPE = "pulumi:pulumi:Stack"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 ORGANIZATION = "organization"  # what a self-managed (DIY) backend calls every stack's organization

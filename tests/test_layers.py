@@ -65,8 +65,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.configs", "cluster.readback", "cluster.exports",
                    "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
-    ("uses", {"cluster.resizing", "cluster.report", "cluster.estimate", "cluster.formats", "cluster.report_html",
-              "cluster.deployment", "cluster.lab", "cluster.publish"}),
+    ("uses", {"cluster.resizing", "cluster.starter", "cluster.report", "cluster.estimate", "cluster.formats",
+              "cluster.report_html", "cluster.deployment", "cluster.lab", "cluster.publish"}),
     ("cli", {"cluster.commands", "cluster.cli", "cluster.__main__"}),
 ))
 

@@ -1,6 +1,7 @@
 """`plan STACK [--format text|json]`: the resources `pulumi up` would register, offline.
 
-Validates first (exit 1 / 2 as `validate`), then runs the Pulumi program itself (__main__.py)
+Validates first (exit 1 / 2 as `validate`), then runs the Pulumi program itself (the package's
+components/program.py, which a project's __main__.py calls, so plan runs from any directory)
 under the SDK's mock runtime and prints the recorded resource tree with counts. Pulumi is
 reached only here, through components.offline imported inside run(): cluster/ never imports
 pulumi itself, and no other verb loads it (tests/test_layers.py).
@@ -11,7 +12,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import sys
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -54,10 +54,6 @@ def run(args: argparse.Namespace) -> int:
     # the Pulumi program's offline runner, only for this verb (by name: mypy's strict check of
     # cluster/ stops at the Pulumi SDK's untyped calls; tests/test_layers.py counts it as an import)
     offline = importlib.import_module("components.offline")
-    if offline.program() is None:
-        print(f"plan: no Pulumi program here: run plan in the project folder (the one with Pulumi.yaml and "
-              f"__main__.py, a clone of gpu-cluster); `validate {args.stack}` and `render` work anywhere", file=sys.stderr)
-        return 2
     stack_settings = {key: str(value) for key, value in result.loaded.settings.items()}
     if args.part or args.parts:
         stack_settings["part"] = args.part or settings.ALL
