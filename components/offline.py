@@ -13,7 +13,7 @@ import json
 import logging
 import runpy
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,11 +91,16 @@ class _EchoMocks(mocks.Mocks):
         return dict(INVOKE_RESULTS.get(args.token, {})), []
 
 
+def _uncounted(count: int) -> None:
+    return None
+
+
 class _RecordingMonitor(mocks.MockMonitor):
     def __init__(self, echo: mocks.Mocks) -> None:
         super().__init__(echo)
         self.lock = threading.Lock()
         self.recorded: list[Registration] = []
+        self.registered: Callable[[int], None] = _uncounted  # told the count after each registration
         self.stack_urn = ""
         self.loops: set[asyncio.AbstractEventLoop] = set()
 
@@ -142,6 +147,7 @@ class _RecordingMonitor(mocks.MockMonitor):
         with self.lock:
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent, True,
                                               inputs, read=True))
+            self.registered(len(self.recorded))
         return response
 
     def RegisterResource(self, request: Any) -> Any:
@@ -156,6 +162,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                             if value.urns}
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
                                               bool(request.custom), inputs, dependencies=dependencies))
+            self.registered(len(self.recorded))
         return response
 
 
@@ -196,12 +203,14 @@ logging.getLogger("asyncio").addFilter(_ReportedFailures())
 def run(stack: str, cluster: Mapping[str, Any] | None, artifacts_dir: str | None = None,
         program: Path = PROGRAM, secrets: Mapping[str, str] | None = None,
         part_settings: Mapping[str, str] | None = None,
-        references: Mapping[str, Mapping[str, Any]] | None = None) -> OfflineRun:
+        references: Mapping[str, Mapping[str, Any]] | None = None, registered: Callable[[int], None] = _uncounted
+        ) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
     `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`);
     `part_settings` plain ones (part, design, core_stack: cluster.parts). `references` answer
     StackReference reads: {fully qualified stack: its outputs}; a stack not named has none.
+    `registered` is told the count of resources registered after each one (a progress line).
     Secret stack outputs come back as SECRET, never their value.
     Process-global: it replaces the Pulumi runtime settings (mocks, config, root stack).
     """
@@ -212,6 +221,7 @@ def run(stack: str, cluster: Mapping[str, Any] | None, artifacts_dir: str | None
     secret_keys = [f"{PROJECT}:{key}" for key in sorted(secrets or {})]
     config.update({f"{PROJECT}:{key}": value for key, value in (secrets or {}).items()})
     monitor = _RecordingMonitor(_EchoMocks(references or {}))
+    monitor.registered = registered
     messages = _Messages()
     logger = logging.getLogger(f"{__name__}.{stack}")
     logger.handlers = [messages]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refuse, tell
+from cluster.commands.progress import Progress, progress
 from cluster.exports.files import export_files
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
@@ -26,8 +27,13 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
+    with progress("export", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
     started = time.perf_counter()
-    result = validate(args.stack)
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or not result.ok:
         return refuse(result, "export")
     tell(result)
@@ -35,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     where = out_target("export", result.stack, out)
     if where is None:
         return 2
+    stage(f"scheduler topology, labels, cabling and bill of materials ({counted(result.spec.nodes, 'node')})")
     files = export_files(result.spec, result.topology)
     code = publish_tree("export", result.stack, files, where)
     if code:

@@ -19,6 +19,7 @@ from typing import Any
 from cluster import parts, settings
 from cluster.cli import VERBS
 from cluster.commands import tell
+from cluster.commands.progress import Progress, progress
 from cluster.deployment import deployment
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
@@ -46,13 +47,19 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
-    result = validate(args.stack)
+    with progress("plan", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or not result.ok or result.loaded.data is None:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
     tell(result, findings=False)  # the program logs every finding itself: plan lists them as warnings
     # the Pulumi program's offline runner, only for this verb (by name: mypy's strict check of
     # cluster/ stops at the Pulumi SDK's untyped calls; tests/test_layers.py counts it as an import)
+    stage("loading the Pulumi SDK")
     offline = importlib.import_module("components.offline")
     stack_settings = {key: str(value) for key, value in result.loaded.settings.items()}
     if args.part or args.parts:
@@ -70,9 +77,11 @@ def run(args: argparse.Namespace) -> int:
     # Offline there is no state to read: a pod part's core stack is taken to be up with this design.
     sha = settings.design_sha256(result.loaded.data)
     references = {core: {"part": settings.CORE, "design_sha256": sha}} if core else {}
+    stage("running the Pulumi program")
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
                           artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=stack_settings,
-                          references=references)
+                          references=references,
+                          registered=lambda count: stage(f"running the Pulumi program: {counted(count, 'resource')}"))
     plan = as_dict(outcome)
     summary = deployment(result.spec)
     if summary is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from cluster.artifacts import render_tree
 from cluster.cli import VERBS
 from cluster.commands import out_target, publish_tree, refuse, tell
+from cluster.commands.progress import Progress, progress
 from cluster.pipeline import Valid, validate
 from cluster.words import counted
 
@@ -25,8 +26,13 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
+    with progress("render", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
     started = time.perf_counter()
-    result = validate(args.stack)
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or not result.ok:
         return refuse(result, "render")
     spec = result.spec
@@ -39,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     where = out_target("render", result.stack, out)
     if where is None:
         return 2
-    files = render_tree(spec, result.topology)
+    files = render_tree(spec, result.topology, stage=stage)
+    stage(f"writing {counted(len(files), 'file')}")
     code = publish_tree("render", result.stack, files, where)
     if code:
         return code
