@@ -21,6 +21,7 @@ from cluster.pipeline import Valid
 from cluster.report import summary, switch_text
 from cluster.report_html.diagram import Svg, fabric_view
 from cluster.report_html.engine import render
+from cluster.report_html.networks import TITLES, network_view
 from cluster.resizing import resize_text
 from cluster.spec import ClusterSpec
 from cluster.topology import NETWORKS, Topology
@@ -129,6 +130,16 @@ class BomView:
 
 
 @dataclass(frozen=True)
+class Diagram:
+    """One network's drawing, or why it has none."""
+
+    id: str
+    heading: str
+    svg: Svg | None
+    note: str
+
+
+@dataclass(frozen=True)
 class Page:
     """The prepared view of page.html.j2."""
 
@@ -140,7 +151,7 @@ class Page:
     warnings: int
     cards: list[tuple[str, str]]
     design: Table
-    svg: Svg
+    diagrams: list[Diagram]  # the GPU fabric first, then storage, management, out-of-band
     findings: list[FindingRow]
     tiers: list[TierRow]
     tier_head: list[str]
@@ -175,6 +186,24 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
         rows.append([f"{network} switches", ", ".join(switch_text(tier, entry) for tier, entry in tiers.items())])
     rows.extend(["re-sized", resize_text(entry)] for entry in data["resized"])
     return cards, Table([], rows)
+
+
+def _diagrams(spec: ClusterSpec, topology: Topology) -> list[Diagram]:
+    """Every network drawn: the GPU fabric, then each other network, or what carries it instead."""
+    diagrams = [Diagram("fabric", "GPU fabric", fabric_view(spec, topology), "")]
+    shared = spec.fabric.shared_with if spec.fabric is not None else ()
+    for network in ("storage", "management", "oob"):
+        svg = network_view(spec, topology, network)
+        if svg is not None:
+            note = ""
+        elif network in shared:
+            note = f"Carried by the GPU fabric's leaves (fabric.shared_with: [{', '.join(shared)}]): drawn above."
+        elif spec.is_cloud:
+            note = f"The provider's ({spec.target}) subnets: no switch of ours to draw."
+        else:
+            note = "No switch of ours on this network."
+        diagrams.append(Diagram(network, TITLES[network][0].upper() + TITLES[network][1:], svg, note))
+    return diagrams
 
 
 def _findings(result: Valid) -> list[FindingRow]:
@@ -253,7 +282,7 @@ def report_view(result: Valid) -> Page:
     cards, design = _summary(summary(spec, topology), bom)
     head = ["network", "tier", "switches", "down Gbps", "up Gbps", "best", "worst", "worst switch", "limit"]
     return Page(spec.name, result.ok, result.stack, str(spec.target), counts.get("error", 0), counts.get("warning", 0),
-                cards, design, fabric_view(spec, topology), _findings(result), _tiers(spec, topology), head,
+                cards, design, _diagrams(spec, topology), _findings(result), _tiers(spec, topology), head,
                 _estimate(spec, topology), None if bom is None else _bom(bom))
 
 
