@@ -50,6 +50,9 @@ LOOPBACK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 1), "fabric-core"
                     "management": (7, 1)}  # (first eighth, eighths)
 LINK_REGIONS = {"fabric-leaf": (0, 4), "fabric-spine": (4, 2), "storage": (6, 1), "management": (7, 1)}
 HOST_REGIONS = {FABRIC: (0, 2), "storage": (2, 1), "management": (3, 1)}  # quarters
+# switch management addresses: sixteenths of the upper half of the oob pool (the lower half is the site's)
+MANAGEMENT_REGIONS = {"fabric-leaf": (0, 8), "fabric-spine": (8, 2), "fabric-core": (10, 2), "storage": (12, 1),
+                      "management": (13, 1), "oob": (14, 1)}
 ROUTED_NETWORKS = (FABRIC, "storage", "management")
 MAX_ASN = 4_294_967_294
 
@@ -84,6 +87,9 @@ class Addresses:
     shortfalls: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     # config path -> the longest prefix that holds every allocation of that pool
     fits: dict[str, int] = field(default_factory=dict)
+    # switch -> its management address on the oob segment (designs with an oob network)
+    management: dict[str, int] = field(default_factory=dict)
+    management_prefix: int = 32  # the oob segment's prefix length
 
     def short(self, path: str, region: str, message: str, hint: str, fits: int | None = None) -> None:
         """Record that `region` of the pool at `path` cannot hold an allocation."""
@@ -111,6 +117,11 @@ class Addresses:
         value = self.loopbacks.get(switch)
         return None if value is None else dotted(value)
 
+    def management_address(self, switch: str) -> str | None:
+        """The switch's management address with the oob segment's prefix length (a.b.c.d/len)."""
+        value = self.management.get(switch)
+        return None if value is None else _cidr(value, self.management_prefix)
+
 
 def _prefix_for(region_size: int, parts: int, count: int) -> int:
     """The prefix length of the smallest pool whose region (`count` of `parts`) holds `region_size`."""
@@ -133,6 +144,15 @@ def _region(network: ipaddress.IPv4Network, parts: int, first: int, count: int) 
     return int(network.network_address) + first * size, size * count
 
 
+def management_slot(data: SwitchNode, rails: int, planes: int) -> tuple[str, int]:
+    """(region, slot) of any switch's management address: a routed switch's loopback slot, an oob
+    switch's 2(N-1) as a leaf and 2(N-1)+1 as a spine."""
+    slot = switch_slot(data, rails, planes)
+    if slot is not None:
+        return slot
+    return "oob", 2 * data["index"] + (1 if data["tier"] == "spine" else 0)
+
+
 def switch_slot(data: SwitchNode, rails: int, planes: int) -> tuple[str, int] | None:
     """(region, slot) of a routed switch from its place in the design (tier, index, plane, group,
     rail: the fields its stable name is made of); None for oob switches."""
@@ -146,6 +166,32 @@ def switch_slot(data: SwitchNode, rails: int, planes: int) -> tuple[str, int] | 
     if network not in ("storage", "management"):
         return None
     return network, 2 * data["index"] + (1 if tier == "spine" else 0)
+
+
+def plan_prefixes(spec: ClusterSpec) -> dict[str, tuple[tuple[str, int], ...]]:
+    """{routing domain: ((region, prefix length), ...)}: where the plan draws the prefixes BGP may
+    carry in each domain, the loopback /32s from the domain's eighths of the loopbacks pool and the
+    host /31s from its quarters of the hosts pool (a converged fabric's also from the quarters of the
+    networks it carries), each region as the fewest CIDRs that cover it.
+    What a BGP session accepts and sends (cluster.intent.bgp)."""
+    loopbacks = ipaddress.IPv4Network(spec.addressing.loopbacks)
+    hosts = ipaddress.IPv4Network(spec.addressing.hosts)
+    regions = {FABRIC: ("fabric-leaf", "fabric-spine", "fabric-core"), "storage": ("storage",),
+               "management": ("management",)}
+    # a converged fabric (fabric.shared_with) carries the shared networks' host links too
+    carried = {FABRIC: (FABRIC, *(spec.fabric.shared_with if spec.fabric is not None else ())),
+               "storage": ("storage",), "management": ("management",)}
+    found: dict[str, tuple[tuple[str, int], ...]] = {}
+    for network in ROUTED_NETWORKS:
+        spans = [(_region(loopbacks, 8, *LOOPBACK_REGIONS[region]), 32) for region in regions[network]]
+        spans.extend((_region(hosts, 4, *HOST_REGIONS[shared]), 31) for shared in carried[network])
+        entries: list[tuple[str, int]] = []
+        for length in (32, 31):
+            blocks = [ipaddress.IPv4Network((base, 32 - (size.bit_length() - 1)))
+                      for (base, size), wanted in spans if wanted == length and size >= 2 ** (32 - length)]
+            entries.extend((str(block), length) for block in ipaddress.collapse_addresses(blocks))
+        found[network] = tuple(entries)
+    return found
 
 
 #: How far a default pool may grow for a large design, from its documented prefix (the three
@@ -167,7 +213,7 @@ def fit_default_pools(spec: ClusterSpec, topology: Topology) -> tuple[ClusterSpe
     short = {path.removeprefix("addressing.") for path, _ in checked.shortfalls}
     derived = list(spec.derived_pools)
     for key in spec.default_pools:
-        if key not in short:
+        if key not in short or key not in WIDEST_DEFAULT:
             continue
         default = ipaddress.IPv4Network(getattr(spec.addressing, key))
         others = [ipaddress.IPv4Network(getattr(spec.addressing, other)) for other in WIDEST_DEFAULT if other != key]
@@ -227,9 +273,29 @@ def _allocate(spec: ClusterSpec, topology: Topology, links: bool) -> Addresses:
         result.asns[name] = _asn(spec, data, base + 1 + slot[1] - loopback_base, three_tier)
         tiers[name] = data["tier"]
     _check_asns(spec, result, tiers)
+    if spec.oob is not None:
+        _allocate_management(result, topology, ipaddress.IPv4Network(spec.addressing.oob), rails, planes)
     _allocate_uplinks(result, topology, slots, link_pool, links)
     _allocate_hosts(spec, result, topology, host_pool, routed_fabric, links)
     return result
+
+
+def _allocate_management(result: Addresses, topology: Topology, pool: ipaddress.IPv4Network, rails: int,
+                         planes: int) -> None:
+    """A management address on the oob segment for every switch, from the upper half of the pool,
+    by the same stable slot as its loopback (module text)."""
+    result.management_prefix = pool.prefixlen
+    upper = ipaddress.IPv4Network((int(pool.network_address) + pool.num_addresses // 2, pool.prefixlen + 1))
+    for name, data in topology.switches():
+        region, slot = management_slot(data, rails, planes)
+        base, size = _region(upper, 16, *MANAGEMENT_REGIONS[region])
+        if slot + 1 >= size:
+            prefix = _prefix_for(slot + 2, 32, MANAGEMENT_REGIONS[region][1])
+            result.short("addressing.oob", f"management-{region}",
+                          f"{pool} gives {region} switches {max(size - 1, 0):,} management addresses; {name} needs slot "
+                          f"{slot + 1:,}", f"use a /{prefix} or larger oob pool", prefix)
+            continue
+        result.management[name] = base + 1 + slot
 
 
 def _asn(spec: ClusterSpec, data: SwitchNode, loopback_offset: int, three_tier: bool) -> int:

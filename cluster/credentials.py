@@ -23,7 +23,21 @@ CREDENTIALS: dict[str, str] = {
     "switch_password": "GPU_CLUSTER_SWITCH_PASSWORD",
     "bmc_password": "GPU_CLUSTER_BMC_PASSWORD",
     "api_token": "GPU_CLUSTER_API_TOKEN",
+    "tacacs_key": "GPU_CLUSTER_TACACS_KEY",
+    "snmp_community": "GPU_CLUSTER_SNMP_COMMUNITY",
 }
+# What a rendered switch config writes where a credential goes (docs/dialects.md, *Management plane*):
+# `${VARIABLE}`, filled when the config is pushed (files a shell runs: from the environment, under
+# `set -u`; files the OS loads: by the push step, e.g. envsubst). A local user's password is
+# written in the form the switch OSes take, a crypt(3) SHA-512 hash (`openssl passwd -6`) of
+# switch_password, in its own variable.
+PASSWORD_HASH_VARIABLE = "GPU_CLUSTER_SWITCH_PASSWORD_HASH"
+
+
+def placeholder(key: str) -> str:
+    """The text a rendered config carries for credential `key` (or `switch_password_hash`)."""
+    variable = PASSWORD_HASH_VARIABLE if key == "switch_password_hash" else CREDENTIALS[key]
+    return f"${{{variable}}}"
 
 
 def _secure(value: object) -> bool:

@@ -33,8 +33,8 @@ def _probe_switch(spec: ClusterSpec, os: str) -> Switch:
                 speed_gbps=gbps, mtu=SWITCH_MTU,
                 description="probe-node-001 nic0", peer="probe-node-001", address=None, peer_address=None,
                 peer_asn=None, qos=True, cable_m=5)
-    return Switch(name="qos-probe", network=FABRIC, tier="leaf", os=os, model=model, port_gbps=gbps, main_ports=1,
-                  loopback=None, asn=None, ports=(port,), management="",
+    return Switch(name="qos-probe", cluster=spec.name, network=FABRIC, tier="leaf", os=os, model=model,
+                  port_gbps=gbps, main_ports=1, loopback=None, asn=None, ports=(port,), management="",
                   management_port=platform(os).management_port(model), networks=(), qos=qos_intent(spec.qos).switch)
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections import Counter
 from typing import Any
 
 from cluster.catalog import load_catalog
 from cluster.findings import Finding, Severity, printable
+from cluster.intent.hostnet import address_owner, host_region
 from cluster.pipeline import Result, Valid
 from cluster.resizing import resize_text, resized
 from cluster.rules.hosts import fabric_gbps_per_node
@@ -115,7 +117,59 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         # host NIC defaults from the server catalog that are not VERIFIED: {pool: {server, unverified}}
         "host_nics": {pool.name: {"server": pool.server, "unverified": found} for pool in spec.pools
                       if not spec.is_cloud and (found := unverified_nics(pool))},
+        "management_plane": management_summary(spec),
+        "host_network": host_network(spec, topology),
     }
+
+
+def management_summary(spec: ClusterSpec) -> dict[str, Any]:
+    """What the switches' management plane will be (on premises; {} on cloud targets)."""
+    if spec.is_cloud:
+        return {}
+    plane = spec.management_plane
+    pool = ipaddress.IPv4Network(spec.addressing.oob)
+    credentials = ["gpu-cluster:switch_password"]
+    credentials += ["gpu-cluster:tacacs_key"] if plane.tacacs_servers else []
+    credentials += ["gpu-cluster:snmp_community"] if plane.snmp is not None else []
+    return {
+        "addresses": (f"{list(pool.subnets(prefixlen_diff=1))[1]} of the oob segment {pool}" if spec.oob is not None
+                      else "DHCP on the management port (no oob network)"),
+        "gateway": plane.gateway if spec.oob is not None else None,
+        "ntp": list(plane.ntp_servers or []),
+        "syslog": list(plane.syslog_servers),
+        "dns": list(plane.dns_servers),
+        "tacacs": list(plane.tacacs_servers),
+        "snmp": plane.snmp is not None,
+        "api": plane.api,
+        "users": [f"{user.name} ({user.role})" for user in plane.users],
+        "credentials": credentials,
+    }
+
+
+def host_network(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
+    """What the hosts' management and storage ports get on premises (empty on cloud targets)."""
+    if spec.is_cloud or spec.fabric is None:
+        return {}
+    storage = [str(host_region(spec, "storage")), *(spec.storage.targets if spec.storage else ())]
+    named = {pool.name: all(bool(nics.interfaces) for nics in (pool.management_nics, pool.storage_nics) if nics.ports)
+             for pool in spec.pools}
+    data: dict[str, Any] = {
+        "files": "netplan (systemd-networkd) per host: hosts/<pool>/netplan/<host>.yaml",
+        "management": "a /31 per port from its leaf, the default route over the first",
+        "storage": f"a /31 per port from its leaf, routing {', '.join(storage)} over every storage port",
+        "netdevs": {name: "the stack file's interfaces" if given else f"pinned on the host by hosts/{name}/netnames.sh"
+                    for name, given in named.items()},
+        "dhcp": None,
+    }
+    provisioning = spec.provisioning
+    if provisioning is not None:
+        owner = address_owner(spec, topology, "management", provisioning.dhcp_server)
+        runs = f" ({owner[0]})" if owner is not None else ""
+        data["dhcp"] = (f"Kea (dhcp/kea-dhcp4.conf) on {provisioning.dhcp_server}{runs}, relayed by the management "
+                        "leaves: each port's /31 gives its planned address")
+        if provisioning.boot_filename is not None:
+            data["pxe"] = f"{provisioning.boot_filename} from {provisioning.next_server or provisioning.dhcp_server}"
+    return data
 
 
 def to_json(result: Result) -> str:
@@ -227,6 +281,24 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         shown = ", ".join(f"{item['nics']} {item['layout']} {item['status']}" for item in items)
         lines.append(f"  host NICs of {name} not verified (server {nics['server']}): {shown}")
         lines.append(f"      hint: check a host (`rdma link show`, `ip link`) and set {', '.join(i['path'] for i in items)}")
+    hosts = data["host_network"]
+    if hosts:
+        lines.append(f"  host networking: {hosts['files']}; management {hosts['management']}; storage {hosts['storage']}")
+        lines.append("  host netdevs: " + ", ".join(f"{pool} {how}" for pool, how in hosts["netdevs"].items()))
+        lines.append(f"  host DHCP: {hosts['dhcp'] or 'none (static addresses only): set provisioning.dhcp_server'}"
+                     + (f"; PXE {hosts['pxe']}" if "pxe" in hosts else ""))
+    plane = data["management_plane"]
+    if plane:
+        via = f", gateway {plane['gateway']}" if plane["gateway"] else ""
+        lines.append(f"  management plane: every switch at {plane['addresses']}{via}, in a management VRF (oob "
+                     "switches on their oob VLAN)")
+        services = [f"{name} {', '.join(plane[key]) or 'none'}" for name, key in
+                    (("NTP", "ntp"), ("syslog", "syslog"), ("DNS", "dns"), ("TACACS+", "tacacs"))]
+        services.append(f"SNMP {'on' if plane['snmp'] else 'off'}")
+        services.append("SSH, API and gNMI on" if plane["api"] else "SSH on, API off")
+        lines.append(f"      {'; '.join(services)}; users {', '.join(plane['users'])}")
+        lines.append(f"      the deploy fills the switch files' placeholders from {', '.join(plane['credentials'])} "
+                     "(secret config or the environment)")
     for key, (used, default) in data["widened_pools"].items():
         lines.append(f"  addressing.{key}: {used} (the default {default} cannot hold this design; "
                      f"set addressing.{key} to pin a pool)")

@@ -47,7 +47,8 @@ SPECIAL_RANGES = {
     "240.0.0.0/4": "reserved (RFC 1112), with the broadcast address",
 }
 NETWORK_RATIO = 3.0  # default max_oversubscription of storage, management and out-of-band leaves
-DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10"}
+DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10",
+                 "oob": "172.16.0.0/16"}
 
 
 def _given_os(network: str, tiers: dict[str, sf.SwitchRef | None]) -> tuple[str, str] | None:
@@ -628,11 +629,36 @@ class _Resolver:
             spines=raw.spines,
             leaf_uplinks=raw.leaf_uplinks,
             max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
+            targets=self.storage_targets() if name == "storage" else (),
         )
+
+    def storage_targets(self) -> tuple[str, ...]:
+        """storage.targets: IPv4 ranges clear of the design's own address pools, which hosts route
+        elsewhere (a target inside them would take a switch's or a host's addresses)."""
+        raw = self.raw.storage
+        targets: list[str] = []
+        for index, text in enumerate(raw.targets if isinstance(raw, sf.StorageNetwork) else []):
+            path = f"storage.targets[{index}]"
+            problem = _pool_problem(text)
+            if problem is not None:
+                self.error(path, problem, "give the storage systems' IPv4 range with its prefix length, such as "
+                           "10.200.0.0/24")
+                continue
+            target = ipaddress.IPv4Network(text)
+            for key in DEFAULT_POOLS:
+                own = getattr(self.raw.addressing, key)
+                if _pool_problem(own) is None and target.overlaps(ipaddress.IPv4Network(own)):
+                    self.error(path, f"storage target {text} overlaps addressing.{key} {own}, which the design "
+                               "addresses its own switches and hosts from",
+                               f"give the storage systems a range outside addressing.{key}")
+                    break
+            else:
+                targets.append(str(target))
+        return tuple(targets)
 
     def addressing(self) -> None:
         pools = {}
-        for key in ("loopbacks", "fabric_links", "hosts"):
+        for key in DEFAULT_POOLS:
             text = getattr(self.raw.addressing, key)
             problem = _pool_problem(text)
             if problem is not None:
@@ -661,6 +687,34 @@ class _Resolver:
                            f"{cidr} opens SSH to {allowed.num_addresses:,} addresses (a /{allowed.prefixlen}); the "
                            f"widest range gpu-cluster opens is a /{widest}",
                            "give the ranges your users connect from (an office or VPN range, e.g. 203.0.113.0/24)")
+
+    def management_plane(self, cloud_target: bool) -> sf.ManagementPlane:
+        """The management plane with its defaults: the gateway at the first address of the oob
+        pool, NTP from the gateway. The gateway must lie in the pool's lower half (the upper half
+        holds the switches' management addresses, cluster.addressing)."""
+        raw = self.raw.management_plane
+        if cloud_target:
+            if "management_plane" in self.raw.model_fields_set:
+                self.ignored("management_plane", f"management_plane is the provider's on {self.raw.target}; this "
+                             "section is ignored", "remove `management_plane` from a cloud stack")
+            return raw
+        if _pool_problem(self.raw.addressing.oob) is not None:
+            return raw  # reported at addressing.oob
+        pool = ipaddress.IPv4Network(self.raw.addressing.oob)
+        if pool.prefixlen > 29:
+            self.error("addressing.oob", f"{pool} is too small for a management segment (a /{pool.prefixlen})",
+                       "give addressing.oob a /29 or wider range, such as 172.16.0.0/16")
+            return raw
+        lower = next(pool.subnets(prefixlen_diff=1))
+        gateway = raw.gateway or str(lower.network_address + 1)
+        address = ipaddress.IPv4Address(gateway)
+        if address not in lower or address in (lower.network_address, pool.broadcast_address):
+            self.error("management_plane.gateway",
+                       f"gateway {gateway} is not a host address of the lower half of addressing.oob ({lower}); the "
+                       "upper half holds the switches' management addresses",
+                       f"give a gateway in {lower}, such as {lower.network_address + 1}, or move addressing.oob")
+        ntp = raw.ntp_servers if raw.ntp_servers is not None else [gateway]
+        return raw.model_copy(update={"gateway": gateway, "ntp_servers": ntp})
 
     def access(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.access names a path the target has; SSM needs a way out to reach its endpoints."""
@@ -754,6 +808,9 @@ class _Resolver:
                                  f"remove `{key}` from a cloud stack")
         elif raw.cloud is not None:
             self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
+        if raw.provisioning is not None and cloud_target:
+            self.ignored("provisioning", f"provisioning is the provider's on {raw.target}; this section is ignored",
+                         "remove `provisioning` from a cloud stack")
         if raw.qos is not None and cloud_target:
             self.ignored("qos", f"qos is ignored on {raw.target}: the provider's fabric sets its own",
                          "remove `qos` from a cloud stack", Severity.INFO)
@@ -769,6 +826,7 @@ class _Resolver:
                              "remove `qos`, or use transport: roce", Severity.INFO)
             self._lossless_buffers(fabric)
         self.addressing()
+        management_plane = self.management_plane(cloud_target)
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None
@@ -787,6 +845,8 @@ class _Resolver:
             qos=self.qos(fabric),
             policy=policy,
             costs=raw.costs,
+            management_plane=management_plane,
+            provisioning=None if cloud_target else raw.provisioning,
         )
 
 

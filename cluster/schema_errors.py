@@ -97,7 +97,8 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
             owner = _model_at(loc) or sf.StackFile
             reference = f"docs/stack-file.md#{owner.__name__.lower()}"
             findings.append(
-                schema(path, f"{message}; found {found_text}", _hint_for(kind, path, reference))
+                schema(path, f"{message}; found {found_text}",
+                       _hint_for(kind, path, reference, (item.get("ctx") or {}).get("pattern")))
             )
     # A mapping given for a union field fails the scalar member too; the errors inside the
     # mapping are the ones that help.
@@ -122,9 +123,21 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
     return list(unique.values())
 
 
-def _hint_for(kind: str, path: str, reference: str) -> str:
+# hints for a pattern error by the pattern's meaning (stackfile's named patterns)
+PATTERN_HINTS = {
+    sf.IPV4_PATTERN: "write an IPv4 address such as 192.0.2.10 (four numbers 0-255, no hostname)",
+    sf.PLAIN_TEXT_PATTERN: "write one line of letters, digits, spaces and . , : ; ! ? ( ) @ _ + / = - (no quote, `$` "
+                           "or backslash: the text reaches switch configs and scripts)",
+    sf.USER_NAME_PATTERN: "use a login name of lowercase letters, digits, '_' and '-', starting with a letter or '_', "
+                          "at most 31 characters",
+}
+
+
+def _hint_for(kind: str, path: str, reference: str, pattern: object = None) -> str:
     if kind.endswith("_parsing") or kind.endswith("_type"):
         return f"give {path} a value of the type shown in {reference}"
+    if kind.startswith("string_pattern") and isinstance(pattern, str) and pattern in PATTERN_HINTS:
+        return PATTERN_HINTS[pattern]
     if kind.startswith("string_pattern"):
         if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
             return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in docs/stack-file.md#catalog"

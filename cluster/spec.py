@@ -145,6 +145,7 @@ class NetworkSpec(Spec):
     spines: int | None
     leaf_uplinks: int | None
     max_oversubscription: float
+    targets: tuple[str, ...] = ()  # storage: prefixes of the storage systems hosts reach over it
 
 
 class PolicySpec(Spec):
@@ -170,6 +171,8 @@ class ClusterSpec(Spec):
     qos: sf.Qos | None  # None where no RoCE QoS applies (InfiniBand, cloud)
     policy: PolicySpec
     costs: sf.Costs | None = None  # bill-of-materials overrides of prices.yaml
+    management_plane: sf.ManagementPlane = sf.ManagementPlane()  # gateway and NTP filled in (on premises)
+    provisioning: sf.Provisioning | None = None  # on premises: DHCP relayed to this server, PXE
     # Address pools the stack file leaves to the defaults (those may be enlarged for a large
     # design, cluster.addressing.fit_default_pools), and those that were, with the default they replace.
     default_pools: tuple[str, ...] = ()

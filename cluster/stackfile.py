@@ -6,6 +6,7 @@ catalog lookups, defaults and cross-field checks happen in `cluster.resolve.reso
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated, Literal
 
@@ -66,6 +67,18 @@ DeviceName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$"), Af
 # Strings that reach names, configs and scripts admit no whitespace, shell or template syntax.
 CatalogKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")]
 Cidr = Annotated[str, Field(pattern=r"^[0-9A-Fa-f.:]{2,45}(/[0-9]{1,3})?$")]  # no IPv6 %scope suffix
+
+
+def _ipv4(value: str) -> str:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is no IPv4 address: write four numbers 0-255, such as 10.176.0.0") from None
+    return value
+
+
+IPV4_PATTERN = r"^[0-9.]{7,15}$"
+Ipv4 = Annotated[str, Field(pattern=IPV4_PATTERN, title="IPv4 address"), AfterValidator(_ipv4)]
 
 
 class Model(BaseModel):
@@ -182,6 +195,27 @@ class Network(Model):
     max_oversubscription: Ratio | None = None
 
 
+class StorageNetwork(Network):
+    """The storage network, and the storage systems hosts reach over it."""
+
+    # Prefixes of the storage systems (file servers, NVMe-oF targets) on the storage network: every
+    # host routes them over its storage ports, as it routes the storage network's own host addresses
+    targets: list[Cidr] = Field(default_factory=list, max_length=64)
+
+
+class Provisioning(Model):
+    """How hosts boot and take their management address (on premises): the management leaves relay
+    DHCP from every host port to one server, which hands each port its planned address."""
+
+    # The DHCP server: the management address of the node that runs it (the host end of its
+    # management leaf port, as its hosts/<pool>/netplan/<host>.yaml sets it)
+    dhcp_server: Ipv4
+    # PXE: the server hosts load their boot file from (default: dhcp_server)
+    next_server: Ipv4 | None = None
+    # PXE: the boot file (`grubx64.efi`, or an http:// URL for UEFI HTTP boot); omitted: no PXE options
+    boot_filename: Annotated[str, Field(pattern=r"^[A-Za-z0-9._:/?=&%+~-]{1,200}$")] | None = None
+
+
 class ExistingSubnets(Model):
     """AWS subnet ids to use instead of creating a subnet for that network."""
 
@@ -272,6 +306,75 @@ class Addressing(Model):
     fabric_links: Cidr = "10.64.0.0/12"
     # /31s of host ports
     hosts: Cidr = "10.128.0.0/10"
+    # the out-of-band segment (one subnet, VLAN 100): its upper half holds every switch's
+    # management address, by stable name; the lower half is the site's (the gateway at its first
+    # address by default, BMCs)
+    oob: Cidr = "172.16.0.0/16"
+
+
+# Management servers are IPv4 addresses (Ipv4), no hostnames: a switch needs no DNS to reach its
+# NTP, syslog or AAA servers.
+# One line of plain text that reaches configs and scripts: no quote, backslash, `$` or template syntax
+PLAIN_TEXT_PATTERN = r"^[A-Za-z0-9 .,:;!?()@_+/=-]+$"
+PlainText = Annotated[str, Field(min_length=1, max_length=200, pattern=PLAIN_TEXT_PATTERN)]
+USER_NAME_PATTERN = r"^[a-z_][a-z0-9_-]{0,30}$"
+UserName = Annotated[str, Field(pattern=USER_NAME_PATTERN)]
+
+
+class SwitchUser(Model):
+    """A local account on every switch; its password is `gpu-cluster:switch_password`."""
+
+    # the login name
+    name: UserName
+    # admin: full rights; operator: read-only
+    role: Literal["admin", "operator"] = "admin"
+
+
+class Snmp(Model):
+    """SNMPv2c read-only polling of every switch over its management address; the community is
+    `gpu-cluster:snmp_community`."""
+
+    # where the switches are (SNMPv2-MIB sysLocation)
+    location: PlainText | None = None
+    # who runs them (sysContact)
+    contact: PlainText | None = None
+
+
+class ManagementPlane(Model):
+    """How every switch is managed: its management VRF and address on the oob segment, the
+    services it uses and offers there, its local users. Secrets are never written here: they come
+    from Pulumi secret config (`gpu-cluster:switch_password`, `tacacs_key`, `snmp_community`) or
+    the environment, and the rendered files carry placeholders the deploy fills."""
+
+    # the oob segment's default gateway (default: the first address of addressing.oob)
+    gateway: Ipv4 | None = None
+    # NTP servers (default: the gateway)
+    ntp_servers: list[Ipv4] | None = Field(default=None, max_length=10)
+    # syslog collectors
+    syslog_servers: list[Ipv4] = Field(default_factory=list, max_length=8)
+    # DNS resolvers
+    dns_servers: list[Ipv4] = Field(default_factory=list, max_length=3)
+    # TACACS+ servers, tried in order before the local users (key: gpu-cluster:tacacs_key)
+    tacacs_servers: list[Ipv4] = Field(default_factory=list, max_length=8)
+    # SNMPv2c polling (community: gpu-cluster:snmp_community); omitted: no SNMP
+    snmp: Snmp | None = None
+    # the switches' management API (EOS eAPI, NVUE REST API) and gNMI server, on the management address
+    api: bool = True
+    # the text shown before login
+    banner: PlainText = "Authorized access only. Activity may be monitored."
+    # local accounts (password: gpu-cluster:switch_password), the fallback when TACACS+ is unreachable
+    users: list[SwitchUser] = Field(default_factory=lambda: [SwitchUser(name="admin")], min_length=1, max_length=8)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ManagementPlane:
+        names = [user.name for user in self.users]
+        if len(set(names)) != len(names):
+            raise ValueError("users names an account twice")
+        for key in ("ntp_servers", "syslog_servers", "dns_servers", "tacacs_servers"):
+            values = getattr(self, key) or []
+            if len(set(values)) != len(values):
+                raise ValueError(f"{key} lists an address twice")
+        return self
 
 
 class Asn(Model):
@@ -385,11 +488,13 @@ class StackFile(Model):
     # the GPU fabric (on premises; the provider's on cloud)
     fabric: Fabric | None = None
     # the storage network
-    storage: Network | None = None
+    storage: StorageNetwork | None = None
     # the management (in-band) network
     management: Network | None = None
     # the out-of-band network: BMCs and switch management ports
     oob: Network | None = None
+    # host provisioning: the DHCP server the management leaves relay to, PXE boot
+    provisioning: Provisioning | None = None
     # address pools
     addressing: Addressing = Addressing()
     # BGP AS numbers
@@ -400,3 +505,5 @@ class StackFile(Model):
     policy: Policy = Policy()
     # bill-of-materials price overrides
     costs: Costs | None = None
+    # how the switches are managed (on premises): management address, services, users
+    management_plane: ManagementPlane = ManagementPlane()

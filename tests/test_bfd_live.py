@@ -6,7 +6,10 @@ and addressed with the link's /31. The BGP session and its BFD session come up w
 timers. Then the spine goes silent with its link up, as a switch that dies without losing carrier:
 a `pfifo limit 0` root qdisc on its port drops everything it sends. The leaf's BFD session must go
 down and take the BGP session with it (FRR's notification `Cease/BFD Down`, not the hold timer).
-Every wait is bounded and polls states; no duration is asserted.
+Leaves restart gracefully (cluster.intent.bgp), which must not undo that: a leaf that goes silent
+is withdrawn by the spine at once, while a leaf whose routing daemon restarts keeps its routes on
+the spine, marked stale, as graceful restart promises. Every wait is bounded and polls states; no
+duration is asserted.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ import pytest
 
 from cluster.addressing import allocate
 from cluster.configs import switch_files
-from cluster.intent.switch import BFD_TIMERS, Port, switch_views
-from cluster.pipeline import validate
+from cluster.intent.switch import BFD_TIMERS, Port, Switch, switch_views
+from cluster.pipeline import Valid, validate
 from tests.conftest import missing_tool
 from tests.test_verify_live import sh
 
@@ -36,7 +39,8 @@ DAEMONS = ("zebra", "bfdd", "bgpd")  # in start order: bfdd and bgpd connect to 
 PATHSPACES = Path("/var/run/frr")  # `-N <ns>` puts each daemon's sockets under /var/run/frr/<ns>
 LEAF, SPINE = "leaf-001-r0", "spine-001"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def wait_for(what: str, ready: Callable[[], bool], timeout: float, polls: int = 1) -> None:
@@ -94,6 +98,21 @@ class Router:
         neighbor: dict[str, Any] = self.show(f"show ip bgp neighbors {peer} json").get(peer, {})
         return neighbor
 
+    def route(self, prefix: str) -> list[dict[str, Any]]:
+        """BGP's paths to `prefix` (empty when it has none)."""
+        answer = self.show(f"show ip bgp {prefix} json")
+        paths: list[dict[str, Any]] = answer.get("paths", []) if isinstance(answer, dict) else []
+        return paths
+
+    def kernel_route(self, prefix: str) -> str:
+        return sh("ip", "-n", self.namespace, "route", "show", prefix).strip()
+
+    def kill(self, daemon: str) -> None:
+        """Stop one daemon at once (SIGKILL), as a crash does."""
+        process = self.daemons[DAEMONS.index(daemon)]
+        process.kill()
+        process.wait(timeout=5)
+
     def stop(self) -> None:
         for process in self.daemons:
             if process.poll() is None:
@@ -104,6 +123,9 @@ class Router:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
+
+
+LiveLink = tuple[Router, Router, Port, Port]
 
 
 def _link(ports: dict[str, tuple[Port, ...]]) -> tuple[Port, Port]:
@@ -123,12 +145,13 @@ def link(tmp_path: Path) -> Iterator[tuple[Router, Router, Port, Port]]:
         if shutil.which(tool) is None:
             missing_tool(f"{tool} not found: apt-get install frr iproute2 (both in .ci/apt-packages.txt)")
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     spec, topology = result.spec, result.topology
     addresses = allocate(spec, topology)
     files, _ = switch_files(spec, topology, addresses, [LEAF, SPINE])
-    views = {switch.name: switch.ports for switch in switch_views(spec, topology, addresses, None, [LEAF, SPINE])}
-    leaf_port, spine_port = _link(views)
+    switches: dict[str, Switch] = {switch.name: switch
+                                   for switch in switch_views(spec, topology, addresses, None, [LEAF, SPINE])}
+    leaf_port, spine_port = _link({name: switch.ports for name, switch in switches.items()})
     tag = uuid.uuid4().hex[:6]
     leaf, spine = Router(LEAF, f"gcbfd{tag}l", tmp_path), Router(SPINE, f"gcbfd{tag}s", tmp_path)
     made: list[Router] = []
@@ -137,6 +160,7 @@ def link(tmp_path: Path) -> Iterator[tuple[Router, Router, Port, Port]]:
             sh("ip", "netns", "add", router.namespace)
             made.append(router)
             sh("ip", "-n", router.namespace, "link", "set", "lo", "up")
+            sh("ip", "-n", router.namespace, "addr", "add", f"{switches[router.switch].loopback}/32", "dev", "lo")
         sh("ip", "link", "add", leaf_port.name, "netns", leaf.namespace, "type", "veth",
            "peer", "name", spine_port.name, "netns", spine.namespace)
         for router, port in ((leaf, leaf_port), (spine, spine_port)):
@@ -193,3 +217,58 @@ def test_a_silent_spine_takes_the_bgp_session_down_by_bfd(link: tuple[Router, Ro
     assert neighbor["lastNotificationReason"] == "Cease/BFD Down", neighbor
     assert leaf.bfd(towards_spine)["diagnostic"] == "control detection time expired"
     assert _carrier(leaf, leaf_port) and _carrier(spine, spine_port)  # silent, not unplugged
+
+
+def _established(link: LiveLink) -> None:
+    leaf, spine, leaf_port, spine_port = link
+    assert leaf_port.peer_address is not None and spine_port.peer_address is not None
+
+    def up() -> bool:
+        return (leaf.bfd(leaf_port.peer_address).get("status") == "up"
+                and spine.bgp(spine_port.peer_address).get("bgpState") == "Established"
+                and spine.bfd(spine_port.peer_address).get("status") == "up")
+
+    wait_for("BGP established and BFD up on the link", up, 90, polls=10)
+
+
+def _leaf_loopback(link: LiveLink) -> str:
+    leaf, spine, _, spine_port = link
+    address = sh("ip", "-n", leaf.namespace, "-o", "-4", "addr", "show", "dev", "lo").split()
+    loopback = next(word for word in address if word.endswith("/32") and not word.startswith("127."))
+    wait_for("the spine learns the leaf's loopback", lambda: bool(spine.route(loopback)), 60)
+    assert spine_port.peer_address in spine.kernel_route(loopback.split("/")[0])
+    return loopback
+
+
+def test_graceful_restart_is_negotiated_and_a_silent_leaf_is_still_withdrawn(link: LiveLink) -> None:
+    """The leaf restarts gracefully and preserves forwarding (the spine sees it), yet when it goes
+    silent the spine's BFD takes the session down and its routes leave the spine's table and
+    kernel at once, not after the 240 s restart time."""
+    leaf, spine, leaf_port, spine_port = link
+    assert spine_port.peer_address is not None
+    _established(link)
+    loopback = _leaf_loopback(link)
+    text = spine.vtysh("-c", f"show ip bgp neighbors {spine_port.peer_address}").stdout
+    assert "Graceful Restart Capability: advertised and received" in text, text
+    assert "IPv4 Unicast(preserved)" in text, text
+    sh("ip", "netns", "exec", leaf.namespace, "tc", "qdisc", "add", "dev", leaf_port.name, "root", "pfifo", "limit", "0")
+    wait_for("the spine's session to the silent leaf down",
+             lambda: spine.bgp(spine_port.peer_address).get("bgpState") != "Established", 60)
+    assert spine.bgp(spine_port.peer_address)["lastNotificationReason"] == "Cease/BFD Down"
+    wait_for("the silent leaf's loopback withdrawn from the spine",
+             lambda: not spine.route(loopback) and not spine.kernel_route(loopback.split("/")[0]), 20)
+
+
+def test_a_leaf_whose_bgp_restarts_keeps_its_routes_on_the_spine(link: LiveLink) -> None:
+    """Graceful restart at work: the leaf's bgpd dies (its link and forwarding stay); the spine
+    keeps the leaf's routes, stale, in its table and kernel instead of withdrawing them."""
+    leaf, spine, _, spine_port = link
+    assert spine_port.peer_address is not None
+    _established(link)
+    loopback = _leaf_loopback(link)
+    leaf.kill("bgpd")
+    wait_for("the spine's session to the restarting leaf down",
+             lambda: spine.bgp(spine_port.peer_address).get("bgpState") != "Established", 60)
+    paths = spine.route(loopback)
+    assert paths and all(path.get("stale") for path in paths), paths
+    assert spine_port.peer_address in spine.kernel_route(loopback.split("/")[0])

@@ -17,7 +17,8 @@ import yaml
 
 from cluster.configs import render_configs
 from cluster.intent.qos import classes
-from cluster.pipeline import validate, validate_mapping
+from cluster.intent.switch import PFC_WATCHDOG_MS
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.stackfile import Qos
 from tests.conftest import ROOT
 
@@ -33,6 +34,8 @@ class Stated:
     lossless: set[int]
     queue_of: dict[int, int]  # priority -> queue / traffic class, explicit lines only
     ecn_queues: set[int]
+    strict_queues: set[int]  # queues served in strict priority (EOS: also a queue that never says `no priority`)
+    weighted_queues: set[int]  # queues served by weight (DWRR / round robin), explicitly
 
 
 def _csv(text: str, sep: str = ",") -> list[int]:
@@ -52,7 +55,9 @@ def read_nvue(text: str) -> Stated:
     for tc, state in re.findall(r"^nv set qos congestion-control default-global traffic-class (\d+) ecn (\w+)$",
                                 text, re.M):
         (ecn.add if state == "enable" else ecn.discard)(int(tc))
-    return Stated(dscps, lossless, queue_of, ecn)
+    modes = dict(re.findall(r"^nv set qos egress-scheduler default-global traffic-class (\d+) mode (\w+)$", text, re.M))
+    return Stated(dscps, lossless, queue_of, ecn, {int(tc) for tc, mode in modes.items() if mode == "strict"},
+                  {int(tc) for tc, mode in modes.items() if mode == "dwrr"})
 
 
 def read_eos(text: str) -> Stated:
@@ -64,16 +69,21 @@ def read_eos(text: str) -> Stated:
                                                                 text, re.M)}
     lossless: set[int] | None = None
     ecn: set[int] = set()
+    strict: set[int] = set()
+    weighted: set[int] = set()
     for block in re.split(r"^interface ", text, flags=re.M)[1:]:
         if "   qos trust dscp" not in block:
             continue
         port_lossless = {int(p) for p in re.findall(r"^   priority-flow-control priority (\d+) no-drop$", block, re.M)}
         assert lossless is None or port_lossless == lossless, "ports differ in their lossless priorities"
         lossless = port_lossless
-        for queue, body in re.findall(r"^   uc-tx-queue (\d+)\n((?:      .*\n)*)", block, re.M):
+        for queue, body in re.findall(r"^   (?:uc-)?tx-queue (\d+)\n((?:      .*\n)*)", block, re.M):
             if "random-detect ecn" in body:
                 ecn.add(int(queue))
-    return Stated(dscps, lossless or set(), queue_of, ecn)
+            # an EOS tx-queue is served in strict priority unless it says `no priority`; a
+            # `bandwidth percent` alone does not make it round robin
+            (weighted if re.search(r"^      no priority$", body, re.M) else strict).add(int(queue))
+    return Stated(dscps, lossless or set(), queue_of, ecn, strict, weighted)
 
 
 def read_sonic(text: str) -> Stated:
@@ -87,7 +97,9 @@ def read_sonic(text: str) -> Stated:
     tc_queue = {entry["tc_to_queue_map"] for entry in ports.values()}
     queue_of = {int(tc): int(queue) for tc, queue in db["TC_TO_QUEUE_MAP"][tc_queue.pop()].items()}
     ecn = {int(key.split("|")[1]) for key, entry in db["QUEUE"].items() if "wred_profile" in entry}
-    return Stated(dscps, set(_csv(pfc.pop())), queue_of, ecn)
+    kinds = {int(key.split("|")[1]): db["SCHEDULER"][entry["scheduler"]]["type"] for key, entry in db["QUEUE"].items()}
+    return Stated(dscps, set(_csv(pfc.pop())), queue_of, ecn, {queue for queue, kind in kinds.items() if kind == "STRICT"},
+                  {queue for queue, kind in kinds.items() if kind == "DWRR"})
 
 
 READERS = {"nvue.sh": read_nvue, "eos.cfg": read_eos, "config_db.json": read_sonic}
@@ -120,6 +132,12 @@ def problems(stated: Stated, qos: Qos, nvue: bool) -> list[str]:
     roce_queue = queues.get("roce")
     if roce_queue is not None and stated.ecn_queues != {roce_queue}:
         found.append(f"ECN on queues {sorted(stated.ecn_queues)}, plan only the RoCE queue {roce_queue}")
+    for name, queue in sorted(queues.items()):
+        if name == "cnp" and (queue not in stated.strict_queues or queue in stated.weighted_queues):
+            found.append(f"the CNP queue {queue} is not strict priority")
+        elif name != "cnp" and queue != queues.get("cnp") and (queue in stated.strict_queues
+                                                               or queue not in stated.weighted_queues):
+            found.append(f"the {name} queue {queue} is strict priority: it can starve the others")
     return found
 
 
@@ -151,7 +169,7 @@ def _stacks() -> list[Path]:
 @pytest.mark.parametrize("path", _stacks(), ids=lambda path: path.stem)
 def test_every_example_states_the_whole_plan(path: Path) -> None:
     result = validate(str(path))
-    if not result.ok or result.spec is None or result.topology is None or result.spec.qos is None:
+    if not result.ok or not isinstance(result, Valid) or result.spec.qos is None:
         pytest.skip(f"{path.name}: no rendered RoCE fabric (fails validation on purpose, cloud, or InfiniBand)")
     if result.spec.fabric is not None and result.spec.fabric.transport != "roce":
         pytest.skip(f"{path.name}: InfiniBand fabric")
@@ -178,7 +196,7 @@ def test_every_dialect_states_any_plan(os: str, plan: str) -> None:
     if os == "eos":  # an SN5600 does not run EOS: an Arista box of the same size
         data["fabric"]["leaf"]["switch"] = data["fabric"]["spine"]["switch"] = "7060X6"
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None and result.spec.qos is not None, result.findings
+    assert isinstance(result, Valid) and result.spec.qos is not None, result.findings
     errors = [f for f in result.findings if str(f.severity) == "error" and not f.suppressed]
     assert errors == [], errors
     assert check_design(render_configs(result.spec, result.topology), result.spec.qos) == []
@@ -197,3 +215,67 @@ def test_the_check_fails_on_a_partial_map() -> None:
     assert "DSCP 24 mapped 0 times" in found
     assert "storage priority 1 has no queue" in found
     assert "ECN on queues [0, 3], plan only the RoCE queue 3" in found
+
+
+def test_the_check_fails_on_eos_weights_without_no_priority() -> None:
+    """`bandwidth percent` alone leaves an EOS tx-queue in strict priority, so the RoCE queue (TC 3)
+    could starve the lower ones: the EOS reader sees each such queue as strict."""
+    result = validate(str(ROOT / "tests" / "golden" / "stacks" / "eos.yaml"))
+    assert isinstance(result, Valid) and result.spec.qos is not None
+    files = render_configs(result.spec, result.topology)
+    assert check_design(files, result.spec.qos) == []
+    old = {path: text.replace("      no priority\n", "") for path, text in files.items()}
+    found = check_design(old, result.spec.qos)
+    assert any("the roce queue 3 is strict priority: it can starve the others" in problem for problem in found)
+
+
+def _watchdog(name: str, text: str) -> tuple[str, float | None, float | None] | None:
+    """(what a stuck lossless queue gets, detection s, recovery s) as one fabric config states it;
+    None when it runs no PFC watchdog. EOS errdisables the whole port unless told `action drop`
+    (AVD v5.0 priority_flow_control schema: the timeout after which the port "should be errdisabled
+    or should start dropping"); SONiC's PFC_WD states its action; Cumulus' watchdog stops honouring
+    pauses on the stuck priority only (Cumulus Linux 5.14 QoS, PFC Watchdog), on its own timers."""
+    if name == "eos.cfg":
+        timeout = re.search(r"^priority-flow-control pause watchdog default timeout ([\d.]+)$", text, re.M)
+        if timeout is None:
+            return None
+        recovery = re.search(r"^priority-flow-control pause watchdog default recovery-time ([\d.]+)$", text, re.M)
+        drop = re.search(r"^priority-flow-control pause watchdog action drop$", text, re.M)
+        return ("drop" if drop else "errdisable", float(timeout.group(1)), float(recovery.group(1)) if recovery else 0.0)
+    if name == "config_db.json":
+        ports = {key: entry for key, entry in json.loads(text).get("PFC_WD", {}).items() if key != "GLOBAL"}
+        if not ports:
+            return None
+        (entry,) = {json.dumps(entry, sort_keys=True) for entry in ports.values()}
+        watchdog = json.loads(entry)
+        return (watchdog["action"], int(watchdog["detection_time"]) / 1000, int(watchdog["restoration_time"]) / 1000)
+    enabled = re.search(r"^nv set interface \S+ qos pfc-watchdog state enable$", text, re.M)
+    return ("drop", None, None) if enabled else None
+
+
+@pytest.mark.parametrize("os", ["nvue", "eos", "sonic"])
+@pytest.mark.parametrize("plan", ["default", "lossy"])
+def test_a_stuck_queue_is_dropped_not_its_port(os: str, plan: str) -> None:
+    """Lossless plans run the PFC watchdog on every fabric switch, and it drops only the stuck
+    queue and lets it forward again: one NIC stuck in a pause storm must not take a rail port (and
+    every flow on it) down; SONiC and EOS detect and recover at the same time. Lossy plans run none."""
+    data = copy.deepcopy(PROD)
+    data["qos"] = {**data.get("qos", {}), **PLANS[plan]}
+    for tier in ("leaf", "spine"):
+        data["fabric"][tier]["os"] = os
+        if os == "eos":
+            data["fabric"][tier]["switch"] = "7060X6"
+    result = validate_mapping("t", data)
+    assert isinstance(result, Valid), result.findings
+    files = render_configs(result.spec, result.topology)
+    inventory = json.loads(files["inventory.json"])["switches"]
+    configs = fabric_configs(files, inventory)
+    assert configs
+    for switch, name, text in configs:
+        stated = _watchdog(name, text)
+        if plan == "lossy":
+            assert stated is None, switch
+            continue
+        assert stated is not None and stated[0] == "drop", (switch, stated)
+        if os != "nvue":
+            assert stated[1:] == (PFC_WATCHDOG_MS / 1000, PFC_WATCHDOG_MS / 1000), (switch, stated)

@@ -14,14 +14,14 @@ from cluster.cli import main
 from cluster.lab import model
 from cluster.lab.expect import design
 from cluster.lab.model import LabPlan, Planned, Slice, build_plan, slice_devices
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.topology import FABRIC
 
 
 @pytest.fixture(scope="module")
 def dev():  # type: ignore[no-untyped-def]
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return result
 
 
@@ -50,6 +50,24 @@ def test_plan_takes_addresses_mtus_and_routing_from_the_rendered_files(dev) -> N
     changed = _built(build_plan(dev.spec, dev.topology, edited, Slice()))
     mtus = {i.mtu for s in changed.switches if s.name == "leaf-001-r0" for i in s.interfaces}
     assert mtus == {1500, 9216}
+
+
+def test_the_lab_is_wired_as_the_cabling_plan_says_crossed_rows_included(dev) -> None:  # type: ignore[no-untyped-def]
+    """Two rows of cabling.csv crossed (leaf-001-r0's first uplink and leaf-001-r1's): the lab's
+    veths follow the file a technician follows, not the design, so `lab check` can show it."""
+    files = render_tree(dev.spec, dev.topology)
+    rows = files["cabling.csv"].splitlines()
+    first = next(i for i, row in enumerate(rows) if row.startswith("C") and ",leaf-001-r0,p29,spine-001,p1," in row)
+    second = next(i for i, row in enumerate(rows) if ",leaf-001-r1,p29,spine-001,p3," in row)
+    a, b = rows[first].split(","), rows[second].split(",")
+    a[5:7], b[5:7], a[11], b[11] = b[5:7], a[5:7], b[11], a[11]
+    rows[first], rows[second] = ",".join(a), ",".join(b)
+    crossed = _built(build_plan(dev.spec, dev.topology, {**files, "cabling.csv": "\n".join(rows) + "\n"}, Slice()))
+    straight = _built(build_plan(dev.spec, dev.topology, files, Slice()))
+    moved = set(crossed.cables) ^ set(straight.cables)
+    assert {(cable.a, cable.a_if, cable.b, cable.b_if) for cable in moved} == {
+        ("leaf-001-r0", "Ethernet112", "spine-001", "Ethernet0"), ("leaf-001-r1", "Ethernet112", "spine-001", "Ethernet8"),
+        ("leaf-001-r0", "Ethernet112", "spine-001", "Ethernet8"), ("leaf-001-r1", "Ethernet112", "spine-001", "Ethernet0")}
 
 
 def test_a_state_as_lab_up_writes_it_loads_back(dev, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -95,6 +113,15 @@ BROKEN_FILES: list[tuple[str, Callable[[str], str] | None, str]] = [
     ("switches/spine-001/config_db.json", _first('"mtu": "9216"', '"mtu": "jumbo"'), "mtu 'jumbo' is not a number"),
     ("hosts/h200/qos.sh", lambda _: "#!/bin/bash\n", "no per-rail routing section"),
     ("hosts/h200/qos.sh", _first(") ADDRS=(", ") ADDRS=(10.9.9.9 "), "rail addresses for"),
+    ("cabling.csv", None, "missing; the lab needs the cabling plan"),
+    ("cabling.csv", lambda _: "cable,network\n", "no cabling plan (columns a_device"),
+    ("cabling.csv", _first("spine-001,p1,400,optics-mmf,50,Ethernet112,Ethernet0",
+                           "spine-001,p1,400,optics-mmf,50,Ethernet112,Ethernet999"),
+     "row C0000033: spine-001 has no fabric port 'Ethernet999' in the design"),
+    ("cabling.csv", _first("h200-node-003,gpu-nic1,leaf-001-r1,p3", "h200-node-003,gpu-nic0,leaf-001-r1,p3"),
+     "row C0000018: h200-node-003 rail0 is cabled twice (also row C0000017)"),
+    ("cabling.csv", _first("h200-node-003,gpu-nic1,", "h200-node-003,gpu-nic9,"),
+     "row C0000018: h200-node-003 has no fabric port 'gpu-nic9' in the design"),
 ]
 
 
@@ -165,7 +192,7 @@ def test_ecmp_widths_follow_the_cabling(dev) -> None:  # type: ignore[no-untyped
 
 def test_a_slice_keeps_its_leaf_groups_every_switch_above_and_their_hosts() -> None:
     result = validate("article-c")
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     every, hosts, _ = slice_devices(result.topology, Slice())
     one, one_hosts, text = slice_devices(result.topology, Slice.parse("groups=1"))
     spines = {name for name in every if result.topology.graph.nodes[name]["tier"] == "spine"}

@@ -1,5 +1,6 @@
 """The SONiC tables of the oob network (VLAN, VLAN_MEMBER, PORTCHANNEL, PORTCHANNEL_MEMBER, STP,
-STP_VLAN, STP_PORT) loaded by SONiC's own `sonic_yang` against SONiC's YANG models
+STP_VLAN, STP_PORT, and the oob switch's own management address: VLAN_INTERFACE, STATIC_ROUTE)
+loaded by SONiC's own `sonic_yang` against SONiC's YANG models
 (`../shared/vendor/sonic`, unmodified upstream copies), for one and for two oob spines.
 
 Upstream's loader asks libyang 3 to read every JSON value as text (`json_string_datatypes`);
@@ -19,12 +20,13 @@ from typing import Any
 import pytest
 
 from cluster.configs import render_configs
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from tests.conftest import ROOT, missing_tool
 from tests.test_oob import _oob_designs
 
 VENDOR = ROOT.parent / "shared" / "vendor" / "sonic" / "src"
-TABLES = ("VLAN", "VLAN_MEMBER", "PORTCHANNEL", "PORTCHANNEL_MEMBER", "STP", "STP_VLAN", "STP_PORT")
+TABLES = ("VLAN", "VLAN_MEMBER", "PORTCHANNEL", "PORTCHANNEL_MEMBER", "STP", "STP_VLAN", "STP_PORT",
+          "VLAN_INTERFACE", "STATIC_ROUTE")
 
 
 def _typed(value: Any) -> Any:
@@ -86,7 +88,7 @@ def _sonic_dbs() -> dict[str, dict[str, Any]]:
         if not name.endswith("sonic"):
             continue
         result = validate_mapping("t", data)
-        assert result.spec is not None and result.topology is not None
+        assert isinstance(result, Valid)
         for path, text in render_configs(result.spec, result.topology).items():
             if path.endswith("config_db.json") and "/oob-" in path:
                 dbs[f"{name}:{path}"] = json.loads(text)

@@ -47,6 +47,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_every_template_catalog_and_example(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     data = [path for pattern in ("cluster/**/*.yaml", "cluster/**/*.j2", "components/**/*.py", "cluster/**/*.py")
@@ -67,6 +68,7 @@ def test_version() -> None:
     assert done.returncode == 0 and done.stdout.strip() == f"gpu-cluster {__version__}"
 
 
+@pytest.mark.slow
 def test_installed_it_starts_a_project_anywhere(wheel: Path, tmp_path: Path) -> None:
     """After `pip install` (the wheel into a folder of its own, nothing of the checkout on the path),
     in an empty folder: catalog, init, validate and plan the new stack, and validate an example by

@@ -3,6 +3,7 @@ NVUE, EOS, SONiC's SKU maps, the cabling plan and the bill of materials."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -14,6 +15,7 @@ from cluster.catalog import load_catalog
 from cluster.dialects.sonic.skus import sonic_platforms, sonic_sku
 from cluster.exports.bom import bill_of_materials
 from cluster.naming import switch_port
+from cluster.pipeline import Valid
 from tests.conftest import run, stack
 from tests.test_exports_cabling import assert_cabling_names_are_the_configs
 
@@ -24,7 +26,7 @@ CAGED = [(model, gbps) for model, entry in sorted(load_catalog().switches.items(
 
 def rendered(fabric: dict[str, Any], nodes: int = 64, **changes: Any) -> dict[str, str]:
     result = run(stack(fabric=fabric, node_pools=[{"name": "h200", "nodes": nodes, "gpu": "H200"}], **changes))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     assert_cabling_names_are_the_configs(result)
     return render_tree(result.spec, result.topology)
 
@@ -79,7 +81,7 @@ def test_the_bom_counts_one_1_to_8_breakout_per_odd_cage_used() -> None:
         management={"leaf": {"switch": "SN5600", "ports": 16, "port_gbps": 100}},
         node_pools=[{"name": "h200", "nodes": 12, "gpu": "H200",
                      "management_nics": {"count": 1, "gbps": 100}}]))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     lines = [line for line in bill_of_materials(result.spec, result.topology).lines
              if line.network == "management" and line.tier == "host-leaf"]
     assert [(line.item, line.quantity) for line in lines] == [("aoc-800g-8x100g", 2)], lines  # 12 hosts: 8 + 4
@@ -112,3 +114,43 @@ def test_a_7808r3_at_100g_runs_each_cage_on_two_lanes() -> None:
     assert split is not None and split.lanes(100) == 2  # EOS `speed 100g-2` on lane 1 of an 8-lane cage
     wide = breakout("7808R3", 400)
     assert wide is not None and wide.lanes(400) == 8 and wide.lanes(200) == 4  # a 200G link on a 400G port
+
+
+# --- speeds a model cannot auto-negotiate (catalog forced_speeds) ------------------------------
+
+FORCED = [(model, gbps) for model, entry in sorted(load_catalog().switches.items())
+          if entry.forced_speeds is not None for gbps in entry.forced_speeds.gbps]
+
+
+def _nvue_ports(text: str) -> dict[str, list[str]]:
+    """{port: its `link ...` settings, in order} of an nvue.sh (a split cage's breakout line aside)."""
+    ports: dict[str, list[str]] = {}
+    for port, setting in re.findall(r"^nv set interface (swp\S+) link (.+)$", text, re.MULTILINE):
+        if not setting.startswith("breakout "):
+            ports.setdefault(port, []).append(setting)
+    return ports
+
+
+def test_the_sn4700_forces_its_400g_ports() -> None:
+    """Cumulus Linux 5.14, Switch Port Attributes: the SN4700 cannot auto-negotiate on QSFP-DD 400G,
+    the speed must be forced: every 400G port gets `link auto-negotiate off` after its speed (NVUE)
+    and `autoneg: off` (SONiC); at 200G, and on an SN5600 at 400G, auto-negotiation is left alone."""
+    assert ("SN4700", 400) in FORCED
+    for gbps, forced in ((400, True), (200, False)):
+        files = rendered({"leaf": {"switch": "SN4700", "port_gbps": gbps}, "spine": {"switch": "SN4700", "port_gbps": gbps}},
+                         nodes=16)
+        scripts = {path: text for path, text in files.items() if path.endswith("nvue.sh") and "/leaf-" in path}
+        assert scripts
+        for path, text in scripts.items():
+            for port, settings in _nvue_ports(text).items():
+                speed = settings.index(f"speed {gbps}G")
+                assert (settings[speed + 1:speed + 2] == ["auto-negotiate off"]) is forced, (path, port, settings)
+    sn5600 = rendered({"leaf": {"switch": "SN5600", "port_gbps": 400}, "spine": {"switch": "SN5600", "port_gbps": 400}})
+    assert not any("auto-negotiate" in text for path, text in sn5600.items() if path.endswith("nvue.sh"))
+    for gbps, forced in ((400, True), (200, False)):
+        sonic = rendered({"leaf": {"switch": "SN4700", "port_gbps": gbps, "os": "sonic"},
+                          "spine": {"switch": "SN4700", "port_gbps": gbps, "os": "sonic"}}, nodes=16)
+        dbs = [json.loads(text) for path, text in sonic.items() if path.endswith("config_db.json") and "/leaf-" in path]
+        assert dbs
+        for db in dbs:
+            assert {entry.get("autoneg") for entry in db["PORT"].values()} == ({"off"} if forced else {None})

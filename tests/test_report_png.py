@@ -97,6 +97,7 @@ def prod_png(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return png
 
 
+@pytest.mark.slow
 def test_chromium_renders_the_report_with_a_visible_diagram(prod_png: Path) -> None:
     width, height, rows = decode_png(prod_png.read_bytes())
     assert (width, height) == (1400, 900)
@@ -127,6 +128,7 @@ def test_png_decoder_reads_a_known_image() -> None:
 NETWORK_TITLES = ("GPU fabric", "storage network", "management network", "out-of-band network")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [1400, 1920])
 @pytest.mark.parametrize("stack", ["superpod", "pods", "examples/converged/Pulumi.converged.yaml"])
 def test_the_report_fits_the_window_and_draws_every_network(stack: str, width: int, tmp_path: Path) -> None:

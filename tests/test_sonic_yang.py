@@ -15,7 +15,7 @@ import yaml
 
 from cluster.artifacts import render_tree
 from cluster.dialects.sonic.skus import sonic_sku
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 from tests import sonic_yang_check as yang
 from tests.conftest import ROOT, missing_tool, run, stack
 
@@ -93,7 +93,7 @@ THREE_TIER_SONIC = {
 
 
 def sonic_configs(result: Result) -> dict[str, dict[str, Any]]:
-    assert result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     files = render_tree(result.spec, result.topology)
     return {path: json.loads(text) for path, text in files.items() if path.endswith("config_db.json")}
 
@@ -106,7 +106,7 @@ def assert_all_validate(configs: dict[str, dict[str, Any]]) -> None:
 @pytest.mark.parametrize("name", STACKS)
 def test_every_config_db_of_every_example_validates(sample: dict[str, Any], name: str) -> None:
     result = validate(name)
-    assert result.spec is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     if result.spec.target != "onprem":
         pytest.skip(f"{name} is a cloud stack: no switch configs")
     assert_all_validate(sonic_configs(result))
@@ -118,6 +118,7 @@ def test_the_examples_render_sonic(sample: dict[str, Any]) -> None:
     assert {path.split("/")[1] for path in configs} >= {"leaf-001-r0", "leaf-001-r7", "spine-001"}
 
 
+@pytest.mark.slow
 def test_every_config_db_of_a_three_tier_sonic_design_validates(sample: dict[str, Any]) -> None:
     result = run(THREE_TIER_SONIC)
     assert result.ok, [str(f) for f in result.findings if str(f.severity) == "error"]
@@ -176,3 +177,42 @@ def test_a_rendered_config_with_a_port_lane_removed_fails(sample: dict[str, Any]
     first = sorted(config["PORT"])[0]
     del config["PORT"][first]["lanes"]
     assert 'Mandatory node "lanes" instance does not exist' in yang.errors(config)
+
+
+# --- the management plane's tables ---------------------------------------------------------
+
+MANAGEMENT_TABLES = ("MGMT_VRF_CONFIG", "MGMT_INTERFACE", "NTP", "NTP_SERVER", "SYSLOG_SERVER", "DNS_NAMESERVER",
+                     "TACPLUS", "TACPLUS_SERVER", "AAA", "SNMP", "SNMP_COMMUNITY", "SNMP_AGENT_ADDRESS_CONFIG",
+                     "BANNER_MESSAGE", "GNMI", "VLAN_INTERFACE", "STATIC_ROUTE")
+
+
+def _managed() -> dict[str, dict[str, Any]]:
+    """Every config_db.json of a SONiC fabric and oob with every management service set."""
+    from tests.test_management_plane import _designs
+
+    return sonic_configs(run(dict(_designs())["prod-fabric-sonic"]))
+
+
+def test_every_management_table_is_written_and_validates(sample: dict[str, Any]) -> None:
+    configs = _managed()
+    written = {table for config in configs.values() for table in config}
+    assert written >= set(MANAGEMENT_TABLES)
+    assert_all_validate(configs)
+
+
+@pytest.mark.parametrize(("table", "change", "words"), [
+    ("MGMT_VRF_CONFIG", None, "Try enable Management VRF"),  # services in `mgmt` need the VRF
+    ("MGMT_INTERFACE", "gwaddr", "Must condition"),  # an IPv6 gateway for an IPv4 address
+    ("TACPLUS", "passkey", "tacacs+"),  # tacacs+ logins need the key
+])
+def test_a_broken_management_table_fails(sample: dict[str, Any], table: str, change: str | None, words: str) -> None:
+    config = copy.deepcopy(next(config for path, config in sorted(_managed().items()) if "/leaf-" in path))
+    assert yang.errors(config) == ""
+    if change is None:
+        del config[table]
+    elif change == "gwaddr":
+        key = next(iter(config[table]))
+        config[table][key]["gwaddr"] = "fc00::1"
+    else:
+        del config[table]["global"][change]
+    assert words in yang.errors(config)

@@ -147,12 +147,21 @@ class Linecards(Entry):
     source: str
 
 
+class ForcedSpeeds(Entry):
+    """Port speeds at which the model cannot auto-negotiate: a port running at one of `gbps` must
+    have its speed forced (auto-negotiation off), as `source` says, or the link may not come up."""
+
+    gbps: tuple[int, ...] = Field(min_length=1)
+    source: str
+
+
 class Switch(Entry):
     transport: Literal["ethernet", "infiniband"]
     port_modes: dict[int, int] = Field(min_length=1)
     uplink_ports: UplinkPorts | None = None
     cages: Cages | None = None
     linecards: Linecards | None = None
+    forced_speeds: ForcedSpeeds | None = None
     # what a dialect needs to know of this model, by dialect, read by the dialect's folder
     dialects: dict[str, dict[str, Any]] = Field(default_factory=dict)
     os: str  # the dialect it runs by default (cluster/dialects/<os>/)
@@ -165,7 +174,13 @@ class Switch(Entry):
         if self.linecards is not None and (self.cages is None
                                            or self.cages.count != self.linecards.count * self.linecards.ports):
             raise ValueError("linecards need cages: count = linecards x ports per card")
+        if self.forced_speeds is not None and not set(self.forced_speeds.gbps) <= set(self.port_modes):
+            raise ValueError("forced_speeds names a speed that is not one of the model's port_modes")
         return self
+
+    def forces_speed(self, gbps: int) -> bool:
+        """True when a port of this model running at `gbps` cannot auto-negotiate (`forced_speeds`)."""
+        return self.forced_speeds is not None and gbps in self.forced_speeds.gbps
 
 
 class Catalog(Entry):

@@ -108,12 +108,14 @@ def _plan(args: argparse.Namespace, result: Valid, chosen: Slice) -> Planned:
 
 
 def _read_tree(root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The switch and host files under `root`: {path: text}, and {path: why} of those that cannot
+    """The switch and host files and the cabling plan under `root`: {path: text}, and {path: why} of those that cannot
     be read (the plan reports only those it needs)."""
+    from cluster.lab.model import CABLING
+
     files: dict[str, str] = {}
     unreadable: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts):
+        if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts or path.name == CABLING):
             continue
         relative = path.relative_to(root).as_posix()
         try:
@@ -252,8 +254,9 @@ def _check(args: argparse.Namespace) -> int:
                           "counts": checked.counts, "findings": [f.to_dict() for f in checked.findings]}, indent=2))
     else:
         counts = checked.counts
-        print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established, "
-              f"{counts['prefixes']} prefixes with their ECMP widths, {counts['reach_probes']} reachability and "
+        print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established "
+              f"({counts['bfd_up']} with BFD up on the design's timers), {counts['prefixes']} prefixes with their "
+              f"ECMP widths, {counts['host_route_queries']} host rail routes, {counts['reach_probes']} reachability and "
               f"{counts['mtu_probes']} MTU probes, {counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")
@@ -277,8 +280,8 @@ def _fail(args: argparse.Namespace) -> int:
             else "no route changed"
         withdraw = f"in {report.withdraw_s} s" if report.withdraw_s is not None else "did NOT settle"
         print(f"lab fail: {printable(args.name)} ({args.mode}): {first}, routes settled to the design's failed fabric "
-              f"{withdraw}; {len(lossy)} of {len(report.flows)} probe flows lost packets, the worst for "
-              f"{report.worst_loss_s:.2f} s")
+              f"{withdraw} (bound {report.bound_settle_s:g} s); {len(lossy)} of {len(report.flows)} probe flows lost "
+              f"packets, the worst for {report.worst_loss_s:.2f} s (bound {report.bound_loss_s:g} s)")
         worst = max(report.measured_ratio.items(), key=lambda item: item[1], default=None)
         if worst is not None:
             predicted = ", ".join(f"{name} {ratio:g}:1" for name, ratio in report.predicted_ratio.items())

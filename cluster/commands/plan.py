@@ -10,7 +10,6 @@ pulumi itself, and no other verb loads it (tests/test_layers.py).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -57,10 +56,9 @@ def _run(args: argparse.Namespace, stage: Progress) -> int:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
     tell(result, findings=False)  # the program logs every finding itself: plan lists them as warnings
-    # the Pulumi program's offline runner, only for this verb (by name: mypy's strict check of
-    # cluster/ stops at the Pulumi SDK's untyped calls; tests/test_layers.py counts it as an import)
     stage("loading the Pulumi SDK")
-    offline = importlib.import_module("components.offline")
+    import components.offline as offline  # the Pulumi program's offline runner: only this verb loads the SDK
+
     stack_settings = {key: str(value) for key, value in result.loaded.settings.items()}
     if args.part or args.parts:
         stack_settings["part"] = args.part or settings.ALL

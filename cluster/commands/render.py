@@ -51,8 +51,7 @@ def _run(args: argparse.Namespace, stage: Progress) -> int:
     if code:
         return code
     elapsed = time.perf_counter() - started
-    switches = sum(1 for path in files if path.startswith("switches/") and path.count("/") == 2
-                   and not path.endswith("frr.conf"))
+    switches = len({path.split("/")[1] for path in files if path.startswith("switches/") and path.count("/") == 2})
     print(f"render: {result.stack}: {counted(len(files), 'file')} ({counted(switches, 'switch')}, "
           f"{counted(len(spec.pools), 'host pool')}) in {where.shown} ({elapsed:.2f} s)")
     return 0

@@ -154,6 +154,8 @@ def default_text(field: FieldInfo) -> str:
         return "the defaults of its keys"
     if isinstance(value, list) and not value:
         return "`[]`"
+    if isinstance(value, list) and all(isinstance(item, BaseModel) for item in value):
+        return "; ".join(f"`{value_text(item)}`" for item in value)
     if isinstance(value, dict) and not value:
         return "`{}`"
     return f"`{value}`"

@@ -15,8 +15,12 @@ from typing import NamedTuple
 
 from cluster.addressing import Addresses
 from cluster.breakout import breakout
+from cluster.catalog import load_catalog
 from cluster.dialects import platform
 from cluster.ecmp import ecmp_widths
+from cluster.intent.bgp import BgpPolicy, bgp_policies, bgp_policy
+from cluster.intent.hostnet import DhcpRelay, dhcp_relay
+from cluster.intent.management import ManagementPlane, management_plane, services
 from cluster.intent.qos import SWITCH_MTU, QosPlan
 from cluster.naming import host_port_label, management_port, switch_port
 from cluster.records import CableData, SwitchNode
@@ -68,6 +72,7 @@ class Port(NamedTuple):
     qos: bool  # the fabric's QoS (trust DSCP, PFC, ECN) applies on this port
     cable_m: int
     lanes: int | None = None  # electrical lanes of the port where the model's cages are known
+    forced: bool = False  # the model cannot auto-negotiate at this speed: speed forced, auto-negotiation off
 
     @property
     def speed_mbps(self) -> int:
@@ -79,6 +84,7 @@ class Switch:
     """Everything one switch's config needs."""
 
     name: str
+    cluster: str  # the cluster's name (stack file `name`): with `name`, what tells the switch apart on a site
     network: str
     tier: str
     os: str
@@ -95,6 +101,9 @@ class Switch:
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     domain_routes: int = 0  # prefixes in its routing domain: what any one BGP neighbor can send it
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
+    policy: BgpPolicy | None = None  # what its BGP sessions may carry, their limit and restart (routed switches)
+    management_plane: ManagementPlane | None = None  # its management address, VRF and services (on premises)
+    dhcp_relay: DhcpRelay | None = None  # DHCP relay from its management host ports (`provisioning`)
 
     @property
     def routed(self) -> bool:
@@ -150,10 +159,14 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     wanted = sorted(names if names is not None else [name for name, _ in topology.switches()])
     widths = ecmp_widths(topology, wanted)
     routes = domain_routes(addresses, topology)
+    catalog = load_catalog()
+    plans = bgp_policies(spec)
+    design_services = services(spec)
     for name in wanted:
         data = switches[name]
         qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
         own_split = breakout(data["model"], data["port_gbps"])
+        entry = catalog.switches.get(data["model"])
         ports: list[Port] = []
         networks: list[str] = []
         management = ""
@@ -207,6 +220,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
                 qos=network in qos_networks,
                 cable_m=cable,
                 lanes=own_split.lanes(edge["gbps"]) if own_split is not None else None,
+                forced=entry is not None and entry.forces_speed(edge["gbps"]),
             ))
         ports.sort(key=lambda port: port.number)
         loopback = addresses.loopback(name)
@@ -214,6 +228,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             networks.insert(0, f"{loopback}/32")
         yield Switch(
             name=name,
+            cluster=spec.name,
             network=data["network"],
             tier=data["tier"],
             os=data["os"],
@@ -229,6 +244,12 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             qos=switch_qos if data["network"] == FABRIC else None,
             maximum_paths=min(widths[name][1], platform(data["os"]).max_paths or widths[name][1]),
             domain_routes=routes.get(data["network"], 0),
+            policy=(bgp_policy(plans, data["network"], data["tier"], routes.get(data["network"], 0))
+                    if name in addresses.asns else None),
+            management_plane=management_plane(spec, design_services, addresses.management_address(name),
+                                              data["network"]),
+            dhcp_relay=dhcp_relay(spec, ((port.name, port.role, port.network, port.address, port.peer_address)
+                                         for port in ports)) if platform(data["os"]).relays_on_routed_ports else None,
         )
 
 

@@ -2,8 +2,10 @@
 
 - LAB-BGP: a session the design has (both ends in the lab) that is not configured or not
   Established; LAB-ASN: a switch or a peer speaking another ASN than the design gives it.
+- LAB-BFD: a designed session without BFD up on the design's timers.
 - LAB-ROUTE: a prefix (a loopback or a host /31) missing from a switch's kernel, or installed
   over a different number of next hops than the design's ECMP width.
+- LAB-RAIL: a host rail whose own traffic leaves on another rail or toward another leaf.
 - LAB-REACH: a host rail that does (not) reach another host's rail where the design says the
   opposite (same rail under other leaves, and across rails).
 - LAB-MTU: a cable or a host-to-host path that does not carry the design's MTU with DF set.
@@ -21,12 +23,16 @@ from cluster.findings import Finding, Severity
 from cluster.lab import observe
 from cluster.lab.expect import Design, RailAddress, design
 from cluster.lab.model import Slice, lab_cables, slice_devices
-from cluster.lab.observe import Probe
+from cluster.lab.observe import Probe, RouteQuery
 from cluster.lab.rules import lab_finding
 from cluster.lab.runtime import Lab
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.check import gather, verify
+
+#: An address no design uses (RFC 5737 TEST-NET-2): where a rail's own table sends what is not
+#: the fabric's. Only asked of the kernel (`ip route get`), never sent.
+OUTSIDE = "198.51.100.1"
 
 #: What a veth cannot show: it always reports 10 Gb/s, so link speeds are not checked here.
 NOT_EMULATED = frozenset({"CABLE-SPEED"})
@@ -54,7 +60,9 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     findings: list[Finding] = []
     counts: dict[str, int] = {}
     findings += _sessions(lab, expected, counts)
+    findings += _bfd(lab, expected, counts)
     findings += routes(lab, expected, counts)
+    findings += _host_routes(lab, expected, counts)
     findings += _reachability(lab, expected, counts)
     findings += _mtu(lab, expected, counts)
     if lldp:
@@ -99,6 +107,44 @@ def _sessions(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Findin
     return findings
 
 
+def _bfd(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    """LAB-BFD: every designed session (both ends in the lab) has a BFD session that is up and
+    runs the design's timers on this end."""
+    findings = []
+    up = 0
+    timers = expected.bfd
+    planned = (timers.transmit_ms, timers.receive_ms, timers.multiplier)
+    observed = observe.bfd(lab)
+    for switch, peers in sorted(observed.items()):
+        path = _switch_file(lab, switch)
+        for session in expected.sessions.get(switch, ()):
+            where = f"{switch} {session.port} -> {session.peer} ({session.peer_address})"
+            peer = peers.get(session.peer_address)
+            if peer is None:
+                findings.append(_finding("LAB-BFD", path, f"{where}: no BFD session; the design runs BFD on every "
+                                         f"BGP session (down after {timers.detect_ms} ms of silence)",
+                                         f"enable BFD on {switch}'s session to {session.peer_address} (render it "
+                                         "again)"))
+                continue
+            running = (peer.get("transmit-interval"), peer.get("receive-interval"), peer.get("detect-multiplier"))
+            other_end = observed.get(session.peer)
+            if peer.get("status") != "up" and other_end is not None and str(peer.get("local")) not in other_end:
+                continue  # the peer runs no BFD toward it: the finding is the peer's, where the cause is
+            if peer.get("status") != "up":
+                findings.append(_finding("LAB-BFD", path, f"{where}: BFD {peer.get('status')}, not up",
+                                         f"compare both ends' BFD settings (`vtysh -c 'show bfd peer "
+                                         f"{session.peer_address}'` in the lab)"))
+            elif running != planned:
+                findings.append(_finding(
+                    "LAB-BFD", path, f"{where}: BFD runs transmit {running[0]} ms, receive {running[1]} ms, "
+                    f"multiplier {running[2]}; the design's are {planned[0]} ms, {planned[1]} ms, {planned[2]} "
+                    f"(down after {timers.detect_ms} ms)", f"set {switch}'s BFD timers as the design renders them"))
+            else:
+                up += 1
+    counts["bfd_up"] = up
+    return findings
+
+
 def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset[str] = frozenset(),
            fewer: tuple[tuple[str, str, int], ...] = (),
            observed: dict[str, dict[str, tuple[str, ...]]] | None = None) -> list[Finding]:
@@ -109,6 +155,7 @@ def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset
     if observed is None:
         observed = observe.kernel_routes(lab, alive)
     checked = 0
+    narrowed: list[tuple[str, str, int, int]] = []  # (switch, prefix, next hops, the design's width)
     for switch in alive:
         want = expected.routes(switch, failed, fewer)
         have = observed[switch]
@@ -116,22 +163,63 @@ def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset
         for prefix, width in sorted(want.items()):
             checked += 1
             got = len(have.get(prefix, ()))
-            origin = expected.origins[prefix]
-            if got == 0:
-                findings.append(_finding("LAB-ROUTE", path, f"{switch} has no route to {prefix} ({origin}); the design "
-                                         f"reaches it over {width} next hop{'s' if width != 1 else ''}",
-                                         f"check the sessions toward {origin} and that {origin} announces {prefix}"))
+            if got < width and not failed and not fewer:
+                narrowed.append((switch, prefix, got, width))  # attributed below, to where it is lost
             elif got != width:
-                findings.append(_finding("LAB-ROUTE", path, f"{switch} reaches {prefix} ({origin}) over {got} next "
-                                         f"hops; the design's ECMP width is {width}",
-                                         "check maximum-paths and the sessions of this switch's uplinks"))
+                findings.append(_narrowed(switch, path, prefix, expected.origins[prefix], got, width))
         for prefix in sorted(set(have) - set(want)):
             announcer = expected.origins.get(prefix)
             if announcer is None or announcer in failed:
                 findings.append(_finding("LAB-ROUTE", path, f"{switch} holds {prefix}, which no device of the design "
                                          "in this lab announces", "remove the extra `network` line"))
+    findings += _attributed(lab, expected, narrowed, observed)
     counts["prefixes"] = checked
     return findings
+
+
+def _narrowed(switch: str, path: str, prefix: str, origin: str, got: int, width: int) -> Finding:
+    """LAB-ROUTE at the switch itself: a route it lacks or holds over another ECMP width."""
+    if got == 0:
+        return _finding("LAB-ROUTE", path, f"{switch} has no route to {prefix} ({origin}); the design reaches it "
+                        f"over {width} next hop{'s' if width != 1 else ''}",
+                        f"check the sessions toward {origin} and that {origin} announces {prefix}")
+    return _finding("LAB-ROUTE", path, f"{switch} reaches {prefix} ({origin}) over {got} next hops; the design's "
+                    f"ECMP width is {width}", "check maximum-paths and the sessions of this switch's uplinks")
+
+
+def _attributed(lab: Lab, expected: Design, narrowed: list[tuple[str, str, int, int]],
+                observed: dict[str, dict[str, tuple[str, ...]]]) -> list[Finding]:
+    """LAB-ROUTE for routes a switch holds over fewer next hops than designed, at the switch where
+    they are lost: a neighbor the design has offer the prefix that sent no path for it (its
+    outbound policy, or this switch's inbound one) over an Established session is named in its own
+    file; otherwise the switch itself (its maximum-paths, or a session LAB-BGP names). A neighbor
+    that does not hold the prefix itself is no cause: the switch where it is lost is named instead."""
+    if not narrowed:
+        return []
+    received = observe.bgp_received(lab, sorted({switch for switch, _, _, _ in narrowed}))
+    established = {switch: {address for address, peer in peers.items() if peer.get("state") == "Established"}
+                   for switch, (_, peers) in observe.bgp(lab).items()}
+    findings: dict[tuple[str, str, str], Finding] = {}
+    for switch, prefix, got, width in narrowed:
+        origin = expected.origins[prefix]
+        senders = received.get(switch, {}).get(prefix, set())
+        up = [session for session in expected.sessions.get(switch, ())
+              if session.peer_address in established.get(switch, set())]
+        offered = set(expected.offered_by(switch, prefix))
+        silent = [session for session in up if session.peer in offered and session.peer_address not in senders]
+        causes = [session for session in silent if session.peer == origin or prefix in observed.get(session.peer, {})]
+        for session in causes:
+            key = (session.peer, switch, origin)  # one finding per silent pair and origin: its routes go together
+            findings.setdefault(key, _finding(
+                "LAB-ROUTE", _switch_file(lab, session.peer), f"{switch} receives no path to {prefix} ({origin}) "
+                f"from {session.peer} over {session.port} ({session.peer_address}), which the design has offer it, "
+                f"so {switch} reaches it over {got} of {width} next hops",
+                f"check {session.peer}'s outbound BGP policy toward {switch} (prefix lists, route maps), then "
+                f"{switch}'s inbound one"))
+        if not silent:  # every offer arrived, or a session is down (LAB-BGP): this switch narrows it
+            findings.setdefault((switch, prefix, ""), _narrowed(switch, _switch_file(lab, switch), prefix, origin, got,
+                                                                width))
+    return list(findings.values())
 
 
 def rail_probes(expected: Design) -> list[tuple[RailAddress, RailAddress]]:
@@ -159,6 +247,63 @@ def rail_probes(expected: Design) -> list[tuple[RailAddress, RailAddress]]:
     return pairs
 
 
+def _host_routes(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    """LAB-RAIL: from each rail's own address, the kernel sends to other hosts' rails (up to
+    four, spread over them) and to an address outside the fabric (OUTSIDE: the rail's own table's
+    default route) over that rail to its own leaf; and the host's route toward them without a
+    source (its main table's most specific covering route) has one next hop per rail's leaf.
+    Within the fabric Linux picked the source's own rail from the multipath route in every case
+    tried, so OUTSIDE is what shows a missing source rule."""
+    by_host: dict[str, list[RailAddress]] = {}
+    for rail in expected.rails:
+        by_host.setdefault(rail.host, []).append(rail)
+    interfaces = {host.name: host.interfaces for host in lab.plan.hosts}
+    queries: dict[RouteQuery, tuple[RailAddress, str]] = {}
+    covering: dict[str, str] = {}
+    for host, rails in by_host.items():
+        others = [rail for rail in expected.rails if rail.host != host]
+        targets = sorted({others[index * len(others) // 4].address for index in range(4)} if others else set())
+        targets.append(OUTSIDE)
+        for rail, interface in zip(rails, interfaces[host], strict=True):
+            for target in targets:
+                queries[RouteQuery(host, target, rail.address)] = (rail, interface.name)
+        if others:
+            covering[host] = targets[0]
+    answers = observe.route_get(lab, queries)
+    findings = []
+    for query, (rail, device) in queries.items():
+        answer = answers.get(query, {})
+        got = (answer.get("dev"), answer.get("gateway"))
+        if got != (device, rail.gateway):
+            findings.append(_finding(
+                "LAB-RAIL", f"hosts/{_pool(lab, query.device)}/qos.sh",
+                f"{query.device} rail {rail.rail} ({rail.address}) sends to {query.target} via "
+                f"{got[1] or 'no gateway'} on {got[0] or 'no interface'}; the design sends it on its own rail "
+                f"{device} via {rail.leaf} ({rail.gateway})",
+                f"check the rail's source rule and its table's default route (`ip rule`, `ip route show table all` "
+                f"in namespace {lab.ns(query.device)})"))
+    for host, routes in sorted(observe.covering_routes(lab, covering).items()):
+        specific = max(routes, key=lambda route: _prefix_length(str(route.get("dst", ""))), default={})
+        hops = specific.get("nexthops") or [specific]
+        gateways = sorted({str(hop.get("gateway")) for hop in hops if hop.get("gateway")})
+        want = sorted({rail.gateway for rail in by_host[host]})
+        if gateways != want:
+            findings.append(_finding(
+                "LAB-RAIL", f"hosts/{_pool(lab, host)}/qos.sh",
+                f"{host}'s route to {covering[host]} ({specific.get('dst', 'none')}) goes via "
+                f"{', '.join(gateways) or 'no gateway'}; the design spreads it over every rail's leaf "
+                f"({', '.join(want)})", "check the fabric's multipath route: one nexthop per rail"))
+    counts["host_route_queries"] = len(queries) + len(covering)
+    return findings
+
+
+def _prefix_length(destination: str) -> int:
+    """The length of a route's `dst` (`default` is 0, a bare address 32)."""
+    if destination == "default":
+        return 0
+    return int(destination.partition("/")[2] or 32)
+
+
 def _reachability(lab: Lab, expected: Design, counts: dict[str, int],
                   failed: frozenset[str] = frozenset()) -> list[Finding]:
     pairs = rail_probes(expected)
@@ -184,37 +329,43 @@ def _pool(lab: Lab, host: str) -> str:
 
 
 def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
-    probes: dict[Probe, tuple[str, str]] = {}
-    pools = {host.name: host.pool for host in lab.plan.hosts}
-    ports = {(device.name, interface.name): interface.port
-             for device in lab.plan.devices for interface in device.interfaces}
+    """LAB-MTU: every cable, and host-to-host paths, carry the design's MTU with DF set. A cable
+    that does not is blamed on the end whose file sets a port MTU below the design's (both, when
+    both do; the lower end's when neither does, as the cause is then elsewhere)."""
+    probes: dict[Probe, tuple[list[str], str]] = {}
+    files = {host.name: f"hosts/{host.pool}/qos.sh" for host in lab.plan.hosts}
+    files.update({switch.name: f"switches/{switch.name}/{platform(switch.os).config_file}"
+                  for switch in lab.plan.switches})
+    interfaces = {(device.name, interface.name): interface
+                  for device in lab.plan.devices for interface in device.interfaces}
     for cable, own, gateway in lab.plan.cable_addresses():
-        if cable.a in pools and own and gateway:
-            probes[Probe(cable.a, own, gateway, expected.host_mtu - 28)] = (
-                f"hosts/{pools[cable.a]}/qos.sh",
-                f"the cable {cable.a} {ports[(cable.a, cable.a_if)]} - {cable.b} {ports[(cable.b, cable.b_if)]}")
-    for switch in lab.plan.switches:
-        for session in expected.sessions.get(switch.name, ()):
-            if session.peer not in expected.upper_of.get(switch.name, ()):
-                continue  # each switch-to-switch cable once, from its lower end
-            address = next((i.address for i in switch.interfaces if i.port == session.port and i.address), None)
-            if address:
-                probes[Probe(switch.name, address.split("/")[0], session.peer_address, expected.switch_mtu - 28)] = (
-                    f"switches/{switch.name}/{platform(switch.os).config_file}",
-                    f"the cable {switch.name} {session.port} - {session.peer}")
+        if not own or not gateway:
+            continue
+        host_cable = cable.a not in {switch.name for switch in lab.plan.switches}
+        size = expected.host_mtu if host_cable else expected.switch_mtu
+        lower, upper = interfaces[(cable.a, cable.a_if)], interfaces[(cable.b, cable.b_if)]
+        planned = {cable.a: size, cable.b: expected.switch_mtu}
+        short = [device for device, interface in ((cable.a, lower), (cable.b, upper))
+                 if interface.mtu < planned[device]]
+        probes[Probe(cable.a, own, gateway, size - 28)] = (
+            [files[device] for device in short or [cable.a]],
+            f"the cable {cable.a} {lower.port} - {cable.b} {upper.port}"
+            + "".join(f" ({device} sets MTU {interfaces[(device, name)].mtu}, the design {planned[device]})"
+                      for device, name in ((cable.a, cable.a_if), (cable.b, cable.b_if)) if device in short))
     for source, target in rail_probes(expected):
         if expected.reachable(source.leaf, target.leaf):
             probes[Probe(source.host, source.address, target.address, expected.host_mtu - 28)] = (
-                f"hosts/{_pool(lab, source.host)}/qos.sh",
+                [files[source.host]],
                 f"the path {source.host} rail {source.rail} -> {target.host} rail {target.rail} ({target.address})")
     answered = observe.ping(lab, probes)
     findings = []
-    for probe, (path, what) in probes.items():
+    for probe, (paths, what) in probes.items():
         if not answered[probe]:
             mtu = probe.size + 28 if probe.size else 0
-            findings.append(_finding("LAB-MTU", path, f"{what} does not carry {mtu}-byte packets with DF set "
-                                     f"(from {probe.source} to {probe.target}); the design's MTU there is {mtu}",
-                                     "set the MTU of every port on it as the design renders it (jumbo end to end)"))
+            findings += [_finding("LAB-MTU", path, f"{what} does not carry {mtu}-byte packets with DF set (from "
+                                  f"{probe.source} to {probe.target}); the design's MTU there is {mtu}",
+                                  "set the MTU of every port on it as the design renders it (jumbo end to end)")
+                         for path in paths]
     counts["mtu_probes"] = len(probes)
     return findings
 

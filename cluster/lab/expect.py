@@ -6,20 +6,24 @@ ECMP widths follow eBGP as the rendered configs leave it (no policy, multipath-r
 a switch keeps the shortest AS paths to a prefix over every session that offers one and refuses a
 path that holds its own ASN (RFC 4271's loop prevention), so spines sharing an ASN reach neither
 each other's loopbacks nor anything through a valley. A width is the number of those sessions
-(one per cable), capped at the switch's `maximum-paths` (cluster.ecmp), as FRR caps it. With `failed`
-switches or cables, the same rules give the fabric after the failure (`lab fail`).
+(one per cable), capped at the most equal-cost paths the switch's OS installs (its dialect's
+`max_paths`), never at the `maximum-paths` the renderer computes, so a config that narrows it
+shows. With `failed` switches or cables, the same rules give the fabric after the failure.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from ipaddress import ip_interface
 
 from cluster.addressing import allocate
-from cluster.intent.qos import qos_intent
-from cluster.intent.switch import Switch, switch_views
+from cluster.dialects import platform
+from cluster.intent.qos import SWITCH_MTU, qos_intent
+from cluster.intent.switch import BFD_TIMERS, BfdTimers
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
+from cluster.verify.expected import expected_cables
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class RailAddress:
     rail: int
     address: str  # a.b.c.d (no length)
     leaf: str
+    gateway: str  # the leaf's end of the rail's /31 (a.b.c.d)
 
 
 @dataclass(frozen=True)
@@ -48,11 +53,13 @@ class Design:
     rails: tuple[RailAddress, ...]
     host_mtu: int
     switch_mtu: int
-    maximum_paths: dict[str, int]
+    maximum_paths: dict[str, int]  # each switch OS's most equal-cost paths (absent: no cap)
     links: dict[tuple[str, str], int]  # (lower, upper) switch pair -> cables between them
     upper_of: dict[str, tuple[str, ...]]
     lower_of: dict[str, tuple[str, ...]]
+    bfd: BfdTimers  # on every session
     _memo: dict[tuple[object, ...], dict[str, dict[str, int]]] = field(default_factory=dict, compare=False, repr=False)
+    _offers: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
     def routes(self, switch: str, failed: frozenset[str] = frozenset(),
                fewer: tuple[tuple[str, str, int], ...] = ()) -> dict[str, int]:
@@ -65,8 +72,15 @@ class Design:
             links = dict(self.links)
             for lower, upper, count in fewer:
                 links[(lower, upper)] = links.get((lower, upper), 0) - count
-            self._memo[key] = _routes(self, failed, tuple(sorted(links.items())))
+            self._memo[key] = _routes(self, failed, tuple(sorted(links.items())),
+                                      self._offers if key == (frozenset(), ()) else {})
         return dict(self._memo[key].get(switch, {}))
+
+    def offered_by(self, switch: str, prefix: str) -> tuple[str, ...]:
+        """The neighbor switches the design's routing (nothing failed) has offer `prefix` to `switch`
+        on a shortest path: those its ECMP set holds."""
+        self.routes(switch)  # the design's own routes, simulated once (memoized)
+        return self._offers.get(switch, {}).get(prefix, ())
 
     def reachable(self, source: str, target: str, failed: frozenset[str] = frozenset()) -> bool:
         """Whether traffic from leaf `source` reaches leaf `target` along the fabric's routes."""
@@ -77,58 +91,61 @@ class Design:
 
 
 def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set[str]) -> Design:
-    """The expectations for a lab holding `switches` and `hosts` of this design."""
+    """The expectations for a lab holding `switches` and `hosts` of this design: sessions from
+    the design's cables and the addressing plan, ECMP widths capped at each OS's own limit (not at
+    the `maximum-paths` the renderer computes, so a renderer that writes ECMP 1 shows), the MTUs
+    from the QoS plan, BFD timers from the design's."""
     addresses = allocate(spec, topology)
-    views: dict[str, Switch] = {view.name: view for view in switch_views(spec, topology, addresses, None,
-                                                                        sorted(switches))}
-    sessions = {}
+    sessions: dict[str, list[Session]] = {name: [] for name in sorted(switches)}
     origins: dict[str, str] = {}
     rails = []
-    for name, view in views.items():
-        sessions[name] = tuple(Session(port.peer, port.peer_address, port.peer_asn, port.name)
-                               for port in view.neighbors
-                               if port.peer in switches and port.peer_address and port.peer_asn is not None)
-        if view.loopback:
-            origins[f"{view.loopback}/32"] = name
-        for port in view.ports:
-            if port.role == "host" and port.peer in hosts and port.peer_address:
-                network = f"{port.peer_address}/31"
-                origins[network] = name
-    pools = {pool.name: pool for pool in spec.pools}
-    for host in sorted(hosts):
-        pool = pools[topology.host(host)["pool"]]
-        for leaf, network, edge in topology.cables(host):
-            if network != FABRIC or leaf not in switches:
-                continue
-            for index, (nic, nic_port) in enumerate(edge["ports"]):
-                own, _ = addresses.link(host, leaf, network, index)
-                rails.append(RailAddress(host, nic * pool.fabric_nics.ports_per_nic + nic_port, own.split("/")[0], leaf))
     links: dict[tuple[str, str], int] = defaultdict(int)
     upper_of: dict[str, set[str]] = defaultdict(set)
     lower_of: dict[str, set[str]] = defaultdict(set)
-    for name in switches:
-        for peer, network, data in topology.cables(name):
-            if network == FABRIC and peer in switches and data["lower"] == name:
-                links[(name, peer)] += data["links"]
-                upper_of[name].add(peer)
-                lower_of[peer].add(name)
-    host_mtu = qos_intent(spec.qos).host.mtu if spec.qos is not None else 1500
+    pools = {pool.name: pool for pool in spec.pools}
+    for name in sessions:
+        loopback = addresses.loopback(name)
+        if loopback is not None:
+            origins[f"{loopback}/32"] = name
+    seen: dict[tuple[str, str, str], int] = defaultdict(int)  # a bundle's cables come in link order
+    for cable in expected_cables(spec, topology, switches | hosts):
+        lower, upper = cable.lower.device, cable.upper.device
+        index = seen[(lower, upper, cable.network)]
+        seen[(lower, upper, cable.network)] += 1
+        if cable.network != FABRIC or lower not in switches | hosts or upper not in switches:
+            continue
+        lower_side, upper_side = addresses.link(lower, upper, FABRIC, index)
+        if lower in hosts:
+            origins[str(ip_interface(lower_side).network)] = upper
+            nic, nic_port = topology.cable(lower, upper, FABRIC)["ports"][index]
+            pool = pools[topology.host(lower)["pool"]]
+            rails.append(RailAddress(lower, nic * pool.fabric_nics.ports_per_nic + nic_port,
+                                     lower_side.split("/")[0], upper, upper_side.split("/")[0]))
+            continue
+        sessions[lower].append(Session(upper, upper_side.split("/")[0], addresses.asns[upper], cable.lower.port))
+        sessions[upper].append(Session(lower, lower_side.split("/")[0], addresses.asns[lower], cable.upper.port))
+        links[(lower, upper)] += 1
+        upper_of[lower].add(upper)
+        lower_of[upper].add(lower)
+    qos = qos_intent(spec.qos) if spec.qos is not None else None
+    limits = {name: platform(topology.switch(name)["os"]).max_paths for name in sessions}
     return Design(
-        asns={name: addresses.asns[name] for name in views if name in addresses.asns},
-        sessions=sessions,
+        asns={name: addresses.asns[name] for name in sessions if name in addresses.asns},
+        sessions={name: tuple(found) for name, found in sessions.items()},
         origins=origins,
         rails=tuple(sorted(rails, key=lambda rail: (rail.host, rail.rail))),
-        host_mtu=host_mtu,
-        switch_mtu=min((port.mtu for view in views.values() for port in view.ports), default=9216),
-        maximum_paths={name: view.maximum_paths for name, view in views.items()},
+        host_mtu=qos.host.mtu if qos is not None else 1500,
+        switch_mtu=qos.switch.mtu if qos is not None else SWITCH_MTU,
+        maximum_paths={name: limit for name, limit in limits.items() if limit is not None},
         links=dict(links),
         upper_of={name: tuple(sorted(peers)) for name, peers in upper_of.items()},
         lower_of={name: tuple(sorted(peers)) for name, peers in lower_of.items()},
+        bfd=BFD_TIMERS,
     )
 
 
-def _routes(expected: Design, failed: frozenset[str],
-            links: tuple[tuple[tuple[str, str], int], ...]) -> dict[str, dict[str, int]]:
+def _routes(expected: Design, failed: frozenset[str], links: tuple[tuple[tuple[str, str], int], ...],
+            offers_out: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, dict[str, int]]:
     """{switch: {prefix: ECMP width}} for every switch that is up, by simulating eBGP's choice per
     originating switch: a route travels one session hop at a time, a switch refuses one whose AS
     path holds its own ASN, keeps the shortest AS paths over all its sessions that offer them
@@ -162,5 +179,6 @@ def _routes(expected: Design, failed: frozenset[str],
                 width = min(width, expected.maximum_paths.get(peer, width))
                 for prefix in prefixes:
                     result[peer][prefix] = width
+                    offers_out.setdefault(peer, {})[prefix] = tuple(speakers)
             frontier = sorted(offers)
     return result

@@ -7,26 +7,37 @@ links and kernel routes left as they are; `silent` drops every packet in and out
 (nftables in its namespace) with every link up, as a hung ASIC or a wedged control plane does:
 only BFD (or, without it, the BGP hold timer) notices that.
 
-Measured: per probe flow (host rail to host rail, 100 pings a second) the longest run of lost
-replies, as time; from `ip -ts monitor route` in every surviving switch, the first kernel route
+Measured: per probe flow (host rail to host rail, ping every 10 ms) the outage, as the longest
+time between two replies received (`ping -D` stamps each reply; the output goes to a file, so no
+pipe fills up; iputils sends fewer than 100 echoes a second on a loaded machine, so a count of
+lost echoes times the interval would undercount), up to the moment the flows stop; from
+`ip -ts monitor route` in every surviving switch, the first kernel route
 change after the failure and the last one before every kernel holds the design's routes for the
 failed fabric (withdrawal); the ECMP widths then. Compared: those widths against the
 design's routes without the failed device (LAB-ROUTE) and the worst ratio of the tier below the
 failure against `whatif`'s (LAB-WHATIF), and the switches left without uplinks against whatif's
 cut-off list.
+
+Verdict (LAB-CONVERGE, exit 1): every flow's outage and the time until the routes settle must stay
+within the design's BFD detect time plus a margin for BGP to withdraw and the kernels to install
+the narrower ECMP (LOSS_MARGIN_S, SETTLE_MARGIN_S: what 10 userspace FRRs on two loaded cores need,
+measured in tests/test_lab.py); a failure that never settles fails it too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import itertools
 import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from cluster.findings import Finding
 from cluster.lab import observe
@@ -42,6 +53,8 @@ from cluster.whatif import fail_link as whatif_fail_link
 
 MODES = ("link", "kill", "silent")
 PROBE_INTERVAL_S = 0.01
+LOSS_MARGIN_S = 1.4  # beyond BFD's detect time: BGP's withdrawal, zebra's install, a loaded machine
+SETTLE_MARGIN_S = 2.4  # beyond BFD's detect time, until every surviving kernel holds the design's routes
 MAX_FLOWS = 64
 NFT_TABLE = "gpu_cluster_lab"
 
@@ -57,6 +70,8 @@ class FailReport:
     measured_ratio: dict[str, float] = field(default_factory=dict)
     predicted_ratio: dict[str, float] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    bound_loss_s: float = 0.0  # the longest outage the design allows a flow
+    bound_settle_s: float = 0.0  # the longest time the design allows until the routes settle
 
     @property
     def worst_loss_s(self) -> float:
@@ -65,7 +80,8 @@ class FailReport:
     def to_dict(self) -> dict[str, Any]:
         return {"failed": self.failed, "mode": self.mode, "first_change_s": self.first_change_s,
                 "withdraw_s": self.withdraw_s,
-                "worst_loss_s": round(self.worst_loss_s, 3), "flows": self.flows,
+                "worst_loss_s": round(self.worst_loss_s, 3),
+                "bound_loss_s": self.bound_loss_s, "bound_settle_s": self.bound_settle_s, "flows": self.flows,
                 "measured_ratio": self.measured_ratio, "whatif_ratio": self.predicted_ratio, "widths": self.widths,
                 "findings": [finding.to_dict() for finding in self.findings]}
 
@@ -179,25 +195,30 @@ def _flows(expected: Design) -> list[tuple[str, str, str]]:
     return sorted(set(flows))[:MAX_FLOWS]
 
 
-def _start_flows(lab: Lab, flows: list[tuple[str, str, str]], seconds: float) -> list[subprocess.Popen[str]]:
+def _start_flows(lab: Lab, flows: list[tuple[str, str, str]], seconds: float,
+                 outputs: Sequence[IO[str]]) -> list[subprocess.Popen[str]]:
+    """One timestamped ping per flow, each writing to its own file of `outputs`."""
     count = int(seconds / PROBE_INTERVAL_S)
-    return [subprocess.Popen(["ip", "netns", "exec", lab.ns(host), "ping", "-n", "-i", f"{PROBE_INTERVAL_S:g}",
+    return [subprocess.Popen(["ip", "netns", "exec", lab.ns(host), "ping", "-D", "-n", "-i", f"{PROBE_INTERVAL_S:g}",
                               "-c", str(count), "-W", "1", "-I", source, target],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            for host, source, target in flows]
+                             stdout=output, stderr=subprocess.DEVNULL, text=True)
+            for (host, source, target), output in zip(flows, outputs, strict=True)]
 
 
-def _loss(text: str) -> tuple[float, int, int]:
-    """(longest run of lost replies in seconds, replies lost, echoes sent) of one ping's output."""
+def _loss(text: str, stopped: float) -> tuple[float, int, int]:
+    """(the longest time without a reply in seconds, replies lost, echoes sent) of one `ping -D`
+    output, its flow stopped at `stopped` (epoch seconds): the gaps between the stamps of the
+    replies received, and from the last one to the stop (a flow that never recovered)."""
     sent_match = re.search(r"(\d+) packets transmitted", text)
-    seen = sorted({int(match) for match in re.findall(r"icmp_seq=(\d+)", text)})
-    sent = int(sent_match.group(1)) if sent_match else (seen[-1] if seen else 0)
-    longest, previous = 0, 0
-    for number in seen:
-        longest = max(longest, number - previous - 1)
-        previous = number
-    longest = max(longest, sent - previous)
-    return longest * PROBE_INTERVAL_S, sent - len(seen), sent
+    replies = re.findall(r"^\[(\d+\.\d+)\] .*icmp_seq=(\d+)", text, re.MULTILINE)
+    stamps = sorted(float(stamp) for stamp, _ in replies)
+    received = len({sequence for _, sequence in replies})
+    sent = int(sent_match.group(1)) if sent_match else received
+    if not stamps:
+        return float("inf"), sent, sent
+    gaps = [later - earlier for earlier, later in itertools.pairwise(stamps)]
+    longest = max([*gaps, max(0.0, stopped - stamps[-1])])
+    return longest, max(0, sent - received), sent
 
 
 def _route_changes(monitors: dict[str, subprocess.Popen[str]], since: float) -> list[float]:
@@ -218,13 +239,26 @@ def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
          settle_timeout: float = 20.0) -> FailReport:
     """Fail NAME while probe flows run, until the fabric has settled (at most `settle_timeout` s)
     and one second more; the failure stays until `lab restore`."""
-    switch, cable = _target(lab, name)
+    _target(lab, name)  # a name that is no switch or cable of the lab is refused before anything runs
     expected = lab_design(lab, spec, topology)
+    report = FailReport(name, mode, bound_loss_s=round(expected.bfd.detect_ms / 1000 + LOSS_MARGIN_S, 3),
+                        bound_settle_s=round(expected.bfd.detect_ms / 1000 + SETTLE_MARGIN_S, 3))
+    flows = _flows(expected)
+    with contextlib.ExitStack() as files:
+        outputs = [files.enter_context(tempfile.TemporaryFile("w+")) for _ in flows]
+        _measure(lab, spec, topology, expected, report, flows, outputs, settle_timeout)
+    report.findings += _verdict(report, expected)
+    return report
+
+
+def _measure(lab: Lab, spec: ClusterSpec, topology: Topology, expected: Design, report: FailReport,
+             flows: list[tuple[str, str, str]], outputs: Sequence[IO[str]], settle_timeout: float) -> None:
+    """Fail the report's target while the flows run, and record what happened."""
+    name, mode = report.failed, report.mode
+    switch, cable = _target(lab, name)
     failed = frozenset({switch}) if switch else frozenset()
     fewer = () if cable is None else ((cable[0], cable[2], 1),) if cable[0] in expected.upper_of else ()
-    report = FailReport(name, mode)
-    flows = _flows(expected)
-    processes = _start_flows(lab, flows, settle_timeout + 5)
+    processes = _start_flows(lab, flows, settle_timeout + 5, outputs)
     survivors = [s.name for s in lab.plan.switches if s.name not in failed]
     monitors = {s: subprocess.Popen(["ip", "-n", lab.ns(s), "-ts", "monitor", "route"], stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True) for s in survivors}
@@ -242,15 +276,17 @@ def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
     if changes:
         report.first_change_s = round(changes[0], 3)
         report.withdraw_s = round(changes[-1], 3) if settled else None
+    stopped = time.time()
     for process in processes:
         process.send_signal(signal.SIGINT)  # ping prints its summary and exits
-    for (host, source, target), process in zip(flows, processes, strict=True):
+    for (host, source, target), process, output in zip(flows, processes, outputs, strict=True):
         try:
-            out, _ = process.communicate(timeout=10)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            out, _ = process.communicate()
-        loss_s, lost, sent = _loss(out)
+            process.wait()
+        output.seek(0)
+        loss_s, lost, sent = _loss(output.read(), stopped)
         report.flows.append({"host": host, "source": source, "target": target, "sent": sent, "lost": lost,
                              "loss_s": round(loss_s, 3)})
     observed = observe.kernel_routes(lab, survivors)
@@ -259,7 +295,27 @@ def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
     outcome = (whatif_fail_link(topology, spec, cable[0], cable[2]) if cable is not None
                else whatif_fail(topology, spec, name))
     report.findings += _compare(lab, topology, expected, outcome, observed, failed, report, switch)
-    return report
+
+
+def _verdict(report: FailReport, expected: Design) -> list[Finding]:
+    """LAB-CONVERGE when a flow's outage or the settling passed the design's bound."""
+    findings = []
+    detect = expected.bfd.detect_ms
+    path = f"switches/{report.failed.partition('~')[0]}"
+    if report.worst_loss_s > report.bound_loss_s:
+        worst = max(report.flows, key=lambda flow: flow["loss_s"])
+        findings.append(lab_finding(
+            "LAB-CONVERGE", path, f"after {report.failed} failed ({report.mode}), {worst['host']}'s flow to "
+            f"{worst['target']} went {worst['loss_s']:g} s without a reply; the design's bound is "
+            f"{report.bound_loss_s:g} s (BFD detects in {detect} ms, plus {LOSS_MARGIN_S:g} s to withdraw)",
+            "check BFD on the sessions around it (`lab check`: LAB-BFD) and the load of this machine"))
+    if report.withdraw_s is None or report.withdraw_s > report.bound_settle_s:
+        took = "never settled" if report.withdraw_s is None else f"settled after {report.withdraw_s:g} s"
+        findings.append(lab_finding(
+            "LAB-CONVERGE", path, f"after {report.failed} failed ({report.mode}), the routes {took}; the design's "
+            f"bound is {report.bound_settle_s:g} s (BFD detects in {detect} ms, plus {SETTLE_MARGIN_S:g} s)",
+            "check BFD and the BGP timers of the switches around it, then the routes the survivors hold"))
+    return findings
 
 
 def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,

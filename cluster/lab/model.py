@@ -22,6 +22,8 @@ them and the hosts below them (`Slice`).
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -32,7 +34,7 @@ from cluster.dialects import Running, RunningPort, platform
 from cluster.findings import Finding
 from cluster.intent.switch import switch_views
 from cluster.lab.rules import input_finding
-from cluster.naming import fabric_interfaces
+from cluster.naming import HOST_PORT_PREFIX, fabric_interfaces
 from cluster.render.engine import render
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -250,15 +252,65 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     _check_port_names(tree, ports, rails)
     lab_switches = _switches(spec, topology, sorted(switches), tree, ports)
     lab_hosts = [_host(name, topology.host(name)["pool"], tree, rails[name]) for name in sorted(hosts)]
-    if tree.findings:
-        return Planned(None, tree.result())
     # without findings every device was built
     built_switches = tuple(switch for switch in lab_switches if switch is not None)
     built_hosts = tuple(host for host in lab_hosts if host is not None)
-    lab_cable_list = tuple(LabCable(cable.lower.device, ifname(cable.lower.port), cable.upper.device,
-                                    ifname(cable.upper.port)) for cable in cables)
+    wired = _wired(tree, spec, topology, switches | hosts, ports, rails)
+    if tree.findings or wired is None:
+        return Planned(None, tree.result())
+    lab_cable_list = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in wired)
     return Planned(LabPlan(spec.name, description, built_switches, built_hosts, lab_cable_list,
                            _notes(built_switches)))
+
+
+CABLING = "cabling.csv"
+CABLING_COLUMNS = ("cable", "network", "a_device", "a_port", "b_device", "b_name")
+
+
+def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str], ports: Mapping[str, list[str]],
+           rails: Mapping[str, list[str]]) -> list[tuple[str, str, str, str]] | None:
+    """The lab's cables as the rendered cabling plan (the file a technician follows) lays them:
+    (a device, its port, b device, its port) of every fabric row with both ends in the lab, a
+    switch port as the switch names it, a host's plan port (`gpu-nic3`, `gpu-nic1p2`) as its
+    rail's netdev. A row naming a port the design does not give that device, or a port twice, is a
+    LAB-INPUT finding (None: no plan to read). Crossed rows are wired as written, so `lab check`
+    shows them."""
+    text = tree.text(CABLING, "the cabling plan the lab wires its veths from")
+    if text is None:
+        return None
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [column for column in CABLING_COLUMNS if column not in (reader.fieldnames or ())]
+    if missing:
+        tree.problem(CABLING, f"no cabling plan (columns {', '.join(missing)} missing)", tree.again)
+        return None
+    pools = {pool.name: pool for pool in spec.pools}
+    wired: list[tuple[str, str, str, str]] = []
+    used: dict[tuple[str, str], str] = {}
+    for row in reader:
+        a, b = row["a_device"], row["b_device"]
+        if row["network"] != FABRIC or a not in devices or b not in devices:
+            continue
+        where = f"{CABLING} row {row['cable']}"
+        if a in rails:
+            found = re.fullmatch(rf"{HOST_PORT_PREFIX[FABRIC]}(\d+)(?:p(\d+))?", row["a_port"])
+            per_nic = pools[topology.host(a)["pool"]].fabric_nics.ports_per_nic
+            position = int(found.group(1)) * per_nic + int(found.group(2) or 1) - 1 if found else -1
+            a_port = rails[a][position] if 0 <= position < len(rails[a]) else ""
+            known = bool(a_port)
+        else:
+            a_port = row.get("a_name") or row["a_port"]
+            known = a_port in ports.get(a, ())
+        ends = ((a, a_port, known, row["a_port"]), (b, row["b_name"], row["b_name"] in ports.get(b, ()), row["b_name"]))
+        for device, port, exists, written in ends:
+            if not exists:
+                tree.problem(CABLING, f"{where}: {device} has no fabric port {written!r} in the design",
+                             f"give the row a port of {device} the design cables, or {tree.again}")
+            elif (device, port) in used:
+                tree.problem(CABLING, f"{where}: {device} {port} is cabled twice (also row {used[(device, port)]})",
+                             f"one cable per port: correct one of the two rows, or {tree.again}")
+            used.setdefault((device, port), row["cable"])
+        wired.append((a, a_port, b, row["b_name"]))
+    return wired
 
 
 def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], rails: Mapping[str, list[str]]) -> None:

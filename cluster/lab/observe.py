@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.lab.runtime import Lab, bgp_summary, run_each
+from cluster.lab.runtime import Lab, LabError, read_bgp_summary, run_each, vtysh_each, vtysh_json
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,35 @@ class Probe:
 
 
 def bgp(lab: Lab) -> dict[str, tuple[int | None, dict[str, dict[str, Any]]]]:
-    """switch -> (its local ASN, its peers as `show bgp summary json` lists them)."""
-    return {switch.name: bgp_summary(lab, switch.name) for switch in lab.plan.switches}
+    """switch -> (its local ASN, its peers as `show bgp summary json` lists them): one read per
+    switch, all at once."""
+    texts = vtysh_each(lab, [switch.name for switch in lab.plan.switches], "show bgp summary json")
+    return {device: read_bgp_summary(device, text) for device, text in texts.items()}
+
+
+def bgp_received(lab: Lab, devices: list[str]) -> dict[str, dict[str, set[str]]]:
+    """device -> {prefix: the peer addresses it holds a BGP path from} (`show bgp ipv4 unicast
+    json`: what arrived past the peers' outbound and its own inbound policy), read at once."""
+    command = "show bgp ipv4 unicast json"
+    result: dict[str, dict[str, set[str]]] = {}
+    for device, text in vtysh_each(lab, devices, command).items():
+        table = vtysh_json(device, command, text or "{}")
+        routes = table.get("routes", {}) if isinstance(table, dict) else {}
+        result[device] = {prefix: {str(path.get("peerId")) for path in paths if isinstance(path, dict)}
+                          for prefix, paths in routes.items() if isinstance(paths, list)}
+    return result
+
+
+def bfd(lab: Lab) -> dict[str, dict[str, dict[str, Any]]]:
+    """switch -> {peer address: its BFD session as `show bfd peers json` lists it}, read at once."""
+    command = "show bfd peers json"
+    result: dict[str, dict[str, dict[str, Any]]] = {}
+    for device, text in vtysh_each(lab, [switch.name for switch in lab.plan.switches], command).items():
+        peers = vtysh_json(device, command, text or "[]")
+        if not isinstance(peers, list):
+            raise LabError(f"{device}: `{command}` is no list: {text[:200]}")
+        result[device] = {str(peer.get("peer")): peer for peer in peers if isinstance(peer, dict)}
+    return result
 
 
 def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -43,6 +70,38 @@ def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple
             routes[prefix] = tuple(sorted(hop for hop in hops if hop))
         result[device] = routes
     return result
+
+
+@dataclass(frozen=True)
+class RouteQuery:
+    """`ip route get TARGET from SOURCE` in a device's namespace."""
+
+    device: str
+    target: str
+    source: str
+
+
+def route_get(lab: Lab, queries: Iterable[RouteQuery]) -> dict[RouteQuery, dict[str, Any]]:
+    """What each device's kernel answers for each query (its route: dev, gateway, prefsrc; empty
+    when it has none), one process per device, all at once."""
+    per_device: dict[str, list[RouteQuery]] = {}
+    for query in queries:
+        per_device.setdefault(query.device, []).append(query)
+    scripts = {device: ["bash", "-c", "\n".join(
+        f"ip -j route get {shlex.quote(query.target)} from {shlex.quote(query.source)} 2>/dev/null || echo '[]'"
+        for query in batch)] for device, batch in per_device.items()}
+    answers: dict[RouteQuery, dict[str, Any]] = {}
+    for device, text in run_each(lab, scripts).items():
+        for query, line in zip(per_device[device], text.splitlines(), strict=False):
+            routes = json.loads(line or "[]")
+            answers[query] = routes[0] if routes else {}
+    return answers
+
+
+def covering_routes(lab: Lab, targets: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """device -> the routes of its main table that cover its target (`ip -j route show match`)."""
+    commands = {device: ["ip", "-j", "route", "show", "match", target] for device, target in targets.items()}
+    return {device: json.loads(text or "[]") for device, text in run_each(lab, commands).items()}
 
 
 def ping(lab: Lab, probes: Iterable[Probe], wait_s: float = 2, rounds: int = 2) -> dict[Probe, bool]:

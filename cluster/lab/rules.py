@@ -13,6 +13,10 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
     "LAB-BGP": ("designed session down",
                 "A BGP session the design has (both ends in the lab) that is not configured or not Established.",
                 Severity.ERROR),
+    "LAB-BFD": ("BFD not as designed",
+                "A BGP session of the design without a BFD session, one that is not up, or one whose timers "
+                "(transmit and receive interval, detect multiplier) differ from the design's: a silent peer is then "
+                "noticed only by BGP's hold timer.", Severity.ERROR),
     "LAB-ASN": ("BGP on another ASN",
                 "A switch, or the peer of one of its sessions, speaks another ASN than the design gives it.",
                 Severity.ERROR),
@@ -20,6 +24,10 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
                   "A loopback or host /31 missing from a switch's kernel, installed over another number of next "
                   "hops than the design's ECMP width, or held though nothing in the lab announces it.",
                   Severity.ERROR),
+    "LAB-RAIL": ("host rail routing not as designed",
+                       "Traffic from a host rail's own address that does not leave on that rail toward its own "
+                       "leaf, or a host whose route to the fabric does not spread over every rail's leaf.",
+                       Severity.ERROR),
     "LAB-REACH": ("reachability not as designed",
                   "A host rail that does (or does not) reach another host's rail where the design says the "
                   "opposite.", Severity.ERROR),
@@ -31,6 +39,10 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
     "LAB-WHATIF": ("failure disagrees with whatif",
                    "After `lab fail`, the worst oversubscription of the tier below or the switches left without "
                    "uplinks differ from what `whatif --fail` predicts.", Severity.ERROR),
+    "LAB-CONVERGE": ("failure outlasts the design's bound",
+                     "After `lab fail`, a probe flow went longer without a reply, or the routes took longer to "
+                     "settle (or never did), than the design's BFD detect time plus the stated margin.",
+                     Severity.ERROR),
     "LAB-INPUT": ("rendered tree the lab cannot use",
                   "A rendered file that is missing, cannot be read or is not what the renderer writes, or a port "
                   "or device name the lab (or containerlab) cannot take: every one at once, nothing is built or "

@@ -378,12 +378,30 @@ def _wait_for(path: Path, what: str, timeout: float = 20) -> None:
 def bgp_summary(lab: Lab, device: str) -> tuple[int | None, dict[str, dict[str, Any]]]:
     """(the switch's own ASN, its BGP peers) as `show bgp summary json` lists them (None and
     none: no BGP running)."""
-    text = lab.vtysh(device, "show bgp summary json")
+    return read_bgp_summary(device, lab.vtysh(device, "show bgp summary json"))
+
+
+def read_bgp_summary(device: str, text: str) -> tuple[int | None, dict[str, dict[str, Any]]]:
+    """`show bgp summary json` of `device` as (its own ASN, its peers)."""
+    summary = vtysh_json(device, "show bgp summary json", text or "{}")
+    if not isinstance(summary, dict):
+        raise LabError(f"{device}: `show bgp summary json` is no object: {text[:200]}")
+    unicast = summary.get("ipv4Unicast", {})
+    return unicast.get("as"), unicast.get("peers", {})
+
+
+def vtysh_json(device: str, command: str, text: str) -> Any:
+    """The JSON `device`'s vtysh printed for `command` (LabError when it is none)."""
     try:
-        summary = json.loads(text or "{}").get("ipv4Unicast", {})
+        return json.loads(text)
     except ValueError:
-        raise LabError(f"{device}: unreadable `show bgp summary json`: {text[:200]}") from None
-    return summary.get("as"), summary.get("peers", {})
+        raise LabError(f"{device}: unreadable `{command}`: {text[:200]}") from None
+
+
+def vtysh_each(lab: Lab, devices: list[str], command: str, timeout: float = 30) -> dict[str, str]:
+    """One vtysh `command` on every device at once: {device: its output}."""
+    return run_each(lab, {device: ["vtysh", "--vty_socket", str(lab.node_dir(device)), "--config_dir",
+                                   str(lab.node_dir(device)), "-c", command] for device in devices}, timeout)
 
 
 def in_lab_peers(lab: Lab) -> dict[str, set[str]]:

@@ -6,21 +6,21 @@ import re
 from dataclasses import dataclass
 
 from cluster.dialects.eos import eos_platform
-from cluster.intent.oob import oob_l2
+from cluster.intent.oob import OOB_VLAN, oob_l2
 from cluster.intent.qos import QosSide
-from cluster.intent.switch import Port, Switch
+from cluster.intent.switch import PFC_WATCHDOG_MS, Port, Switch
 from cluster.render.engine import render
 
 LANES = {800: 8, 400: 8, 200: 4, 100: 4}  # 100G-per-lane optics for 800G/400G, 50G-per-lane below
 # EOS's own per-neighbor default (AVD v5.0 renders `maximum-routes 12000` as that default):
 DEFAULT_MAXIMUM_ROUTES = 12_000
-ROUTE_HEADROOM = 1.5  # room to grow the design before the limit tears sessions down
 
 
-def maximum_routes(routes: int) -> int:
-    """The per-neighbor route limit: the routing domain's prefix count with headroom, never below
-    EOS's default (12,000 is below the host routes of large designs)."""
-    return max(DEFAULT_MAXIMUM_ROUTES, -(-int(routes * ROUTE_HEADROOM) // 1000) * 1000)
+def maximum_routes(switch: Switch) -> int:
+    """The per-neighbor route limit: the design's (cluster.intent.bgp), never below EOS's own
+    default (12,000 is below the host routes of large designs, and above small designs' limits)."""
+    limit = switch.policy.route_limit if switch.policy is not None else 0
+    return max(DEFAULT_MAXIMUM_ROUTES, limit)
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class Forms:
 
     queue: str
     maximum_routes: int
+    watchdog_seconds: str = f"{PFC_WATCHDOG_MS / 1000:g}"  # PFC watchdog timeout and recovery time, in seconds
+    oob_interface: str = f"Vlan{OOB_VLAN}"  # an oob switch's management address: its oob VLAN interface
 
     @staticmethod
     def speed(port: Port) -> str:
@@ -39,7 +41,7 @@ class Forms:
 
 
 def render_switch(switch: Switch) -> dict[str, str]:
-    forms = Forms(queue=eos_platform(switch.model).queue, maximum_routes=maximum_routes(switch.domain_routes))
+    forms = Forms(queue=eos_platform(switch.model).queue, maximum_routes=maximum_routes(switch))
     return {"eos.cfg": render("eos/startup.j2", switch=switch, oob=oob_l2(switch), eos=forms)}
 
 

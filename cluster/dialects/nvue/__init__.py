@@ -13,7 +13,26 @@ ports and speed alone, renders in NVUE: its names follow from the port number.
 from __future__ import annotations
 
 from cluster.breakout import breakout
+from cluster.catalog import Entry, load_catalog
 from cluster.dialects import Platform
+
+
+class NvuePlatform(Entry):
+    """What Cumulus Linux can run on one model: its gNMI server (not on a Spectrum-1 ASIC)."""
+
+    gnmi: bool = True
+    source: str
+
+
+#: What a model without an `nvue` catalog entry gets: a switch that runs gNMI (Spectrum-2 and later).
+ANY_NVUE_MODEL = NvuePlatform(source="no nvue entry in the catalog: gNMI runs")
+
+
+def nvue_platform(model: str) -> NvuePlatform:
+    """The NVUE abilities of `model`: its switch catalog entry's `dialects.nvue`, else ANY_NVUE_MODEL."""
+    entry = load_catalog().switches.get(model)
+    forms = entry.dialects.get("nvue") if entry is not None else None
+    return NvuePlatform.model_validate(forms) if forms is not None else ANY_NVUE_MODEL
 
 
 def port_name(index: int, model: str, gbps: int) -> str:

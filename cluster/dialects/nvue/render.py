@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass
 
 from cluster.breakout import breakout
-from cluster.intent.oob import oob_l2
+from cluster.dialects.nvue import nvue_platform
+from cluster.intent.oob import OOB_VLAN, oob_l2
 from cluster.intent.qos import QosPlan, QosSide
 from cluster.intent.switch import Switch
 from cluster.render.engine import render
@@ -77,7 +78,7 @@ def breakouts(switch: Switch) -> tuple[tuple[str, str], ...]:
 def render_switch(switch: Switch) -> dict[str, str]:
     profile = RoceProfile(switch.qos) if switch.qos is not None else None
     return {"nvue.sh": render("nvue/startup.j2", switch=switch, oob=oob_l2(switch), profile=profile,
-                              breakouts=breakouts(switch))}
+                              breakouts=breakouts(switch), oob_vlan=OOB_VLAN, gnmi=nvue_platform(switch.model).gnmi)}
 
 
 QOS_FILE = "nvue.sh"

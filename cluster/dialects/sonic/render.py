@@ -20,7 +20,7 @@ templates give a port without PFC, so `create_only_config_db_buffers` leaves no 
 
 PORT entries take name, lanes, alias and index from the model's SKU (sonic_ports.yaml in this folder,
 from the SKU's port_config.ini); DEVICE_METADATA names that SKU (`hwsku`) and its `platform`,
-and a base MAC derived from the switch name. Routing: `docker_routing_config_mode:
+and a base MAC derived from the cluster's and the switch's names. Routing: `docker_routing_config_mode:
 split-unified`, the mode in which SONiC's docker-fpm-frr start script keeps the one frr.conf
 written here and runs it as FRR's integrated config (`split` deletes frr.conf; `separated` and
 `unified` generate FRR's config from config_db instead). `frr_mgmt_framework_config: "true"`
@@ -38,7 +38,8 @@ from typing import Any
 
 from cluster.dialects.sonic import sku_port
 from cluster.dialects.sonic.skus import SonicBuffers, sonic_platforms, sonic_sku
-from cluster.intent.oob import DEFAULT_BRIDGE_PRIORITY, OobL2, oob_l2
+from cluster.intent.management import ManagementPlane
+from cluster.intent.oob import DEFAULT_BRIDGE_PRIORITY, OOB_VLAN, OobL2, oob_l2
 from cluster.intent.qos import SWITCH_MTU, QosPlan, QosSide
 from cluster.intent.switch import PFC_WATCHDOG_MS, Switch
 from cluster.render.engine import render
@@ -98,11 +99,14 @@ def qos_tables(qos: QosPlan, ports: list[str], cable: dict[str, str]) -> dict[st
     return tables
 
 
-def base_mac(name: str) -> str:
-    """A MAC address that depends on the switch name only: the first six bytes of its SHA-256,
-    with the locally administered bit set and the multicast bit clear (IEEE 802, bits 1 and 0
-    of the first octet), so it cannot collide with a vendor's burned-in address."""
-    octets = bytearray(hashlib.sha256(name.encode()).digest()[:6])
+def base_mac(cluster: str, name: str) -> str:
+    """A MAC address that depends on the cluster's and the switch's names only: the first six
+    bytes of the SHA-256 of `cluster/name`, with the locally administered bit set and the
+    multicast bit clear (IEEE 802, bits 1 and 0 of the first octet), so it cannot collide with a
+    vendor's burned-in address. The cluster's name is in it because switch names repeat from
+    one cluster to the next (every design has a `leaf-001-r0`), and two clusters on one site
+    must not share chassis MACs (the LLDP chassis id, the router MAC on every routed port)."""
+    octets = bytearray(hashlib.sha256(f"{cluster}/{name}".encode()).digest()[:6])
     octets[0] = (octets[0] & 0xFC) | 0x02
     return ":".join(f"{octet:02x}" for octet in octets)
 
@@ -193,7 +197,7 @@ def config_db(switch: Switch) -> dict[str, Any]:
         "type": SONIC_TYPE.get(switch.tier, "ToRRouter") if switch.routed else "MgmtToRRouter",
         "hwsku": sku.hwsku,
         "platform": platform.platform,
-        "mac": base_mac(switch.name),
+        "mac": base_mac(switch.cluster, switch.name),
     }
     if switch.routed:
         metadata.update({"bgp_asn": str(switch.asn), "docker_routing_config_mode": ROUTING_MODE,
@@ -222,6 +226,8 @@ def config_db(switch: Switch) -> dict[str, Any]:
         }
         if port.speed_gbps == switch.port_gbps:
             entry["fec"] = sku.fec  # the SKU speed's FEC; a port run slower negotiates its own
+        if port.forced:
+            entry["autoneg"] = "off"  # the model cannot auto-negotiate at this speed (catalog forced_speeds)
         db["DEVICE_NEIGHBOR"][port.name] = {"name": port.peer, "port": port.description.split(" ", 1)[1]}
     if switch.routed:
         db["LOOPBACK_INTERFACE"] = {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}}
@@ -234,6 +240,8 @@ def config_db(switch: Switch) -> dict[str, Any]:
     oob = oob_l2(switch)
     if oob is not None:
         db.update(oob_tables(oob))
+    if switch.management_plane is not None:
+        db.update(management_tables(switch.management_plane))
     qos_names = [port.name for port in switch.qos_ports] if switch.qos is not None else []
     if switch.qos is not None and qos_names:
         cable = {port.name: f"{port.cable_m}m" for port in switch.qos_ports}
@@ -263,6 +271,79 @@ def oob_tables(oob: OobL2) -> dict[str, Any]:
     return {table: entries for table, entries in tables.items() if entries}
 
 
+# ----- the management plane (forms and sources: docs/dialects.md, *Management plane*): the CONFIG_DB
+# tables of cluster.intent.management, each of a SONiC YANG model (tests/test_sonic_yang.py loads
+# them with SONiC's own loader), and the local users, which SONiC keeps outside CONFIG_DB: a
+# `users.sh` the deploy runs on the switch.
+#
+# A switch on the oob segment through its management port runs SONiC's management VRF (`mgmt`,
+# MGMT_VRF_CONFIG) with its address and gateway on `eth0` (MGMT_INTERFACE); every service names that
+# VRF. An oob switch carries its address on the oob VLAN's interface in the default VRF with a default
+# route to the gateway.
+
+MGMT_VRF = "mgmt"  # SONiC's management VRF name (sonic-ntp.yang, sonic-syslog.yang: `mgmt|default`)
+GNMI_PORT = "50052"  # the port of SONiC's own sample CONFIG_DB (sonic-yang-models tests/files/sample_config_db.json)
+# gNMI's TLS server certificate, which the deploy installs: without GNMI|certs SONiC's gnmi-native.sh
+# starts the server with --noTLS on 127.0.0.1 only (sonic-buildimage dockers/docker-sonic-gnmi)
+GNMI_CERTS = {"server_crt": "/etc/sonic/tls/gnmi-server.cer", "server_key": "/etc/sonic/tls/gnmi-server.key"}
+SNMP_PORT = "161"
+TACACS_PORT = "49"
+USER_GROUPS = {"admin": "sudo,docker", "operator": ""}  # sonic-buildimage build_debian.sh: useradd -G sudo,docker
+
+
+def management_tables(plane: ManagementPlane) -> dict[str, Any]:
+    """The CONFIG_DB tables of one switch's management plane."""
+    services = plane.services
+    vrf = MGMT_VRF if plane.vrf else "default"
+    tables: dict[str, Any] = {}
+    if plane.vrf:
+        tables["MGMT_VRF_CONFIG"] = {"vrf_global": {"mgmtVrfEnabled": "true"}}
+        if plane.address is not None and plane.gateway is not None:
+            tables["MGMT_INTERFACE"] = {f"eth0|{plane.address}": {"gwaddr": plane.gateway}}
+    elif plane.address is not None and plane.gateway is not None:
+        vlan = f"Vlan{OOB_VLAN}"
+        tables["VLAN_INTERFACE"] = {vlan: {}, f"{vlan}|{plane.address}": {}}
+        tables["STATIC_ROUTE"] = {"0.0.0.0/0": {"nexthop": plane.gateway}}
+    if services.ntp:
+        tables["NTP"] = {"global": {"vrf": vrf, **({"src_intf": "eth0"} if plane.vrf else {})}}
+        tables["NTP_SERVER"] = {server: {"association_type": "server", "iburst": "on"} for server in services.ntp}
+    if services.syslog:
+        tables["SYSLOG_SERVER"] = {server: {"vrf": vrf} for server in services.syslog}
+    if services.dns:
+        tables["DNS_NAMESERVER"] = {server: {} for server in services.dns}
+    if services.tacacs:
+        tables["TACPLUS"] = {"global": {"auth_type": "pap", "passkey": services.tacacs_key}}
+        tables["TACPLUS_SERVER"] = {server: {"priority": str(len(services.tacacs) - index), "tcp_port": TACACS_PORT,
+                                             "vrf": vrf}
+                                    for index, server in enumerate(services.tacacs)}
+        login = {"login": "tacacs+,local", "failthrough": "True", "fallback": "True"}
+        tables["AAA"] = {"authentication": login, "authorization": {"login": "tacacs+,local"}}
+    if services.snmp:
+        snmp: dict[str, Any] = {}
+        if services.snmp_location:
+            snmp["LOCATION"] = {"Location": services.snmp_location}
+        if services.snmp_contact:
+            snmp["CONTACT"] = {"Contact": services.snmp_contact}
+        if snmp:
+            tables["SNMP"] = snmp
+        tables["SNMP_COMMUNITY"] = {services.snmp_community: {"TYPE": "RO"}}
+        if plane.host is not None:
+            tables["SNMP_AGENT_ADDRESS_CONFIG"] = {f"{plane.host}|{SNMP_PORT}|{MGMT_VRF if plane.vrf else ''}": {}}
+    tables["BANNER_MESSAGE"] = {"global": {"state": "enabled", "login": services.banner}}
+    if services.api:
+        # logins are the switch's accounts (local users, TACACS+) over TLS, as on EOS and NVUE: no client
+        # certificate asked (client_auth false), password authentication (user_auth)
+        tables["GNMI"] = {"certs": dict(GNMI_CERTS),
+                          "gnmi": {"client_auth": "false", "port": GNMI_PORT, "user_auth": "password", "vrf": vrf}}
+    return tables
+
+
+def users_script(name: str, plane: ManagementPlane) -> str:
+    """users.sh: the local accounts, which SONiC keeps in /etc/passwd, not CONFIG_DB."""
+    users = [(user.name, USER_GROUPS[user.role]) for user in plane.services.users]
+    return render("sonic/users.sh.j2", switch=name, users=users, password_hash=plane.services.users[0].password_hash)
+
+
 _ENCODE = json.JSONEncoder(sort_keys=True).encode  # built once: json.dumps(sort_keys=...) builds one per call
 
 
@@ -282,8 +363,10 @@ def dumps(db: dict[str, Any]) -> str:
 def render_switch(switch: Switch) -> dict[str, str]:
     """{file name: text} for one SONiC switch."""
     files = {"config_db.json": dumps(config_db(switch))}
+    if switch.management_plane is not None:
+        files["users.sh"] = users_script(switch.name, switch.management_plane)
     if switch.routed:
-        files["frr.conf"] = render("frr/bgpd.conf.j2", switch=switch)
+        files["frr.conf"] = render("frr/bgpd.conf.j2", switch=switch, suppress_fib_pending=True)
     return files
 
 

@@ -4,6 +4,18 @@
 # Management port eth0 cabled to oob-leaf-001 swp14.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname mgmt-leaf-001
+nv set interface eth0 ip address 172.16.232.1/16
+nv set interface eth0 ip gateway 172.16.0.1
+nv set interface eth0 ip vrf mgmt
+nv set system aaa user admin hashed-password "${GPU_CLUSTER_SWITCH_PASSWORD_HASH}"
+nv set system aaa user admin role system-admin
+nv set service ntp mgmt server 172.16.0.1 iburst on
+nv set system ssh-server vrf mgmt
+nv set system api state enabled
+nv set system api listening-address 172.16.232.1
+nv set system gnmi-server listening-address 172.16.232.1
+nv set system gnmi-server state enabled
+nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.224.1/32
 nv set interface swp1 description 'dgx-node-001 management nic0'
 nv set interface swp1 link speed 400G
@@ -22,8 +34,18 @@ nv set interface swp4 link speed 400G
 nv set interface swp4 link mtu 9216
 nv set interface swp4 ip address 10.176.0.7/31
 
+nv set router policy prefix-list PLAN type ipv4
+nv set router policy prefix-list PLAN rule 10 match 10.0.224.0/19 min-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 match 10.0.224.0/19 max-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 action permit
+nv set router policy prefix-list PLAN rule 20 match 10.176.0.0/12 min-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 match 10.176.0.0/12 max-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 action permit
 nv set router bgp autonomous-system 4200058345
 nv set router bgp router-id 10.0.224.1
+nv set router bgp graceful-restart mode full
+nv set router bgp graceful-restart restart-time 240
+nv set router bgp graceful-restart path-selection-deferral-time 45
 nv set vrf default router bgp path-selection multipath aspath-ignore on
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.224.1/32

@@ -4,6 +4,17 @@
 # Management port eth0 cabled to no oob leaf.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname oob-leaf-001
+nv set interface vlan100 ip address 172.16.240.1/16
+nv set vrf default router static 0.0.0.0/0 via 172.16.0.1
+nv set system aaa user admin hashed-password "${GPU_CLUSTER_SWITCH_PASSWORD_HASH}"
+nv set system aaa user admin role system-admin
+nv set service ntp default server 172.16.0.1 iburst on
+nv set system ssh-server vrf default
+nv set system api state enabled
+nv set system api listening-address 172.16.240.1
+nv set system gnmi-server listening-address 172.16.240.1
+nv set system gnmi-server state enabled
+nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface swp1 description 'dgx-node-001 bmc'
 nv set interface swp1 link speed 1G
 nv set interface swp1 link mtu 9216

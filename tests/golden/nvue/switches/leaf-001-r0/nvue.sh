@@ -4,6 +4,18 @@
 # Management port eth0 cabled to oob-leaf-001 swp3.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname leaf-001-r0
+nv set interface eth0 ip address 172.16.128.1/16
+nv set interface eth0 ip gateway 172.16.0.1
+nv set interface eth0 ip vrf mgmt
+nv set system aaa user admin hashed-password "${GPU_CLUSTER_SWITCH_PASSWORD_HASH}"
+nv set system aaa user admin role system-admin
+nv set service ntp mgmt server 172.16.0.1 iburst on
+nv set system ssh-server vrf mgmt
+nv set system api state enabled
+nv set system api listening-address 172.16.128.1
+nv set system gnmi-server listening-address 172.16.128.1
+nv set system gnmi-server state enabled
+nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.0.1/32
 nv set interface swp1 description 'h200-node-001 nic0'
 nv set interface swp1 link speed 400G
@@ -22,8 +34,21 @@ nv set interface swp8 link speed 400G
 nv set interface swp8 link mtu 9216
 nv set interface swp8 ip address 10.64.0.2/31
 
+nv set router policy prefix-list PLAN type ipv4
+nv set router policy prefix-list PLAN rule 10 match 10.0.0.0/17 min-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 match 10.0.0.0/17 max-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 action permit
+nv set router policy prefix-list PLAN rule 20 match 10.0.128.0/18 min-prefix-len 32
+nv set router policy prefix-list PLAN rule 20 match 10.0.128.0/18 max-prefix-len 32
+nv set router policy prefix-list PLAN rule 20 action permit
+nv set router policy prefix-list PLAN rule 30 match 10.128.0.0/11 min-prefix-len 31
+nv set router policy prefix-list PLAN rule 30 match 10.128.0.0/11 max-prefix-len 31
+nv set router policy prefix-list PLAN rule 30 action permit
 nv set router bgp autonomous-system 4200001001
 nv set router bgp router-id 10.0.0.1
+nv set router bgp graceful-restart mode full
+nv set router bgp graceful-restart restart-time 240
+nv set router bgp graceful-restart path-selection-deferral-time 45
 nv set vrf default router bgp path-selection multipath aspath-ignore on
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 2
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.0.1/32
@@ -35,12 +60,18 @@ nv set vrf default router bgp neighbor 10.64.0.1 bfd enable on
 nv set vrf default router bgp neighbor 10.64.0.1 bfd detect-multiplier 3
 nv set vrf default router bgp neighbor 10.64.0.1 bfd min-rx-interval 200
 nv set vrf default router bgp neighbor 10.64.0.1 bfd min-tx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.1 address-family ipv4-unicast policy inbound prefix-list PLAN
+nv set vrf default router bgp neighbor 10.64.0.1 address-family ipv4-unicast policy outbound prefix-list PLAN
+nv set vrf default router bgp neighbor 10.64.0.1 address-family ipv4-unicast prefix-limits inbound maximum 1000
 nv set vrf default router bgp neighbor 10.64.0.3 remote-as external
 nv set vrf default router bgp neighbor 10.64.0.3 description 'spine-002 swp1'
 nv set vrf default router bgp neighbor 10.64.0.3 bfd enable on
 nv set vrf default router bgp neighbor 10.64.0.3 bfd detect-multiplier 3
 nv set vrf default router bgp neighbor 10.64.0.3 bfd min-rx-interval 200
 nv set vrf default router bgp neighbor 10.64.0.3 bfd min-tx-interval 200
+nv set vrf default router bgp neighbor 10.64.0.3 address-family ipv4-unicast policy inbound prefix-list PLAN
+nv set vrf default router bgp neighbor 10.64.0.3 address-family ipv4-unicast policy outbound prefix-list PLAN
+nv set vrf default router bgp neighbor 10.64.0.3 address-family ipv4-unicast prefix-limits inbound maximum 1000
 
 # QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
 nv set qos roce mode lossless

@@ -4,6 +4,18 @@
 # Management port eth0 cabled to oob-leaf-001 swp7.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname stor-leaf-001
+nv set interface eth0 ip address 172.16.224.1/16
+nv set interface eth0 ip gateway 172.16.0.1
+nv set interface eth0 ip vrf mgmt
+nv set system aaa user admin hashed-password "${GPU_CLUSTER_SWITCH_PASSWORD_HASH}"
+nv set system aaa user admin role system-admin
+nv set service ntp mgmt server 172.16.0.1 iburst on
+nv set system ssh-server vrf mgmt
+nv set system api state enabled
+nv set system api listening-address 172.16.224.1
+nv set system gnmi-server listening-address 172.16.224.1
+nv set system gnmi-server state enabled
+nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.192.1/32
 nv set interface swp1 description 'h200-node-001 storage nic0'
 nv set interface swp1 link speed 200G
@@ -14,8 +26,18 @@ nv set interface swp2 link speed 200G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.160.0.3/31
 
+nv set router policy prefix-list PLAN type ipv4
+nv set router policy prefix-list PLAN rule 10 match 10.0.192.0/19 min-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 match 10.0.192.0/19 max-prefix-len 32
+nv set router policy prefix-list PLAN rule 10 action permit
+nv set router policy prefix-list PLAN rule 20 match 10.160.0.0/12 min-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 match 10.160.0.0/12 max-prefix-len 31
+nv set router policy prefix-list PLAN rule 20 action permit
 nv set router bgp autonomous-system 4200050153
 nv set router bgp router-id 10.0.192.1
+nv set router bgp graceful-restart mode full
+nv set router bgp graceful-restart restart-time 240
+nv set router bgp graceful-restart path-selection-deferral-time 45
 nv set vrf default router bgp path-selection multipath aspath-ignore on
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 1
 nv set vrf default router bgp address-family ipv4-unicast network 10.0.192.1/32

@@ -1,0 +1,96 @@
+"""The management plane of every switch, vendor-neutral: its management address and VRF on the
+oob segment and the services it uses and offers there. Each dialect writes it in its own forms
+(docs/dialects.md, *Management plane*).
+
+- Address: from the upper half of `addressing.oob` by the switch's stable slot
+  (cluster.addressing), with the segment's prefix length and `management_plane.gateway` as its
+  default route. A switch cabled to an oob leaf takes it on its management port, in a management
+  VRF, so management traffic never touches the fabric's routing; an oob switch, whose own
+  management port is cabled to nothing, takes it on its interface in the oob VLAN, in the default
+  VRF (it routes nothing else). Without an oob network the management port keeps the OS's DHCP.
+- Services, the same on every switch: NTP, syslog, DNS, TACACS+ before the local users, SNMPv2c
+  read-only, SSH, the OS's management API and gNMI, a login banner.
+- Secrets never enter a rendered file: local users' password (a crypt(3) hash), the TACACS+ key
+  and the SNMP community are placeholders (cluster.credentials.placeholder) the deploy fills from
+  `pulumi stack output device_credentials` or the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cluster.credentials import placeholder
+from cluster.spec import ClusterSpec
+
+
+@dataclass(frozen=True)
+class User:
+    """A local account: `admin` has every right, `operator` reads only."""
+
+    name: str
+    role: str  # admin | operator
+    password_hash: str  # the placeholder of switch_password's crypt(3) SHA-512 hash
+
+
+@dataclass(frozen=True)
+class Services:
+    """What every switch of the design uses and offers on its management address."""
+
+    ntp: tuple[str, ...]
+    syslog: tuple[str, ...]
+    dns: tuple[str, ...]
+    tacacs: tuple[str, ...]
+    tacacs_key: str  # placeholder
+    snmp: bool
+    snmp_community: str  # placeholder
+    snmp_location: str | None
+    snmp_contact: str | None
+    api: bool  # the OS's management API and gNMI server
+    banner: str
+    users: tuple[User, ...]
+
+
+@dataclass(frozen=True)
+class ManagementPlane:
+    """One switch's management plane (module text)."""
+
+    services: Services
+    address: str | None  # a.b.c.d/len on the oob segment; None: the management port keeps DHCP
+    gateway: str | None
+    in_band: bool  # an oob switch: the address is on its oob VLAN interface, in the default VRF
+
+    @property
+    def vrf(self) -> bool:
+        """The management traffic has a VRF of its own (every switch but an oob switch)."""
+        return not self.in_band
+
+    @property
+    def host(self) -> str | None:
+        """The management address without its prefix length."""
+        return self.address.split("/")[0] if self.address is not None else None
+
+
+def services(spec: ClusterSpec) -> Services:
+    """The design's management services, from the stack file's `management_plane`."""
+    plane = spec.management_plane
+    snmp = plane.snmp
+    return Services(
+        ntp=tuple(plane.ntp_servers or ()),
+        syslog=tuple(plane.syslog_servers),
+        dns=tuple(plane.dns_servers),
+        tacacs=tuple(plane.tacacs_servers),
+        tacacs_key=placeholder("tacacs_key"),
+        snmp=snmp is not None,
+        snmp_community=placeholder("snmp_community"),
+        snmp_location=snmp.location if snmp is not None else None,
+        snmp_contact=snmp.contact if snmp is not None else None,
+        api=plane.api,
+        banner=plane.banner,
+        users=tuple(User(user.name, user.role, placeholder("switch_password_hash")) for user in plane.users),
+    )
+
+
+def management_plane(spec: ClusterSpec, design: Services, address: str | None, network: str) -> ManagementPlane:
+    """The management plane of a switch of `network` with management `address` (None: no oob network)."""
+    gateway = spec.management_plane.gateway if address is not None else None
+    return ManagementPlane(services=design, address=address, gateway=gateway, in_band=network == "oob")
