@@ -235,6 +235,35 @@ def test_a_fabric_without_bfd_fails_check_and_a_silent_spine_outlasts_the_bound(
     assert [finding["rule"] for finding in result["findings"]][:1] == ["LAB-CONVERGE"]
 
 
+def test_an_nvue_tree_runs_as_its_script_says_and_its_edits_reach_the_lab(state: Path, tmp_path: Path) -> None:
+    """prod's switches are NVUE: the lab runs each nvue.sh translated (not the routing plan), so an
+    edited ASN, ECMP width or port MTU in the script is found at that script."""
+    tree = tmp_path / "rendered"
+    rendered = subprocess.run([sys.executable, "-m", "cluster", "render", "prod", "--out", str(tree)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    assert rendered.returncode == 0, rendered.stderr
+    edits = {"leaf-001-r0": ("nv set router bgp autonomous-system 4200001001", "nv set router bgp autonomous-system 4200009999"),
+             "leaf-001-r1": ("multipaths ebgp 64", "multipaths ebgp 1"),
+             "spine-001": ("nv set interface swp1s0 link mtu 9216", "nv set interface swp1s0 link mtu 1500")}
+    for switch, (old, new) in edits.items():
+        script = tree / f"switches/{switch}/nvue.sh"
+        text = script.read_text()
+        assert old in text
+        script.write_text(text.replace(old, new, 1))
+    up = lab(state, "up", "prod", "--from", str(tree), "--timeout", "60", "--format", "json", timeout=600)
+    assert up.returncode in (0, 1), up.stderr
+    assert "FRR equivalent" not in up.stdout
+    checked = lab(state, "check", "prod", "--no-lldp", "--format", "json", timeout=600)
+    assert checked.returncode == 1
+    findings = json.loads(checked.stdout)["findings"]
+    paths = {(f["rule"], f["path"]) for f in findings}
+    assert ("LAB-ASN", "switches/leaf-001-r0/nvue.sh") in paths
+    assert any(f["rule"] == "LAB-ROUTE" and f["path"] == "switches/leaf-001-r1/nvue.sh" and "over 1 next hops"
+               in f["message"] for f in findings)
+    assert any(f["rule"] == "LAB-MTU" and f["path"] == "switches/spine-001/nvue.sh" and "swp1s0" in f["message"]
+               for f in findings)
+
+
 def test_two_leaf_groups_of_eight_rails_converge_and_a_spine_fails_as_whatif_says(state: Path) -> None:
     up = lab(state, "up", "article-c", "--format", "json")
     assert up.returncode == 0, up.stderr

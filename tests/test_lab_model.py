@@ -70,6 +70,25 @@ def test_the_lab_is_wired_as_the_cabling_plan_says_crossed_rows_included(dev) ->
         ("leaf-001-r0", "Ethernet112", "spine-001", "Ethernet8"), ("leaf-001-r1", "Ethernet112", "spine-001", "Ethernet0")}
 
 
+def test_an_nvue_script_is_translated_and_a_line_it_does_not_know_is_refused() -> None:
+    """prod's switches run their nvue.sh as the lab translates it (the ECMP width, BFD timers and
+    prefix lists it sets); a line the translation does not know is a LAB-INPUT finding at it."""
+    prod = validate("prod")
+    assert isinstance(prod, Valid)
+    files = render_tree(prod.spec, prod.topology)
+    plan = _built(build_plan(prod.spec, prod.topology, files, Slice()))
+    leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
+    assert leaf.source.startswith("switches/leaf-001-r0/nvue.sh")
+    assert "  maximum-paths 64" in leaf.frr_conf and " neighbor 10.64.0.1 bfd profile NVUE1" in leaf.frr_conf
+    assert "ip prefix-list PLAN seq 30 permit 10.128.0.0/11 ge 31 le 31" in leaf.frr_conf
+    script = "switches/leaf-001-r0/nvue.sh"
+    edited = files[script].replace("nv config apply -y", "nv set router ospf enable on\nnv config apply -y")
+    planned = build_plan(prod.spec, prod.topology, {**files, script: edited}, Slice())
+    assert planned.plan is None
+    assert [(f.rule, f.path) for f in planned.findings] == [("LAB-INPUT", script)]
+    assert "'nv set router ospf enable on' is a setting the lab does not translate" in planned.findings[0].message
+
+
 def test_a_state_as_lab_up_writes_it_loads_back(dev, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The state file's shape check accepts what `lab up` records, failures and pids included."""
     from cluster.lab import runtime

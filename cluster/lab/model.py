@@ -325,7 +325,7 @@ def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], rails: Mappin
 
 def _switches(spec: ClusterSpec, topology: Topology, names: list[str], tree: _Tree,
               ports: Mapping[str, list[str]]) -> list[LabSwitch | None]:
-    """Each switch of `names`: SONiC from its rendered files, the others as their FRR equivalent."""
+    """Each switch of `names`: as its dialect translates its rendered files, else the FRR equivalent of its plan."""
     addresses = allocate(spec, topology)
     views = {view.name: view for view in switch_views(spec, topology, addresses, None, names)}
     switches = []

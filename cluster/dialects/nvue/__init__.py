@@ -15,6 +15,7 @@ from __future__ import annotations
 from cluster.breakout import breakout
 from cluster.catalog import Entry, load_catalog
 from cluster.dialects import Platform
+from cluster.dialects.nvue.running import translate
 
 
 class NvuePlatform(Entry):
@@ -53,4 +54,5 @@ PLATFORM = Platform(
     lag_name="bond{}",
     max_paths=128,  # `multipaths ebgp 1-128` (NVUE command reference, BGP)
     generic=True,
+    translate=translate,
 )
