@@ -5,24 +5,37 @@ validation never comes here: the rules read the intent the renderers write from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cluster import parts, settings
 from cluster.addressing import Addresses, allocate
 from cluster.configs import render_configs, switch_files
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
+from cluster.words import counted
 
 
-def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
+def _quiet(text: str) -> None:
+    return None
+
+
+def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None,
+                stage: Callable[[str], None] = _quiet) -> dict[str, str]:
     """Every on-prem artifact of a design that passed validation: the device configs, and from the
     same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
-    device should see (expected LLDP neighbors, a Cumulus PTM topology.dot)."""
+    device should see (expected LLDP neighbors, a Cumulus PTM topology.dot). `stage` is told each
+    stage as it starts, with its count (a verb's progress line)."""
     # imported here: validation needs only the renderers above, and every command pays for imports
     from cluster.exports.files import export_files
     from cluster.verify.expected import expected_neighbors, ptm_dot
 
+    switches = counted(len(topology.switch_nodes), "switch")
     with gc_paused():
+        stage(f"switch configs and host scripts ({switches}, {counted(len(spec.pools), 'host pool')})")
         files = render_configs(spec, topology, addresses)
+        stage(f"scheduler topology, labels, cabling and bill of materials ({counted(spec.nodes, 'node')})")
         files.update(export_files(spec, topology))
+        stage(f"what every device should see ({switches})")
         for device, text in expected_neighbors(spec, topology).items():
             files[f"verify/neighbors/{device}.txt"] = text
         files["verify/topology.dot"] = ptm_dot(spec, topology)

@@ -17,6 +17,8 @@ from cluster.findings import printable
 # add_parser(verbs) and run(args) -> exit code, and is imported only when its verb runs (or its
 # own --help is asked for): `validate` never loads the renderers, the report or the estimator.
 VERBS = {
+    "init": "start a stack file: commented, or from an example (and Pulumi.yaml when absent)",
+    "catalog": "list what a stack-file key can name: GPUs, servers, switches, instance types",
     "validate": "check a stack against every rule",
     "render": "write switch configs and host scripts for an on-prem stack",
     "plan": "list the resources `pulumi up` would register, offline",

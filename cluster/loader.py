@@ -22,6 +22,9 @@ CLUSTER_KEY = "gpu-cluster:cluster"
 DESIGN_KEY = "gpu-cluster:design"
 BOTH_KEYS = (f"both {CLUSTER_KEY} and {DESIGN_KEY} are set", "keep the design in one stack: remove one of them")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The example stacks inside the package (cluster/examples is the checkout's stacks/; the wheel holds
+# the files): a name found nowhere else, as after `pip install .` outside a clone.
+EXAMPLES = Path(__file__).resolve().parent / "examples"
 STACK_NAME = STACK  # Pulumi's own stack-name character set
 MAX_BYTES = 4 * 1024 * 1024
 MAX_NODES = yamlfile.MAX_NODES
@@ -57,14 +60,17 @@ def _parent(path: str) -> str:
 
 def stack_path(ref: str) -> Path:
     """`prod` -> stacks/Pulumi.prod.yaml (in the working directory, else the checkout this package
-    runs from); else a path. A name found in neither is the working directory's, so the message
-    about a missing file names ./stacks/, never a folder of the installed package."""
+    runs from, else the example stacks the package holds); else a path. A name found in none is the
+    working directory's, so the message about a missing file names ./stacks/, never a folder of the
+    installed package."""
     candidate = Path(ref)
     if candidate.suffix in {".yaml", ".yml", ".json"} or "/" in ref or candidate.exists():
         return candidate
     local = Path("stacks") / f"Pulumi.{ref}.yaml"
-    project = PROJECT_ROOT / "stacks" / f"Pulumi.{ref}.yaml"
-    return project if not local.exists() and project.exists() else local
+    for found in (local, PROJECT_ROOT / "stacks" / f"Pulumi.{ref}.yaml", EXAMPLES / f"Pulumi.{ref}.yaml"):
+        if found.is_file():
+            return found
+    return local
 
 
 def stack_name(source: Path) -> str:

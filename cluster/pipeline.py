@@ -17,6 +17,7 @@ exports and the Pulumi components come after, from a Valid result (commands, __m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from cluster import credentials, parts
@@ -30,6 +31,14 @@ from cluster.resolve import resolve
 from cluster.rules import ALL_RULES, RULE_IDS, Derived, Rule, apply_policy, run_rules
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, build
+from cluster.words import counted
+
+# Told each stage as it starts, in words with its count (a verb's progress line on a terminal).
+Stage = Callable[[str], None]
+
+
+def _quiet(text: str) -> None:
+    return None
 
 
 @dataclass
@@ -88,9 +97,10 @@ def _invalid(loaded: Loaded, findings: list[Finding]) -> Invalid:
     return Invalid(loaded=loaded, findings=sorted(findings, key=Finding.sort_key))
 
 
-def check(loaded: Loaded, rules: list[Rule] | None = None) -> Result:
-    """Validate an already-loaded stack: spec, graph, rules, policy; no finding shows a credential."""
-    result = _check(loaded, rules)
+def check(loaded: Loaded, rules: list[Rule] | None = None, stage: Stage = _quiet) -> Result:
+    """Validate an already-loaded stack: spec, graph, rules, policy; no finding shows a credential.
+    `stage` is told each stage as it starts."""
+    result = _check(loaded, rules, stage)
     values = _credential_values(loaded)
     if values:
         result.findings = sorted((_redacted(finding, values) for finding in result.findings), key=Finding.sort_key)
@@ -115,12 +125,14 @@ def _redacted(finding: Finding, values: set[str]) -> Finding:
                    message=credentials.redact(finding.message, values), hint=credentials.redact(finding.hint, values))
 
 
-def _check(loaded: Loaded, rules: list[Rule] | None) -> Result:
+def _check(loaded: Loaded, rules: list[Rule] | None, stage: Stage) -> Result:
     if loaded.data is None or loaded.findings:
         return _invalid(loaded, list(loaded.findings))
+    stage("resolving the spec")
     spec, findings = resolve(loaded.data, RULE_IDS)
     if spec is None:
         return _invalid(loaded, findings)
+    stage(f"sizing and building the graph ({counted(spec.gpus, 'GPU')} on {counted(spec.nodes, 'node')})")
     too_large, plan = limit_findings(spec)  # the fabric sized once, for the limits and the build
     if too_large:  # refused before building: any stack file is answered in bounded time and memory
         return _invalid(loaded, [*findings, *too_large])
@@ -128,14 +140,17 @@ def _check(loaded: Loaded, rules: list[Rule] | None) -> Result:
     spec, address_check = fit_default_pools(spec, topology)
     intent = qos_intent(spec.qos) if spec.qos is not None else None
     derived = Derived(address_check=lambda: address_check, qos_intent=lambda: intent)
-    findings.extend(run_rules(ALL_RULES if rules is None else rules, spec, topology, derived))
+    chosen = ALL_RULES if rules is None else rules
+    stage(f"checking {counted(len(chosen), 'rule')} on {counted(len(topology.switch_nodes), 'switch')}")
+    findings.extend(run_rules(chosen, spec, topology, derived))
     findings.extend(parts.design_findings(loaded.settings, spec, topology))  # as plan and pulumi up refuse them
     return Valid(loaded=loaded, spec=spec, topology=topology, findings=apply_policy(findings, spec.policy.suppress))
 
 
-def validate(stack: str) -> Result:
-    """Validate STACK (a name under stacks/ or a path)."""
-    return check(load_stack(stack))
+def validate(stack: str, stage: Stage = _quiet) -> Result:
+    """Validate STACK (a name under stacks/ or a path); `stage` is told each stage as it starts."""
+    stage("reading the stack file")
+    return check(load_stack(stack), stage=stage)
 
 
 def validate_mapping(stack: str, cluster: object) -> Result:

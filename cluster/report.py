@@ -8,13 +8,14 @@ from collections import Counter
 from typing import Any
 
 from cluster.catalog import load_catalog
-from cluster.findings import Severity, printable
+from cluster.findings import Finding, Severity, printable
 from cluster.intent.hostnet import address_owner, host_region
 from cluster.pipeline import Result, Valid
-from cluster.rules.base import plural
+from cluster.resizing import resize_text, resized
 from cluster.rules.hosts import fabric_gbps_per_node
 from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import NETWORKS, Topology
+from cluster.words import counted
 
 
 def _layout(nics: Nics) -> str:
@@ -39,6 +40,24 @@ def unverified_nics(pool: PoolSpec) -> list[dict[str, str]]:
     if not pool.fabric_nics.devices and len(server.fabric_nics.devices) != ports:
         found.append({"nics": "fabric_nics.devices", "layout": f"generic mlx5_0..mlx5_{ports - 1}", "status": "UNVERIFIED",
                       "path": f"{pool.path}.fabric_nics.devices"})
+    return found
+
+
+def switch_models(spec: ClusterSpec, topology: Topology) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per network and tier that is built: how many switches, the model, its ports, the OS it runs
+    and where that comes from (the stack file's key, or "" for the model's catalog default), and
+    why the model was picked when the stack file names none."""
+    counts: dict[tuple[str, str], int] = Counter((data["network"], data["tier"]) for _, data in topology.switches())
+    networks = {"fabric": spec.fabric, "storage": spec.storage, "management": spec.management, "oob": spec.oob}
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for network in NETWORKS:
+        for tier in ("leaf", "spine", "core"):
+            model = getattr(networks.get(network), tier, None)
+            if model is None or not counts.get((network, tier)):
+                continue
+            found.setdefault(network, {})[tier] = {
+                "count": counts[(network, tier)], "model": model.model, "ports": model.ports,
+                "port_gbps": model.port_gbps, "os": model.os, "os_source": model.os_source, "chosen": model.chosen}
     return found
 
 
@@ -86,11 +105,15 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
                   for pool in spec.pools},
         "gbps_per_gpu": per_gpu,
         "switches": {network: switches[network] for network in NETWORKS if network in switches},
+        # per network and tier: count, model, ports, OS and where each comes from
+        "switch_models": switch_models(spec, topology),
         "oversubscription": worst,
         "fabric": fabric,
         "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
         # default pools widened for this design: {pool: (used, the default it replaces)}
         "widened_pools": {key: [getattr(spec.addressing, key), default] for key, default in spec.derived_pools},
+        # networks a setting re-sized (fabric.shared_with), by how much and the bill of materials' change
+        "resized": [entry.to_dict() for entry in resized(spec, topology)],
         # host NIC defaults from the server catalog that are not VERIFIED: {pool: {server, unverified}}
         "host_nics": {pool.name: {"server": pool.server, "unverified": found} for pool in spec.pools
                       if not spec.is_cloud and (found := unverified_nics(pool))},
@@ -176,15 +199,51 @@ def to_text(result: Result) -> str:
         lines.append("")
         lines.append(f"{str(severity).upper()}S" if severity != Severity.INFO else "INFO")
         for finding in group:
-            line = result.loaded.line_of(finding.path) if result.loaded.source else 0
-            where = f"{printable(str(result.loaded.source))}:{line} " if line else ""
-            tag = " (suppressed)" if finding.suppressed else ""
-            lines.append(f"  {finding.rule}{tag} at {finding.path}: {finding.message}")
-            lines.append(f"      {where}hint: {finding.hint}")
+            lines.extend(finding_lines(result, finding))
     if isinstance(result, Valid):
         lines.append("")
         lines.extend(_design_lines(summary(result.spec, result.topology)))
     return "\n".join(lines)
+
+
+def switch_text(tier: str, entry: dict[str, Any]) -> str:
+    """`16 leaves SN5600 400G sonic`, with what the stack file did not choose in parentheses."""
+    left = [] if entry["os_source"] else ["catalog OS"]
+    if entry["chosen"]:
+        left.append("picked by cost")
+    return (f"{counted(entry['count'], tier)} {entry['model']} {entry['port_gbps']}G {entry['os']}"
+            + (f" ({', '.join(left)})" if left else ""))
+
+
+def finding_lines(result: Result, finding: Finding) -> list[str]:
+    """A finding as `validate` prints it: rule, path and message, then file:line and the hint."""
+    line = result.loaded.line_of(finding.path) if result.loaded.source else 0
+    where = f"{printable(str(result.loaded.source))}:{line} " if line else ""
+    tag = " (suppressed)" if finding.suppressed else ""
+    return [f"  {finding.rule}{tag} at {finding.path}: {finding.message}", f"      {where}hint: {finding.hint}"]
+
+
+def notices(result: Valid, limit: int = 20, findings: bool = True) -> list[str]:
+    """What `validate` says beside the design that a verb building it must not leave out: its
+    findings (suppressed ones counted; past `limit`, the count and `run validate`) and the settings
+    that re-sized a network. [] for a clean design that nothing re-sized."""
+    shown = result.findings if findings else []
+    active = [finding for finding in shown if not finding.suppressed]
+    suppressed = len(shown) - len(active)
+    stack = printable(str(result.loaded.source or result.stack))
+    lines: list[str] = []
+    if active or suppressed:
+        counts = Counter(str(finding.severity) for finding in active)
+        parts = [counted(counts[level], level) for level in ("error", "warning", "info") if counts[level]]
+        parts += [f"{suppressed:,} suppressed"] if suppressed else []
+        lines.append(f"{result.stack}: {', '.join(parts)} (`validate {stack}` shows the design)")
+        for finding in active[:limit]:
+            lines.extend(finding_lines(result, finding))
+        if len(active) > limit:
+            lines.append(f"  and {len(active) - limit:,} more: run `validate {stack}` for every one")
+    changed = [resize_text(entry.to_dict()) for entry in resized(result.spec, result.topology)]
+    prefix = "  " if lines else f"{result.stack}: "  # under the findings, or a line of its own
+    return lines + [prefix + line for line in changed]
 
 
 def _design_lines(data: dict[str, Any]) -> list[str]:
@@ -199,8 +258,8 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  {name}: {pool['instance_type']}, fabric {pool['fabric_nics']} per node (the provider's)")
     if fabric:
         lines.append(
-            f"  fabric: {fabric['transport']}, {fabric['design']}, {fabric['tiers']} tier(s), {fabric['planes']} "
-            f"plane(s), {fabric['rails']} rails, leaves {fabric['leaf_model']}"
+            f"  fabric: {fabric['transport']}, {fabric['design']}, {counted(fabric['tiers'], 'tier')}, "
+            f"{counted(fabric['planes'], 'plane')}, {counted(fabric['rails'], 'rail')}, leaves {fabric['leaf_model']}"
         )
         lines.append(
             f"  leaf groups {fabric['leaf_groups']} of {fabric['nodes_per_leaf']} nodes, {fabric['leaf_uplinks']} "
@@ -212,11 +271,11 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         if fabric["auto_sized"]:
             lines.append(f"  auto-sized for the fabric: {', '.join(fabric['auto_sized'])}")
         lines.extend(f"  sizing: {note}" for note in fabric["notes"])
-    for network, tiers in data["switches"].items():
-        counts = ", ".join(f"{count} {plural(tier, count)}" for tier, count in tiers.items())
-        lines.append(f"  {network} switches: {counts}")
+    for network, tiers in data["switch_models"].items():
+        lines.append(f"  {network} switches: {', '.join(switch_text(tier, entry) for tier, entry in tiers.items())}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
+    lines.extend(f"  {resize_text(entry)}" for entry in data["resized"])
     for name, nics in data["host_nics"].items():
         items = nics["unverified"]
         shown = ", ".join(f"{item['nics']} {item['layout']} {item['status']}" for item in items)

@@ -8,6 +8,7 @@ Every problem names its config path and the fix; all of them are reported at onc
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -50,6 +51,25 @@ DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "ho
                  "oob": "172.16.0.0/16"}
 
 
+def _given_os(network: str, tiers: dict[str, sf.SwitchRef | None]) -> tuple[str, str] | None:
+    """(os, the key that gives it): the first `os` the stack file gives a tier of `network`, which
+    the tiers that give none follow (one OS per network unless the file says otherwise)."""
+    return next(((ref.os, f"{network}.{tier}.os") for tier, ref in tiers.items() if ref is not None and ref.os),
+                None)
+
+
+def _model_only(ref: sf.SwitchRef | None) -> sf.SwitchRef | None:
+    """Another tier's switch as a tier that gives none takes it: its model and speed; its OS
+    follows the network's (cluster.resolve._Resolver.switch), so the key that gives it is named."""
+    return None if ref is None else ref.model_copy(update={"os": None})
+
+
+def _same_key(key: str, known: Iterable[str]) -> str | None:
+    """The catalog key that differs from `key` only in case (catalog keys are case-sensitive:
+    `b200` is no GPU, `B200` is), or None."""
+    return next((name for name in sorted(known) if name.lower() == key.lower() and name != key), None)
+
+
 def _pool_problem(text: str) -> str | None:
     """Why `text` cannot be an address pool, or None."""
     if "/" not in text:
@@ -73,6 +93,9 @@ class _Resolver:
         self.catalog = catalog
         self.rule_ids = rule_ids
         self.findings: list[Finding] = []
+        # A pool that did not resolve leaves the NIC speeds unknown: a switch whose port speed
+        # would follow them is not checked against that speed (one cause, one finding).
+        self.pools_incomplete = False
 
     def error(self, path: str, message: str, hint: str) -> None:
         self.findings.append(schema(path, message, hint))
@@ -83,8 +106,11 @@ class _Resolver:
     # ----- switches
 
     def switch(
-        self, ref: sf.SwitchRef | None, path: str, default_model: str, preferred_gbps: int | None
+        self, ref: sf.SwitchRef | None, path: str, default_model: str, preferred_gbps: int | None,
+        network_os: tuple[str, str] | None = None,
     ) -> SwitchModel | None:
+        """The switch of the tier at `path`. `network_os`: (os, the key that gives it) when the stack
+        file gives its network an OS on another tier: a tier that gives none runs it where it can."""
         if ref is None:
             ref = sf.SwitchRef(switch=default_model)
         if ref.switch is None:
@@ -98,9 +124,16 @@ class _Resolver:
                 transport="ethernet",
                 os=ref.os or dialects.generic().name,
                 path=path,
+                os_source=f"{path}.os" if ref.os else "",
             )
+            if ref.os is None and network_os is not None:
+                generic = self._network_os(generic, None, network_os)
             return generic if self._runs_here(generic, ref) else None
         entry = self.catalog.switches.get(ref.switch)
+        same = _same_key(ref.switch, self.catalog.switches)
+        if entry is None and same:
+            self.error(f"{path}.switch", f"unknown switch model {ref.switch!r}: did you mean {same}?", f"set it to {same}")
+            return None
         if entry is None:
             self.error(
                 f"{path}.switch",
@@ -125,8 +158,9 @@ class _Resolver:
             gbps = preferred_gbps
         else:
             gbps = max(modes)
+        unknown_speed = ref.port_gbps is None and self.pools_incomplete
         ports = ref.ports if ref.ports is not None else modes[gbps]
-        if ports > modes[gbps]:
+        if ports > modes[gbps] and not unknown_speed:
             self.error(
                 f"{path}.ports",
                 f"{ref.switch} has {modes[gbps]} ports at {gbps}G, not {ports}",
@@ -155,21 +189,60 @@ class _Resolver:
             transport=entry.transport,
             os=os,
             path=path,
+            os_source=f"{path}.os" if ref.os and own is None else "",
         )
-        return model if self._runs_here(model, ref) else None
+        if ref.os is None and own is None and network_os is not None and not unknown_speed:
+            model = self._network_os(model, entry.runs, network_os)
+        return model if unknown_speed or self._runs_here(model, ref) else None
 
-    def _leaf_by_cost(self, name: str, gbps: int, pools: list[PoolSpec], raw: sf.Network) -> tuple[str, str] | None:
+    def _network_os(self, model: SwitchModel, runs: tuple[str, ...] | None,
+                    network_os: tuple[str, str]) -> SwitchModel:
+        """`model` running its network's OS (given at another tier) where it can; else as it is,
+        with why not (NET-OS-MIX warns of the mix the stack file did not ask for)."""
+        os, source = network_os
+        if model.os == os:
+            return model.model_copy(update={"os_source": source})
+        problem = self._cannot_run(model.model, runs, model.port_gbps, os, model.path.startswith("fabric."))
+        if problem is None:
+            return model.model_copy(update={"os": os, "os_source": source})
+        return model.model_copy(update={"os_wanted": f"{os} ({source})", "os_mismatch": problem})
+
+    def _cannot_run(self, model: str, runs: tuple[str, ...] | None, gbps: int, os: str, fabric: bool) -> str | None:
+        """Why `model` (a catalog model running `runs`, or a generic box: None) cannot run `os` at
+        `gbps` ports (on the GPU fabric, with the lossless plan's priorities too); None when it can."""
+        if runs is not None and os not in runs:
+            return f"{model} runs {' or '.join(runs)} only"
+        platform = dialects.platform(os)
+        what = f"{model} at {gbps}G" if runs is not None else f"a generic box at {gbps}G"
+        problem = platform.model_problem(model, gbps, what)
+        lossless = self._lossless_priorities()
+        if problem is None and fabric and lossless:
+            problem = platform.qos_problem(model, gbps, lossless)
+        return None if problem is None else problem[0]
+
+    def _lossless_priorities(self) -> tuple[int, ...]:
+        """The PFC priorities of a lossless RoCE plan (what a fabric switch's QoS must hold); ()
+        otherwise."""
+        qos = self.raw.qos or sf.Qos()
+        transport = self.raw.fabric.transport if self.raw.fabric else None
+        if transport == "infiniband" or qos.mode != "lossless":
+            return ()
+        return tuple(qos.pfc_priorities)
+
+    def _leaf_by_cost(self, name: str, gbps: int, pools: list[PoolSpec], raw: sf.Network,
+                      os: str | None = None) -> tuple[str, str] | None:
         """(model, why) of the storage or management leaf that gives the network the lowest switch
         cost (leaves and the spines they need, sized as the builder sizes them, low-end prices),
-        among catalog models with ports at the NICs' speed whose port names are known."""
+        among catalog models with ports at the NICs' speed whose port names are known (and that
+        run `os`, the network's OS where the stack file gives one, when any does)."""
         devices, ports = self._devices(name, pools)
         if not devices or not ports:
             return None  # the oob network's devices include every switch: its leaf stays the catalog's
         prices = load_prices()
         best: tuple[float, str, str] | None = None
-        for model in self._known_at(gbps):
+        for model in self._known_at(gbps, os):
             leaf = self._catalog_switch(model, gbps, f"{name}.leaf")
-            spine_model = self._cheapest_at(leaf.uplink_gbps or gbps)
+            spine_model = self._cheapest_at(leaf.uplink_gbps or gbps, os)
             if spine_model is None or leaf.ports + leaf.uplink_ports < ports:
                 continue
             spine = self._catalog_switch(spine_model, leaf.uplink_gbps or gbps, f"{name}.spine")
@@ -208,15 +281,16 @@ class _Resolver:
         devices = sum(pool.nodes for pool, nic in zip(pools, nics, strict=True) if nic.ports)
         return devices, max((nic.ports for nic in nics), default=0)
 
-    def _spine_by_cost(self, name: str, leaf: SwitchModel, pools: list[PoolSpec], raw: sf.Network) -> tuple[str, str] | None:
+    def _spine_by_cost(self, name: str, leaf: SwitchModel, pools: list[PoolSpec], raw: sf.Network,
+                       os: str | None = None) -> tuple[str, str] | None:
         """(model, why) of the spine that costs the network least at the leaves' uplink speed:
         spines counted as the builder sizes them where the devices are known (storage,
-        management), else the cheapest switch."""
+        management), else the cheapest switch; among those that run `os` when any does."""
         gbps = leaf.uplink_gbps or leaf.port_gbps
         devices, ports = self._devices(name, pools)
         prices = load_prices()
         best: tuple[float, str] | None = None
-        for model in self._known_at(gbps):
+        for model in self._known_at(gbps, os):
             price = prices.get(model)
             assert price is not None  # _known_at lists priced models only
             count = 1
@@ -230,23 +304,29 @@ class _Resolver:
         how = "the lowest spine cost" if devices and ports else "the cheapest catalog switch"
         return best[1], f"{how} with {gbps}G ports, the {name} leaves' uplink speed"
 
-    def _known_at(self, gbps: int) -> list[str]:
+    def _known_at(self, gbps: int, os: str | None = None) -> list[str]:
         """Ethernet catalog models that fit `gbps`: main ports at that speed, a native speed at most
         four times it (no 800G switch for a 10G network), a price, and port names the renderers know
-        (cage data, or ports that are no breakout)."""
+        (cage data, or ports that are no breakout). With `os`, those of them that run it at that
+        speed, when any does (else all: the tier keeps its model's OS, and NET-OS-MIX says why)."""
         prices = load_prices()
-        return [model for model, entry in sorted(self.catalog.switches.items())
-                if entry.transport == "ethernet" and gbps in entry.port_modes and entry.port_modes[gbps] >= 2
-                and max(entry.port_modes) <= 4 * gbps
-                and (entry.cages is not None or entry.port_modes[gbps] == min(entry.port_modes.values()))
-                and prices.get(model) is not None]
+        fitting = [model for model, entry in sorted(self.catalog.switches.items())
+                   if entry.transport == "ethernet" and gbps in entry.port_modes and entry.port_modes[gbps] >= 2
+                   and max(entry.port_modes) <= 4 * gbps
+                   and (entry.cages is not None or entry.port_modes[gbps] == min(entry.port_modes.values()))
+                   and prices.get(model) is not None]
+        if os is None:
+            return fitting
+        running = [model for model in fitting
+                   if self._cannot_run(model, self.catalog.switches[model].runs, gbps, os, False) is None]
+        return running or fitting
 
-    def _cheapest_at(self, gbps: int) -> str | None:
+    def _cheapest_at(self, gbps: int, os: str | None = None) -> str | None:
         """The Ethernet catalog model with main ports at `gbps` whose price (cluster/catalog/prices.yaml,
         low end, then high end) is lowest: a storage, management or oob spine is never a 51.2T
         switch for a 100G network when a smaller one fits."""
         prices = load_prices()
-        priced = [(price.usd, model) for model in self._known_at(gbps) if (price := prices.get(model)) is not None]
+        priced = [(price.usd, model) for model in self._known_at(gbps, os) if (price := prices.get(model)) is not None]
         return min(priced)[1] if priced else None
 
     def _runs_here(self, model: SwitchModel, ref: sf.SwitchRef) -> bool:
@@ -276,6 +356,7 @@ class _Resolver:
             resolved = self.cloud_pool(pool, index) if raw.target in CLOUD_TARGETS else self.onprem_pool(pool, index)
             if resolved is not None:
                 pools.append(resolved)
+        self.pools_incomplete = len(pools) < len(raw.node_pools)
         taken: dict[int, PoolSpec] = {}
         for pool_spec in pools if raw.target not in CLOUD_TARGETS else []:
             other = taken.setdefault(pool_spec.host_block, pool_spec)
@@ -292,8 +373,12 @@ class _Resolver:
 
     def gpu_entry(self, gpu: str, path: str) -> bool:
         if gpu not in self.catalog.gpus:
-            self.error(path, f"unknown GPU {gpu!r}",
-                       f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/stack-file.md#catalog-gpus)")
+            same = _same_key(gpu, self.catalog.gpus)
+            if same:
+                self.error(path, f"unknown GPU {gpu!r}: did you mean {same}?", f"set it to {same}")
+            else:
+                self.error(path, f"unknown GPU {gpu!r}",
+                           f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/stack-file.md#catalog-gpus)")
             return False
         return True
 
@@ -312,6 +397,10 @@ class _Resolver:
                 "remove instance_type, or set target to aws, gcp or azure",
             )
         server_name = pool.server
+        same = _same_key(server_name or "", self.catalog.servers)
+        if server_name is not None and server_name not in self.catalog.servers and same:
+            self.error(f"{path}.server", f"unknown server {server_name!r}: did you mean {same}?", f"set it to {same}")
+            return None
         if server_name is not None and server_name not in self.catalog.servers:
             self.error(
                 f"{path}.server",
@@ -425,12 +514,13 @@ class _Resolver:
             "fabric_infiniband" if raw.transport == "infiniband" else "fabric_roce"
         ]
         nic_gbps = max((pool.fabric_nics.gbps for pool in pools), default=None)
-        leaf = self.switch(raw.leaf, "fabric.leaf", leaf_default, nic_gbps)
+        network_os = _given_os("fabric", {"leaf": raw.leaf, "spine": raw.spine, "core": raw.core})
+        leaf = self.switch(raw.leaf, "fabric.leaf", leaf_default, nic_gbps, network_os)
         if leaf is None:
             return None
-        spine = self.switch(raw.spine or raw.leaf, "fabric.spine", leaf.model, leaf.port_gbps)
-        core = self.switch(raw.core or raw.spine or raw.leaf, "fabric.core", spine.model if spine else leaf.model,
-                           spine.port_gbps if spine else leaf.port_gbps)
+        spine = self.switch(raw.spine or _model_only(raw.leaf), "fabric.spine", leaf.model, leaf.port_gbps, network_os)
+        core = self.switch(raw.core or raw.spine or _model_only(raw.leaf), "fabric.core",
+                           spine.model if spine else leaf.model, spine.port_gbps if spine else leaf.port_gbps, network_os)
         if spine is None or core is None:
             return None
         transport = raw.transport or ("infiniband" if leaf.transport == "infiniband" else "roce")
@@ -512,17 +602,20 @@ class _Resolver:
             nic_gbps = max((pool.management_nics.gbps for pool in pools), default=None)
         else:
             nic_gbps = 1
-        by_cost = self._leaf_by_cost(name, nic_gbps, pools, raw) if raw.leaf is None and nic_gbps else None
-        leaf = self.switch(raw.leaf, f"{name}.leaf", by_cost[0] if by_cost else default_model, nic_gbps)
+        network_os = _given_os(name, {"leaf": raw.leaf, "spine": raw.spine})
+        wanted = network_os[0] if network_os else None
+        by_cost = self._leaf_by_cost(name, nic_gbps, pools, raw, wanted) if raw.leaf is None and nic_gbps else None
+        leaf = self.switch(raw.leaf, f"{name}.leaf", by_cost[0] if by_cost else default_model, nic_gbps, network_os)
         if leaf is None:
             return None
         if by_cost is not None:
             leaf = leaf.model_copy(update={"chosen": by_cost[1]})
-        spine_ref = raw.spine or (raw.leaf if raw.leaf is not None and raw.leaf.switch is None else None)
+        generic_leaf = raw.leaf if raw.leaf is not None and raw.leaf.switch is None else None
+        spine_ref = raw.spine or _model_only(generic_leaf)
         uplink_gbps = leaf.uplink_gbps or leaf.port_gbps
-        chosen = self._spine_by_cost(name, leaf, pools, raw) if spine_ref is None else None
+        chosen = self._spine_by_cost(name, leaf, pools, raw, wanted) if spine_ref is None else None
         spine_default = chosen[0] if chosen else self.catalog.switch_defaults[f"{name}_spine"]
-        spine = self.switch(spine_ref, f"{name}.spine", spine_default, uplink_gbps)
+        spine = self.switch(spine_ref, f"{name}.spine", spine_default, uplink_gbps, network_os)
         if spine is None:
             return None
         if chosen is not None:
@@ -691,6 +784,8 @@ class _Resolver:
         if fabric is None or fabric.transport != "roce" or qos.mode != "lossless" or not qos.pfc_priorities:
             return
         given_core = self.raw.fabric is not None and self.raw.fabric.core is not None
+        if self.pools_incomplete:
+            return  # the port speeds follow NICs that did not resolve
         for model in (fabric.leaf, fabric.spine, *((fabric.core,) if given_core else ())):
             problem = dialects.platform(model.os).qos_problem(model.model, model.port_gbps, tuple(qos.pfc_priorities))
             if problem is not None:

@@ -34,6 +34,13 @@ class SwitchModel(Spec):
     uplink_gbps: int = 0
     transport: Literal["ethernet", "infiniband"] = "ethernet"
     chosen: str = ""  # why the resolver picked this model when the stack file names none (the BOM says it)
+    # Where its OS comes from: the `os` key the stack file gives for this tier or, for a tier that
+    # gives none, for another tier of its network (that network's OS); "" for the catalog's default.
+    os_source: str = ""
+    # When the network's OS is given elsewhere and this tier cannot run it: `sonic (storage.leaf.os)`
+    # and why not (NET-OS-MIX reports it); both "" otherwise.
+    os_wanted: str = ""
+    os_mismatch: str = ""
 
     @property
     def capacity_gbps(self) -> int:

@@ -1,9 +1,9 @@
-"""Run the Pulumi program (__main__.py) offline under the SDK's mock runtime.
+"""Run the Pulumi program (components/program.py) offline under the SDK's mock runtime.
 
-The very file `pulumi up` runs is executed with `runpy` after `set_mocks`, so the plan is the
-program's own registrations, not a second description of them. Every RegisterResource request
-is recorded with its parent URN; the mock echoes inputs back as outputs (plus the name, since
-mocks do no auto-naming) and gives each resource the id `<name>`.
+The program `pulumi up` runs (a project's __main__.py calls its main()) is executed with `runpy`
+after `set_mocks`, so the plan is the program's own registrations, not a second description of
+them. Every RegisterResource request is recorded with its parent URN; the mock echoes inputs back
+as outputs (plus the name, since mocks do no auto-naming) and gives each resource the id `<name>`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import logging
 import runpy
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
@@ -25,16 +25,16 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 PROJECT = "gpu-cluster"
-PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"  # in a checkout of the project
+# The program `pulumi up` runs (a project's __main__.py calls its main()), inside the package: plan
+# runs it from any directory, in a checkout or after `pip install .`.
+PROGRAM = Path(__file__).resolve().parent / "program.py"
 
 
-def program() -> Path | None:
-    """The Pulumi program `plan` runs: the checkout's, else the project folder the command runs in
-    (an installed package has no program of its own: `pulumi new` / a clone holds it)."""
-    for candidate in (PROGRAM, Path.cwd() / "__main__.py"):
-        if candidate.is_file() and (candidate.parent / "Pulumi.yaml").is_file():
-            return candidate
-    return None
+def program() -> Path:
+    """The Pulumi program `plan` runs: the package's own."""
+    return PROGRAM
+
+
 STACK_TYPE = "pulumi:pulumi:Stack"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 ORGANIZATION = "organization"  # what a self-managed (DIY) backend calls every stack's organization
@@ -95,11 +95,16 @@ class _EchoMocks(mocks.Mocks):
         return dict(INVOKE_RESULTS.get(args.token, {})), []
 
 
+def _uncounted(count: int) -> None:
+    return None
+
+
 class _RecordingMonitor(mocks.MockMonitor):
     def __init__(self, echo: mocks.Mocks) -> None:
         super().__init__(echo)
         self.lock = threading.Lock()
         self.recorded: list[Registration] = []
+        self.registered: Callable[[int], None] = _uncounted  # told the count after each registration
         self.stack_urn = ""
         self.loops: set[asyncio.AbstractEventLoop] = set()
 
@@ -150,6 +155,7 @@ class _RecordingMonitor(mocks.MockMonitor):
         with self.lock:
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent, True,
                                               inputs, read=True))
+            self.registered(len(self.recorded))
         return response
 
     def RegisterResource(self, request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
@@ -164,6 +170,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                             if value.urns}
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
                                               bool(request.custom), inputs, dependencies=dependencies))
+            self.registered(len(self.recorded))
         return response
 
 
@@ -204,12 +211,14 @@ logging.getLogger("asyncio").addFilter(_ReportedFailures())
 def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | None = None,
         program: Path = PROGRAM, secrets: Mapping[str, str] | None = None,
         part_settings: Mapping[str, str] | None = None,
-        references: Mapping[str, Mapping[str, WireValue]] | None = None) -> OfflineRun:
+        references: Mapping[str, Mapping[str, WireValue]] | None = None,
+        registered: Callable[[int], None] = _uncounted) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
     `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`);
     `part_settings` plain ones (part, design, core_stack: cluster.parts). `references` answer
     StackReference reads: {fully qualified stack: its outputs}; a stack not named has none.
+    `registered` is told the count of resources registered after each one (a progress line).
     Secret stack outputs come back as SECRET, never their value.
     Process-global: it replaces the Pulumi runtime settings (mocks, config, root stack).
     """
@@ -220,6 +229,7 @@ def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | N
     secret_keys = [f"{PROJECT}:{key}" for key in sorted(secrets or {})]
     config.update({f"{PROJECT}:{key}": value for key, value in (secrets or {}).items()})
     monitor = _RecordingMonitor(_EchoMocks(references or {}))
+    monitor.registered = registered
     messages = _Messages()
     logger = logging.getLogger(f"{__name__}.{stack}")
     logger.handlers = [messages]

@@ -3,7 +3,9 @@ what it prints with what the README says it prints: the README stays true to the
 
 A shown line must appear in the real output, in order; a line `...` (alone, indented or not)
 stands for lines left out; timings (`0.16 s`, `9.5 s`) and sizes in KiB are compared as numbers
-of any value. A shell line that is not the CLI (`cat FILE`) runs as it is.
+of any value. A shell line that is not the CLI (`cat FILE`) runs as it is. Commands run in the
+checkout, except a block that starts with `init`: it runs in an empty folder of its own, as a new
+user's would.
 
 Usage: python scripts/check_readme.py [--update] [README.md]   (exit 1 and the difference per block)
   --update  rewrite the output of every block that leaves nothing out (no `...`) with the real
@@ -17,6 +19,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,20 +34,23 @@ class Shown:
     line: int
     command: str
     output: list[str]
+    block: int  # which ``` block (its opening line)
 
 
 def blocks(text: str) -> list[Shown]:
     """Every `$ ` command inside a ``` block, with the lines up to the next command or the fence."""
     found: list[Shown] = []
     inside = False
+    opened = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith("```"):
             inside = not inside
+            opened = number
             continue
         if not inside:
             continue
         if line.startswith("$ "):
-            found.append(Shown(number, line[2:], []))
+            found.append(Shown(number, line[2:], [], opened))
         elif found and found[-1].line < number and _open(found[-1], text, number):
             found[-1].output.append(line)
     return found
@@ -88,31 +94,53 @@ def compare(shown: list[str], real: list[str]) -> list[str]:
     return problems
 
 
-def run(command: str) -> list[str]:
+def run(command: str, cwd: Path = ROOT) -> list[str]:
     argv = shlex.split(command)
     if argv[:3] == ["python", "-m", "cluster"]:
         argv[0] = sys.executable
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
-    return (done.stdout + done.stderr).splitlines()
+    # stderr into stdout, unbuffered: the lines in the order a terminal shows them (a verb's
+    # notes on stderr come before its own output)
+    done = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900,
+                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
+                                            "PYTHONUNBUFFERED": "1"})
+    return done.stdout.splitlines()
+
+
+def folders(shown: list[Shown], scratch: Path) -> dict[int, Path]:
+    """Where each block's commands run: the checkout, or for a block that starts with `init` an
+    empty folder under `scratch`."""
+    where: dict[int, Path] = {}
+    for item in shown:
+        if item.block not in where:
+            starts = shlex.split(item.command)[3:4] == ["init"]
+            where[item.block] = Path(tempfile.mkdtemp(dir=scratch)) if starts else ROOT
+    return where
 
 
 def check(readme: Path) -> list[str]:
     problems = []
-    for shown in blocks(readme.read_text(encoding="utf-8")):
-        for problem in compare(shown.output, run(shown.command)):
-            problems.append(f"README.md:{shown.line} `{shown.command}`: {problem}")
+    shown = blocks(readme.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as scratch:
+        where = folders(shown, Path(scratch))
+        for item in shown:
+            for problem in compare(item.output, run(item.command, where[item.block])):
+                problems.append(f"README.md:{item.line} `{item.command}`: {problem}")
     return problems
 
 
 def update(readme: Path) -> None:
     """Write the real output under every command whose shown output leaves nothing out."""
     lines = readme.read_text(encoding="utf-8").splitlines()
-    for shown in reversed(blocks("\n".join(lines))):
-        if any(line.strip() == "..." for line in shown.output) or not compare(shown.output, run(shown.command)):
+    shown = blocks("\n".join(lines))
+    with tempfile.TemporaryDirectory() as scratch:
+        where = folders(shown, Path(scratch))
+        # in the README's order: a block's commands build on each other
+        real = {item.line: run(item.command, where[item.block]) for item in shown}
+    for item in reversed(shown):
+        if any(line.strip() == "..." for line in item.output) or not compare(item.output, real[item.line]):
             continue
-        start = shown.line  # the index after the command's line
-        lines[start:start + len(shown.output)] = run(shown.command)
+        start = item.line  # the index after the command's line
+        lines[start:start + len(item.output)] = real[item.line]
     readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -39,13 +39,33 @@ def test_non_blocking_two_tier_has_bisection_one() -> None:
     assert "FAB-BISECTION" not in rules_of(result)
 
 
-def test_two_to_one_fails_with_ratio_one_half() -> None:
+def test_two_to_one_is_one_finding_at_the_uplinks_that_cause_it() -> None:
+    """Half the uplinks: bisection 0.50, which the leaves' 2:1 explains. FAB-OVERSUB reports it at
+    fabric.leaf_uplinks with the count that fixes it; FAB-BISECTION does not say it again elsewhere."""
     result = run(rack_tor(leaf_uplinks=8, spines=2))
+    assert bisection(result.topology).ratio == 0.5
+    [finding] = findings(result, "FAB-OVERSUB")
+    assert finding.path == "fabric.leaf_uplinks" and "give fabric.leaf_uplinks: 16" in finding.hint
+    assert findings(result, "FAB-BISECTION") == []
+
+
+def test_a_cut_thinner_than_the_tiers_explain_fails_with_its_ratio() -> None:
+    """16 uplinks over 3 spines (every leaf 1:1): the cut itself is the only cause."""
+    result = run(rack_tor(leaf_uplinks=16, spines=3))
     [finding] = findings(result, "FAB-BISECTION")
     assert str(finding.severity) == "error"
-    assert "found 0.50" in finding.message and "6,400 Gbps one way" in finding.message
+    assert "found 0.97" in finding.message and "12,400 Gbps one way" in finding.message
     assert "bisection bandwidth of the fabric" in finding.message
     assert finding.path == "fabric.max_oversubscription"
+
+
+def test_a_cut_thinner_than_an_oversubscribed_tier_explains_names_both() -> None:
+    """Leaves at 2:1 explain 0.50, not less: 8 uplinks over 3 spines cut deeper, so both findings stay."""
+    result = run(rack_tor(leaf_uplinks=8, spines=3))
+    assert bisection(result.topology).ratio < 0.5
+    [finding] = findings(result, "FAB-BISECTION")
+    assert "thinner than the leaf tier's 2:1 explains" in finding.message
+    assert findings(result, "FAB-OVERSUB")
 
 
 def test_two_to_one_passes_when_two_to_one_is_allowed() -> None:
@@ -55,7 +75,7 @@ def test_two_to_one_passes_when_two_to_one_is_allowed() -> None:
 
 
 def test_suppressed_stays_visible_as_info() -> None:
-    result = run(rack_tor(leaf_uplinks=8, spines=2, suppress=["FAB-BISECTION"]))
+    result = run(rack_tor(leaf_uplinks=16, spines=3, suppress=["FAB-BISECTION"]))
     [finding] = findings(result, "FAB-BISECTION")
     assert finding.suppressed and str(finding.severity) == "info"
 
@@ -102,7 +122,12 @@ def test_three_tier_pod_cut_follows_the_spine_uplinks() -> None:
     half = run(three_tier(spine_uplinks=4))
     cut = bisection(half.topology)
     assert (cut.flow_gbps, cut.ratio) == (3_200, 0.5)
-    assert "FAB-BISECTION" in rules_of(half, "error")
+    # the spines' 2:1 explains the cut: one finding, FAB-OVERSUB's at fabric.spine_uplinks
+    assert [f.path for f in half.findings if f.rule in ("FAB-OVERSUB", "FAB-BISECTION")] == ["fabric.spine_uplinks"]
+    accepted = three_tier(spine_uplinks=4)
+    accepted["policy"]["suppress"].append("FAB-OVERSUB")
+    [finding] = findings(run(accepted), "FAB-BISECTION")
+    assert str(finding.severity) == "info" and "as the spine tier's 2:1 explains" in finding.message
 
 
 def test_three_tier_checks_the_cut_inside_a_pod_against_the_leaf_tier() -> None:
@@ -113,9 +138,10 @@ def test_three_tier_checks_the_cut_inside_a_pod_against_the_leaf_tier() -> None:
     assert cuts.fabric is not None and cuts.fabric.ratio == 0.5
     thin = three_tier(spine_uplinks=8)
     thin["fabric"]["leaf_uplinks"] = 2  # 2 x 400G up for 4 x 400G down: 2:1 inside every pod
+    thin["policy"]["suppress"].append("FAB-OVERSUB")  # accepted: the pod cut is shown as info naming it
     result = run(thin)
     messages = [f.message for f in result.findings if f.rule == "FAB-BISECTION"]
-    assert any("of one pod" in message and "found 0.50" in message for message in messages)
+    assert any("of one pod is 0.50" in message and "leaf tier's 2:1 explains" in message for message in messages)
 
 
 def test_three_tier_threshold_is_the_loosest_limit_the_cut_crosses() -> None:
@@ -196,4 +222,4 @@ def test_a_cut_thinner_than_the_suppressed_ratio_explains_stays_an_error() -> No
     result = run(rack_tor(leaf_uplinks=16, spines=3, suppress=["FAB-OVERSUB"]))
     [finding] = findings(result, "FAB-BISECTION")
     assert str(finding.severity) == "error"
-    assert "found 0.97" in finding.message and "thinner than the leaf tier's accepted 1:1 explains" in finding.message
+    assert "found 0.97" in finding.message and "explains" not in finding.message

@@ -32,7 +32,7 @@ def test_text_report_groups_and_summarises(capsys: pytest.CaptureFixture[str]) -
     main(["validate", "legacy"])
     text = capsys.readouterr().out
     first = text.splitlines()[0]
-    assert first.startswith("legacy: FAILED (3 errors")
+    assert first.startswith("legacy: FAILED (2 errors")
     assert text.index("ERRORS") < text.index("WARNINGS") < text.index("DESIGN")
     assert "Pulumi.legacy.yaml:" in text  # findings point at the stack file's line
     assert "oversubscription (worst per tier): leaf 2.25:1" in text

@@ -219,6 +219,26 @@ def test_preview_registers_exactly_what_plan_prints(engine: Engine, stack: str) 
     assert as_text(live).split("\nOUTPUTS\n")[0] == text.split("\nOUTPUTS\n")[0].rstrip("\n")
 
 
+def test_a_project_init_wrote_previews_what_plan_prints(engine: Engine, tmp_path: Path) -> None:
+    """`init` in an empty folder writes a project (Pulumi.yaml: the python3 on PATH; __main__.py:
+    the package's program) that the engine runs as it is, registering what `plan` prints there.
+    The package is the project copy's, on PYTHONPATH, as an installed one would be on sys.path."""
+    env = {**engine.env, "PYTHONPATH": str(engine.project)}
+
+    def run(*command: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout[-4000:]}\n{done.stderr[-3000:]}"
+        return done
+
+    run(sys.executable, "-m", "cluster", "init", "init-lab")
+    run("pulumi", "stack", "select", "--create", "init-lab", "--non-interactive")
+    done = run("pulumi", "preview", "--json", "--non-interactive", "--color", "never")
+    preview, _ = json.JSONDecoder().raw_decode(done.stdout[done.stdout.index("{"):])
+    offline = json.loads(run(sys.executable, "-m", "cluster", "plan", "init-lab", "--format", "json").stdout)
+    assert as_dict(registrations(preview))["resources"] == offline["resources"]
+    assert preview["changeSummary"] == {"create": offline["counts"]["resources"] + 1}
+
+
 # --- up, refresh, destroy of rendered files -----------------------------------------------------
 
 

@@ -90,17 +90,22 @@ def test_a_missing_input_is_named(tmp_path: Path) -> None:
 
 def test_a_stack_name_found_nowhere_is_named_in_the_working_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An installed package has no stacks/ of its own: the missing file is ./stacks/Pulumi.X.yaml,
-    not a path inside site-packages; a name only the checkout has still resolves there."""
+    """An installed package has no stacks/ of its own, only its examples: a name it does not hold
+    either is missing as ./stacks/Pulumi.X.yaml, not a path inside site-packages; an example's name
+    resolves to the package's copy; a name the checkout has resolves there."""
     from cluster import loader
 
     installed = tmp_path / "site-packages"
+    (installed / "cluster" / "examples").mkdir(parents=True)
+    (installed / "cluster" / "examples" / "Pulumi.prod.yaml").write_text("config: {}\n", encoding="utf-8")
     monkeypatch.setattr(loader, "PROJECT_ROOT", installed)
+    monkeypatch.setattr(loader, "EXAMPLES", installed / "cluster" / "examples")
     monkeypatch.chdir(tmp_path)
-    loaded = loader.load_stack("prod")
+    loaded = loader.load_stack("nosuch")
     [finding] = loaded.findings
-    assert finding.rule == "SCHEMA" and "stacks/Pulumi.prod.yaml" in finding.message
+    assert finding.rule == "SCHEMA" and "stacks/Pulumi.nosuch.yaml" in finding.message
     assert str(installed) not in finding.message
+    assert loader.stack_path("prod") == installed / "cluster" / "examples" / "Pulumi.prod.yaml"
     monkeypatch.setattr(loader, "PROJECT_ROOT", ROOT)
     assert loader.stack_path("prod") == ROOT / "stacks" / "Pulumi.prod.yaml"
     (tmp_path / "stacks").mkdir()

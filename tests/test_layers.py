@@ -53,7 +53,7 @@ def import_graph() -> nx.DiGraph:
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials", "cluster.atomic",
               "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout",
-              "cluster.lldp", "cluster.yamlfile"}),
+              "cluster.lldp", "cluster.yamlfile", "cluster.words"}),
     ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
@@ -65,8 +65,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.configs", "cluster.readback", "cluster.exports",
                    "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
-    ("uses", {"cluster.report", "cluster.estimate", "cluster.formats", "cluster.report_html", "cluster.deployment",
-              "cluster.lab", "cluster.publish"}),
+    ("uses", {"cluster.resizing", "cluster.starter", "cluster.report", "cluster.estimate", "cluster.formats",
+              "cluster.report_html", "cluster.deployment", "cluster.lab", "cluster.publish"}),
     ("cli", {"cluster.commands", "cluster.cli", "cluster.__main__"}),
 ))
 

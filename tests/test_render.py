@@ -126,6 +126,7 @@ def test_changing_only_the_roce_dscp_changes_every_affected_file_consistently(pr
 def test_lossy_mode_writes_no_pfc_anywhere() -> None:
     data = prod_with(mode="lossy", pfc_priorities=[])
     data["fabric"]["leaf"]["os"] = "sonic"
+    data["fabric"]["spine"]["os"] = "nvue"  # one design, both dialects (asked for: no NET-OS-MIX)
     files = rendered(data)
     db = json.loads(files["switches/leaf-001-r0/config_db.json"])
     assert {entry["pfc_enable"] for port, entry in db["PORT_QOS_MAP"].items() if port != "global"} == {""}

@@ -52,6 +52,7 @@ def dscp46_prod() -> dict[str, Any]:
     data = copy.deepcopy(PROD)
     data["qos"]["roce"] = {"dscp": 46, "priority": 3}
     data["fabric"]["leaf"]["os"] = "sonic"
+    data["fabric"]["spine"]["os"] = "nvue"  # a SONiC leaf under an NVUE spine, asked for
     return data
 
 

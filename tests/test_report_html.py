@@ -14,11 +14,13 @@ import pytest
 from conftest import ROOT, run, stack
 
 from cluster.exports.bom import bill_of_materials
+from cluster.exports.hierarchy import compress
 from cluster.findings import Finding, Severity
 from cluster.pipeline import Result, Valid, validate
 from cluster.publish import FILE_MARK
 from cluster.report_html.diagram import RAIL_COLOURS
 from cluster.report_html.engine import render
+from cluster.report_html.networks import NETWORK_COLOURS
 from cluster.report_html.page import render_report, report_view
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -63,7 +65,7 @@ def _titles(svg: ET.Element) -> list[str]:
 def test_prod_report_is_self_contained_and_has_every_section() -> None:
     page, svg = _parse(_report(validate("prod")))
     tags = [tag for tag, _ in page.tags]
-    assert tags.count("svg") == 1 and "script" not in tags and "link" not in tags and "img" not in tags
+    assert tags.count("svg") == 4 and "script" not in tags and "link" not in tags and "img" not in tags
     for _, attrs in page.tags:  # no external asset of any kind
         for name in ("src", "href"):
             assert not (attrs.get(name) or "").startswith(("http", "//", "file:")), attrs
@@ -113,6 +115,54 @@ def test_large_fabric_is_drawn_aggregated_per_pod_and_rail() -> None:
     counted = sum(int(title.split(": ")[1].split(" ")[0]) for title in rail_boxes)
     assert counted <= leaves and (counted == leaves or hidden)
     assert len(shown_pods) >= 1 and any("cores" in title or title.startswith("core-") for title in titles)
+
+
+def _svgs(html: str) -> dict[str, ET.Element]:
+    """Every SVG of the page by its aria-label."""
+    found, start = {}, 0
+    while (start := html.find("<svg", start)) != -1:
+        end = html.index("</svg>", start) + len("</svg>")
+        svg = ET.fromstring(html[start:end])
+        found[svg.get("aria-label", "")] = svg
+        start = end
+    return found
+
+
+def test_every_network_is_drawn_with_what_each_leaf_serves() -> None:
+    """Beside the GPU fabric: storage, management and out-of-band, every switch of each, and under
+    each leaf the nodes it serves (on the out-of-band network also the switches' management ports)."""
+    result = validate("superpod")
+    assert isinstance(result, Valid)
+    svgs = _svgs(_report(result))
+    assert list(svgs) == [f"superpod {title}" for title in
+                          ("GPU fabric", "storage network", "management network", "out-of-band network")]
+    hosts: dict[str, list[str]] = {}
+    for _u, _v, key, data in result.topology.edges:
+        if key in NETWORK_COLOURS and result.topology.nodes[data["lower"]]["kind"] == "host":
+            hosts.setdefault(data["upper"], []).append(data["lower"])
+    for network, title in (("storage", "storage network"), ("management", "management network"),
+                           ("oob", "out-of-band network")):
+        svg = svgs[f"superpod {title}"]
+        titles = _titles(svg)
+        fills = [rect.get("fill") for rect in svg.iter(f"{SVG}rect")]
+        for name, node in result.topology.switches(network):
+            assert any(t.startswith(f"{name}: {node['model']}, {node['ports']} x {node['port_gbps']}G") for t in titles)
+        leaves = [name for name, _ in result.topology.switches(network, "leaf")]
+        assert fills.count(NETWORK_COLOURS[network]) == len(leaves) + 1  # each leaf, and the legend
+        for leaf in leaves:  # the nodes under each leaf, by name
+            served = [t for t in titles if t.startswith(f"{leaf} serves ")]
+            assert served and (leaf not in hosts or served[0].startswith(f"{leaf} serves {compress(hosts[leaf])}"))
+        assert sum(len(hosts.get(leaf, [])) for leaf in leaves) == 127  # every DGX on every network, once
+    oob = _titles(svgs["superpod out-of-band network"])
+    assert any("management ports of leaf-001-r[0-7],leaf-002-r[0-2]" in title for title in oob)  # the switches, by name
+
+
+def test_a_network_without_switches_of_its_own_says_what_carries_it() -> None:
+    converged = _report(validate("examples/converged/Pulumi.converged.yaml"))
+    assert "converged storage network" not in _svgs(converged)
+    assert "Carried by the GPU fabric&#39;s leaves (fabric.shared_with: [storage]): drawn above." in converged
+    cloud = _report(validate("aws-p5e"))
+    assert list(_svgs(cloud)) == ["train fabric"] and cloud.count("The provider&#39;s (aws) subnets") == 3
 
 
 def test_failing_design_shows_its_findings_and_oversubscription() -> None:

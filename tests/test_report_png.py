@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.report_html.diagram import RAIL_COLOURS, SPINE_FILL
+from cluster.report_html.networks import NETWORK_COLOURS
 from cluster.report_html.page import render_report
-from cluster.report_html.screenshot import chromium, screenshot
+from cluster.report_html.screenshot import chromium, layout, screenshot
 
 
 def _paeth(left: int, up: int, corner: int) -> int:
@@ -70,12 +71,24 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return value >> 16, (value >> 8) & 0xFF, value & 0xFF
 
 
-@pytest.fixture(scope="module")
-def prod_png(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _need_chromium() -> None:
     if chromium() is None:
         if os.environ.get("CI") == "true":
             pytest.fail("chromium missing in CI: it is listed in .ci/apt-packages.txt")
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+
+
+def _colours(png: Path) -> set[tuple[int, int, int]]:
+    _, _, rows = decode_png(png.read_bytes())
+    colours: set[tuple[int, int, int]] = set()
+    for row in rows:
+        colours.update(zip(row[0::3], row[1::3], row[2::3], strict=True))
+    return colours
+
+
+@pytest.fixture(scope="module")
+def prod_png(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _need_chromium()
     folder = tmp_path_factory.mktemp("report")
     result = validate("prod")
     html, png = folder / "prod.html", folder / "prod.png"
@@ -110,3 +123,36 @@ def test_png_decoder_reads_a_known_image() -> None:
     data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(sub + up)) + chunk(b"IEND", b""))
     assert decode_png(data) == (2, 2, pixels)
+
+
+NETWORK_TITLES = ("GPU fabric", "storage network", "management network", "out-of-band network")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1400, 1920])
+@pytest.mark.parametrize("stack", ["superpod", "pods", "examples/converged/Pulumi.converged.yaml"])
+def test_the_report_fits_the_window_and_draws_every_network(stack: str, width: int, tmp_path: Path) -> None:
+    """At 1,400 and 1,920 px nothing scrolls sideways (the page, and no box of it), every network
+    has its drawing at (nearly) 1:1, and the screenshot shows every network's colours. The 64-spine
+    `pods` fabric once drew 2,220 px wide in a box that scrolled; every diagram at 1,400 px was 2 px
+    wider than its box; only the GPU fabric was drawn."""
+    _need_chromium()
+    result = validate(stack)
+    assert isinstance(result, Valid)
+    html = tmp_path / "report.html"
+    html.write_text(render_report(result), encoding="utf-8")
+    measured = layout(html, width)
+    assert measured["viewport"] == width and measured["page"] <= width, measured
+    assert measured["sideways"] == [], measured["sideways"]
+    shared = result.spec.fabric.shared_with if result.spec.fabric is not None else ()
+    expected = [title for title in NETWORK_TITLES if title.split(" ")[0] not in shared]
+    assert [svg["label"] for svg in measured["svgs"]] == [f"{result.spec.name} {title}" for title in expected]
+    for svg in measured["svgs"]:  # drawn to fit, not shrunk out of legibility
+        assert 0.95 * svg["width"] <= svg["drawn"] <= svg["width"], svg
+    png = tmp_path / "report.png"
+    screenshot(html, png, width, 3200)  # tall enough for the page down to the last diagram
+    colours = _colours(png)
+    wanted = [SPINE_FILL, *RAIL_COLOURS[:4], *(colour for network, colour in NETWORK_COLOURS.items()
+                                              if network not in shared)]
+    missing = [colour for colour in wanted if _rgb(colour) not in colours]
+    assert not missing, f"{missing} not on screen at {width} px"

@@ -6,8 +6,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from cluster.pipeline import Result
-from cluster.report import to_text
+from cluster.pipeline import Result, Valid
+from cluster.report import notices, to_text
 
 if TYPE_CHECKING:  # the writer is loaded by the verbs that write, not by `validate`
     from cluster.publish import Target
@@ -19,6 +19,14 @@ def refuse(result: Result, verb: str) -> int:
     print(to_text(result), file=sys.stderr)
     print(f"{verb}: {result.stack} fails validation; nothing written", file=sys.stderr)
     return result.exit_code or 1
+
+
+def tell(result: Valid, findings: bool = True) -> None:
+    """Before a verb builds on a design: what `validate` would say that matters to it (findings,
+    unless the verb shows them itself; re-sized networks), to stderr, so it never vanishes behind
+    the verb's own output."""
+    for line in notices(result, findings=findings):
+        print(line, file=sys.stderr)
 
 
 def out_target(verb: str, stack: str, raw: str) -> Target | None:

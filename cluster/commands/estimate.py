@@ -14,10 +14,11 @@ from cluster.cli import VERBS
 from cluster.estimate.design import collective_on, pick_pool
 from cluster.estimate.model import ALGORITHMS, COLLECTIVES
 from cluster.estimate.placement import PLACEMENTS, Kind, NoFabricPath
-from cluster.estimate.step import StepEstimate, Workload, step_estimate
+from cluster.estimate.step import GLOBAL_BATCH, StepEstimate, Workload, default_global_batch, step_estimate
 from cluster.estimate.units import format_size, parse_size
 from cluster.pipeline import Valid, validate
 from cluster.spec import PoolSpec
+from cluster.words import counted
 
 SWEEP = (*(2**power for power in range(20, 34, 2)), 2**33)  # 1 MiB, 4 MiB, .. 4 GiB, 8 GiB
 
@@ -53,7 +54,9 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     step.add_argument("--hidden", type=int, default=8192, help="hidden size (default 8192)")
     step.add_argument("--seq-len", type=int, default=4096, help="tokens per sequence (default 4096)")
     step.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch (default 1)")
-    step.add_argument("--global-batch", type=int, default=1024, help="sequences per step (default 1024)")
+    step.add_argument("--global-batch", type=int, default=None,
+                      help=f"sequences per step, a multiple of dp x micro-batch (default: the multiple nearest "
+                           f"{GLOBAL_BATCH})")
     step.add_argument("--grad-bytes", type=int, default=2, help="bytes per gradient element (default 2, bf16)")
     step.add_argument("--dp-comm", choices=("all_reduce", "zero"), default="all_reduce",
                       help="all_reduce of gradients, or zero: reduce-scatter + all-gather")
@@ -96,7 +99,7 @@ def _findings_lines(result: Valid) -> list[str]:
     active = [finding for finding in result.findings if not finding.suppressed]
     if not active:
         return [f"{result.stack}: no findings"]
-    lines = [f"{result.stack}: {len(active)} finding(s) - estimating the design as written anyway"]
+    lines = [f"{result.stack}: {counted(len(active), 'finding')} - estimating the design as written anyway"]
     for finding in active:
         lines.append(f"  {str(finding.severity).upper():7} {finding.rule} at {finding.path}: {finding.message}")
     return lines
@@ -150,7 +153,7 @@ def _run_collective(args: argparse.Namespace, designs: list[Valid]) -> int:
 
 def _print_collective(result: Valid, pool: PoolSpec, rows: list[dict[str, Any]], placement: str) -> None:
     first = rows[0]
-    print(f"{result.stack}: {first['collective']} on {first['nodes']} node(s) x {pool.gpus_per_node} {pool.gpu} = "
+    print(f"{result.stack}: {first['collective']} on {counted(first['nodes'], 'node')} x {pool.gpus_per_node} {pool.gpu} = "
           f"{first['gpus']} GPUs (pool {pool.name})")
     print(f"  {'size':>7} {'placement':9} {'algorithm':10} {'proto':6} {'time':>11} {'algbw GB/s':>10} "
           f"{'busbw GB/s':>10}  bottleneck")
@@ -202,13 +205,23 @@ def _workload(args: argparse.Namespace) -> Workload:
     workload = Workload(
         params=args.params, dp=args.dp, tp=args.tp, pp=args.pp, ep=args.ep, experts=args.experts, top_k=args.top_k,
         step_compute_s=args.step_compute_s, layers=args.layers, hidden=args.hidden, seq_len=args.seq_len,
-        micro_batch=args.micro_batch, global_batch=args.global_batch, grad_bytes=args.grad_bytes,
+        micro_batch=args.micro_batch, global_batch=_global_batch(args), grad_bytes=args.grad_bytes,
         dp_comm=args.dp_comm,
     )
     problems = workload.problems()
     if problems:
         raise UsageError("; ".join(problems))
     return workload
+
+
+def _global_batch(args: argparse.Namespace) -> int:
+    """--global-batch, or when left out the multiple of dp x micro-batch nearest GLOBAL_BATCH (a
+    dp or micro-batch out of range keeps GLOBAL_BATCH, and the workload's check names the flag)."""
+    if args.global_batch is not None:
+        return int(args.global_batch)
+    if 1 <= args.dp <= 10**9 and 1 <= args.micro_batch <= 10**9:
+        return default_global_batch(args.dp, args.micro_batch)
+    return GLOBAL_BATCH
 
 
 def _run_step(args: argparse.Namespace, designs: list[Valid]) -> int:
@@ -231,6 +244,9 @@ def _run_step(args: argparse.Namespace, designs: list[Valid]) -> int:
     for result, _ in estimates:
         print("\n".join(_findings_lines(result)))
     print()
+    if args.global_batch is None and workload.global_batch != GLOBAL_BATCH:
+        print(f"global batch {workload.global_batch:,} sequences: the multiple of dp x micro-batch = "
+              f"{workload.dp * workload.micro_batch:,} nearest {GLOBAL_BATCH:,} (--global-batch sets it)")
     _print_step([(result.stack, by_kind) for result, by_kind in estimates], args.placement, workload)
     return 0
 

@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refuse
+from cluster.commands import out_target, publish_tree, refuse, tell
+from cluster.commands.progress import Progress, progress
 from cluster.exports.files import export_files
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
+from cluster.words import counted
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,19 +27,26 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
+    with progress("export", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
     started = time.perf_counter()
-    result = validate(args.stack)
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or not result.ok:
         return refuse(result, "export")
+    tell(result)
     out = args.out if args.out is not None else str(Path("build") / "exports" / result.stack)
     where = out_target("export", result.stack, out)
     if where is None:
         return 2
+    stage(f"scheduler topology, labels, cabling and bill of materials ({counted(result.spec.nodes, 'node')})")
     files = export_files(result.spec, result.topology)
     code = publish_tree("export", result.stack, files, where)
     if code:
         return code
     for path, text in files.items():
-        print(f"  {printable(str(Path(out) / path))}  ({text.count(chr(10))} lines)")
-    print(f"export: {result.stack}: {len(files)} files in {where.shown} ({time.perf_counter() - started:.2f} s)")
+        print(f"  {printable(str(Path(out) / path))}  ({counted(text.count(chr(10)), 'line')})")
+    print(f"export: {result.stack}: {counted(len(files), 'file')} in {where.shown} ({time.perf_counter() - started:.2f} s)")
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refuse
+from cluster.commands import out_target, publish_tree, refuse, tell
 from cluster.findings import Finding, printable
 from cluster.inputs import Unreadable, read_text_bounded
 from cluster.pipeline import Valid, validate
@@ -183,6 +183,7 @@ def _up(args: argparse.Namespace) -> int:
     result = _design(args, "up")
     if result is None:
         return 2
+    tell(result)
     root = runtime.state_dir(args.state_dir)
     if runtime.load(root) is not None:
         raise runtime.LabError(f"a lab is up (state {root / 'state.json'}); run `lab down` first")
@@ -346,6 +347,7 @@ def _export(args: argparse.Namespace) -> int:
     result = _design(args, "export")
     if result is None:
         return 2
+    tell(result)
     args.source = None  # export has no --from: it renders the design
     try:
         chosen = Slice.parse(args.slice)

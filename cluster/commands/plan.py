@@ -1,6 +1,7 @@
 """`plan STACK [--format text|json]`: the resources `pulumi up` would register, offline.
 
-Validates first (exit 1 / 2 as `validate`), then runs the Pulumi program itself (__main__.py)
+Validates first (exit 1 / 2 as `validate`), then runs the Pulumi program itself (the package's
+components/program.py, which a project's __main__.py calls, so plan runs from any directory)
 under the SDK's mock runtime and prints the recorded resource tree with counts. Pulumi is
 reached only here, through components.offline imported inside run(): cluster/ never imports
 pulumi itself, and no other verb loads it (tests/test_layers.py).
@@ -10,17 +11,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from cluster import parts, settings
 from cluster.cli import VERBS
+from cluster.commands import tell
+from cluster.commands.progress import Progress, progress
 from cluster.deployment import deployment
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 from cluster.report import to_json, to_text
+from cluster.words import counted
 
 FORMATS = ("text", "json")
 HIDDEN_INPUTS = {"__provider", "tags", "tagSpecifications", "tagsAll", "labels", "hashes"}
@@ -43,17 +46,19 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
-    result = validate(args.stack)
+    with progress("plan", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or not result.ok or result.loaded.data is None:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
+    tell(result, findings=False)  # the program logs every finding itself: plan lists them as warnings
+    stage("loading the Pulumi SDK")
     import components.offline as offline  # the Pulumi program's offline runner: only this verb loads the SDK
 
-    program = offline.program()
-    if program is None:
-        print(f"plan: no Pulumi program here: run plan in the project folder (the one with Pulumi.yaml and "
-              f"__main__.py, a clone of gpu-cluster); `validate {args.stack}` and `render` work anywhere", file=sys.stderr)
-        return 2
     stack_settings = {key: str(value) for key, value in result.loaded.settings.items()}
     if args.part or args.parts:
         stack_settings["part"] = args.part or settings.ALL
@@ -70,9 +75,11 @@ def run(args: argparse.Namespace) -> int:
     # Offline there is no state to read: a pod part's core stack is taken to be up with this design.
     sha = settings.design_sha256(result.loaded.data)
     references = {core: {"part": settings.CORE, "design_sha256": sha}} if core else {}
+    stage("running the Pulumi program")
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
-                          artifacts_dir=args.artifacts_dir, program=program, part_settings=stack_settings,
-                          references=references)
+                          artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=stack_settings,
+                          references=references,
+                          registered=lambda count: stage(f"running the Pulumi program: {counted(count, 'resource')}"))
     plan = as_dict(outcome)
     summary = deployment(result.spec)
     if summary is not None:
@@ -106,8 +113,8 @@ def split_summary(plan: Mapping[str, Any], spec: Any, topology: Any) -> dict[str
 def split_text(summary: Mapping[str, Any]) -> str:
     if not summary["parts"]:
         return f"{summary['stack']}: a cloud stack is not split: its resources do not grow with nodes"
-    lines = [f"{summary['stack']}: {summary['all_resources']} resources in one stack, or "
-             f"{len(summary['parts'])} stacks (gpu-cluster:part):", "",
+    lines = [f"{summary['stack']}: {counted(summary['all_resources'], 'resource')} in one stack, or "
+             f"{counted(len(summary['parts']), 'stack')} (gpu-cluster:part):", "",
              f"  {'part':<10} {'resources':>9} {'file resources':>14} {'files':>7}"]
     for row in summary["parts"]:
         lines.append(f"  {row['part']:<10} {row['resources']:>9,} {row['file_resources']:>14,} {row['files']:>7,}")
@@ -184,7 +191,7 @@ def _visible_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def as_text(plan: Mapping[str, Any]) -> str:
     counts = plan["counts"]
-    lines = [f"{plan['stack']}: {counts['resources']} resources ({counts['components']} components)"]
+    lines = [f"{plan['stack']}: {counted(counts['resources'], 'resource')} ({counted(counts['components'], 'component')})"]
     for error in plan["errors"]:
         lines.append(f"  error: {error}")
     for warning in plan["warnings"]:

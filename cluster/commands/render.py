@@ -13,8 +13,10 @@ from pathlib import Path
 
 from cluster.artifacts import render_tree
 from cluster.cli import VERBS
-from cluster.commands import out_target, publish_tree, refuse
+from cluster.commands import out_target, publish_tree, refuse, tell
+from cluster.commands.progress import Progress, progress
 from cluster.pipeline import Valid, validate
+from cluster.words import counted
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,8 +26,13 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
+    with progress("render", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
     started = time.perf_counter()
-    result = validate(args.stack)
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or not result.ok:
         return refuse(result, "render")
     spec = result.spec
@@ -33,16 +40,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"render: {result.stack} targets {spec.target}; render writes on-prem artifacts only "
               "(set target: onprem, or use `plan` for cloud stacks)", file=sys.stderr)
         return 2
+    tell(result)
     out = args.out if args.out is not None else str(Path("build") / result.stack)
     where = out_target("render", result.stack, out)
     if where is None:
         return 2
-    files = render_tree(spec, result.topology)
+    files = render_tree(spec, result.topology, stage=stage)
+    stage(f"writing {counted(len(files), 'file')}")
     code = publish_tree("render", result.stack, files, where)
     if code:
         return code
     elapsed = time.perf_counter() - started
     switches = len({path.split("/")[1] for path in files if path.startswith("switches/") and path.count("/") == 2})
-    print(f"render: {result.stack}: {len(files)} files ({switches} switches, {len(spec.pools)} host pools) "
-          f"in {where.shown} ({elapsed:.2f} s)")
+    print(f"render: {result.stack}: {counted(len(files), 'file')} ({counted(switches, 'switch')}, "
+          f"{counted(len(spec.pools), 'host pool')}) in {where.shown} ({elapsed:.2f} s)")
     return 0

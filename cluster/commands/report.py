@@ -14,11 +14,13 @@ from pathlib import Path
 
 from cluster import publish
 from cluster.cli import VERBS
-from cluster.commands import written
+from cluster.commands import tell, written
+from cluster.commands.progress import Progress, progress
 from cluster.findings import printable
 from cluster.pipeline import Valid, validate
 from cluster.report import to_text
 from cluster.report_html.page import render_report
+from cluster.words import counted
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,17 +30,24 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
+    with progress("report", args.stack) as stage:
+        return _run(args, stage)
+
+
+def _run(args: argparse.Namespace, stage: Progress) -> int:
     started = time.perf_counter()
-    result = validate(args.stack)
+    result = validate(args.stack, stage)
     if not isinstance(result, Valid) or result.schema_failed:
         print(to_text(result), file=sys.stderr)
         print(f"report: {result.stack} cannot be read as a design; nothing written", file=sys.stderr)
         return 2
+    tell(result)
     out = args.out if args.out is not None else str(Path("build") / f"{result.stack}-report.html")
     html: list[str] = []
 
     def write() -> None:  # the path is checked before the report is rendered
         where = publish.check_file(out)
+        stage(f"the report: summary, diagram, estimates, bill of materials ({counted(result.spec.gpus, 'GPU')})")
         html.append(render_report(result))
         publish.publish_file(where, html[0])
 

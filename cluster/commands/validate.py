@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cluster.cli import VERBS
+from cluster.commands.progress import progress
 from cluster.formats.github import to_github
 from cluster.formats.sarif import to_sarif
 from cluster.pipeline import validate
@@ -23,6 +24,9 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def run(args: argparse.Namespace) -> int:
-    result = validate(args.stack)
-    print(FORMATS[args.format](result))
+    with progress("validate", args.stack) as stage:
+        result = validate(args.stack, stage)
+        stage("the report")
+        text = FORMATS[args.format](result)
+    print(text)
     return result.exit_code

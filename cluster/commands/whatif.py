@@ -14,6 +14,7 @@ from typing import Any
 
 from cluster.bisection import Cut
 from cluster.cli import VERBS
+from cluster.commands import tell
 from cluster.pipeline import Valid, validate
 from cluster.report import to_text
 from cluster.rules.base import plural
@@ -35,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(result, Valid) or result.schema_failed:
         print(to_text(result), file=sys.stderr)
         return 2
+    tell(result)
     if result.spec.fabric is None or result.topology.fabric_plan is None:
         print(f"whatif: {result.stack} runs on {result.spec.target}: the GPU fabric is the provider's, "
               "so there is no switch of ours to fail; use an on-prem stack", file=sys.stderr)

@@ -47,6 +47,19 @@ Flow = tuple[int, int, float]
 #: up to sizes no cluster trains.
 MIN_PARAMS, MAX_PARAMS = 1e6, 1e15
 MIN_STEP_COMPUTE_S, MAX_STEP_COMPUTE_S = 1e-3, 1e7
+GLOBAL_BATCH = 1024  # sequences per step when none is given: Llama-2-70B's 4M tokens of 4096
+
+
+def nearest_multiples(value: int, unit: int) -> tuple[int, ...]:
+    """The multiples of `unit` (at least one `unit`) on either side of `value`, lower first."""
+    lower, upper = value // unit * unit, -(-value // unit) * unit
+    return tuple(dict.fromkeys(multiple for multiple in (lower, upper) if multiple >= unit)) or (unit,)
+
+
+def default_global_batch(dp: int, micro_batch: int) -> int:
+    """The global batch when none is given: the multiple of dp x micro-batch nearest GLOBAL_BATCH
+    (the larger of two equally near), so every data-parallel rank runs whole micro-batches."""
+    return min(nearest_multiples(GLOBAL_BATCH, dp * micro_batch), key=lambda value: (abs(value - GLOBAL_BATCH), -value))
 
 
 @dataclass(frozen=True)
@@ -65,7 +78,7 @@ class Workload:
     hidden: int = 8192
     seq_len: int = 4096
     micro_batch: int = 1
-    global_batch: int = 1024
+    global_batch: int = GLOBAL_BATCH
     grad_bytes: int = 2
     dp_comm: Literal["all_reduce", "zero"] = "all_reduce"
 
@@ -104,9 +117,11 @@ class Workload:
                 found.append(f"--{name.replace('_', '-')} must be at most 1,000,000,000")
         if found:
             return found
-        if self.global_batch % (self.dp * self.micro_batch):
-            found.append(f"--global-batch {self.global_batch} is not a multiple of dp x micro-batch = "
-                         f"{self.dp * self.micro_batch}")
+        unit = self.dp * self.micro_batch
+        if self.global_batch % unit:
+            nearest = " or ".join(f"{value:,}" for value in nearest_multiples(self.global_batch, unit))
+            found.append(f"--global-batch {self.global_batch:,} is not a multiple of dp x micro-batch = {unit:,}: "
+                         f"use {nearest}, or leave --global-batch out (the multiple nearest {GLOBAL_BATCH:,})")
         if self.ep > 1 and (self.dp % self.ep or not self.experts or self.experts % self.ep):
             found.append(f"--ep {self.ep} needs --experts X with X a multiple of ep, and ep dividing dp ({self.dp})")
         return found

@@ -13,6 +13,7 @@ from collections import Counter
 from cluster.findings import Finding, Severity, printable
 from cluster.formats.location import display_path, line_of
 from cluster.pipeline import Result
+from cluster.words import counted
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -49,7 +50,7 @@ def to_github(result: Result) -> str:
     counts = Counter(str(f.severity) for f in result.findings if not f.suppressed)
     verdict = "OK" if result.ok else "FAILED"
     lines.append(
-        f"gpu-cluster {escape_data(result.stack)}: {verdict} ({counts.get('error', 0)} error(s), "
-        f"{counts.get('warning', 0)} warning(s), exit {result.exit_code})"
+        f"gpu-cluster {escape_data(result.stack)}: {verdict} ({counted(counts.get('error', 0), 'error')}, "
+        f"{counted(counts.get('warning', 0), 'warning')}, exit {result.exit_code})"
     )
     return "\n".join(lines)

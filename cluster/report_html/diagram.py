@@ -1,6 +1,7 @@
 """An inline SVG of the GPU fabric: tiers as rows (cores, spines, leaves, hosts), rails coloured.
 
-Small fabrics are drawn switch by switch with every leaf-spine edge. Large ones are drawn
+Small fabrics (every switch at least MIN_PITCH px wide in WIDTH, the width the report shows at
+1:1) are drawn switch by switch with every leaf-spine edge. Large ones are drawn
 aggregated: one box per pod and rail ("r3 x 32 leaves"), one spine box per pod, one core box,
 so a 131,072-GPU design is a few hundred SVG elements and draws in well under a second.
 Everything is read off the graph; the drawing is deterministic. This module lays it out; the
@@ -16,13 +17,16 @@ from cluster.exports.hierarchy import compress
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.tree import FabricTree
+from cluster.words import counted
 
 RAIL_COLOURS = ("#2f6fdf", "#e8590c", "#2b9348", "#c92a2a", "#7048e8", "#b7791f", "#d6336c", "#0c8599")
 SPINE_FILL, CORE_FILL, HOST_FILL, TEXT = "#495057", "#212529", "#f1f3f5", "#212529"
 RACK_LEAF_FILL = "#1864ab"  # a rack-tor leaf carries every rail of its nodes
 DETAIL_LIMIT = {"leaves": 96, "spines": 64, "cores": 64}  # above any of these: aggregated drawing
 MAX_COLUMNS = 16  # aggregated: pods drawn; the rest are summarised in one box
-LEFT, TOP, ROW, BOX_H, WIDTH = 120, 40, 120, 30, 1320
+LEFT, TOP, ROW, BOX_H, WIDTH = 120, 40, 120, 30, 1320  # WIDTH: what the report's column shows at 1:1
+GROUP_GAP = 26.0
+MIN_PITCH = 12.0  # px per switch in a row: below it the fabric is drawn aggregated
 
 
 def rail_colour(rail: int | None) -> str:
@@ -112,7 +116,7 @@ class Svg:
     notes: list[Text]
 
 
-def _spread(count: int, width: float, left: float, box: float) -> list[float]:
+def spread(count: int, width: float, left: float, box: float) -> list[float]:
     """x of `count` boxes of width `box` spread evenly over [left, left + width]."""
     if count <= 0:
         return []
@@ -120,7 +124,7 @@ def _spread(count: int, width: float, left: float, box: float) -> list[float]:
     return [left + step * index + (step - box) / 2 for index in range(count)]
 
 
-class _Drawing:
+class Drawing:
     def __init__(self) -> None:
         self.boxes: dict[str, Box] = {}
         self.lines: list[Line] = []
@@ -143,8 +147,9 @@ class _Drawing:
         boxes = []
         for box in self.boxes.values():
             size = 12 if len(box.label) * 7 < box.w else (10 if len(box.label) * 6 < box.w else 8)
+            label = box.label if len(box.label) * 5 <= box.w else ""  # too narrow even at 8 px: the title names it
             boxes.append(SvgBox(box.title, f"{box.x:.1f}", f"{box.y:.1f}", f"{box.w:.1f}", box.fill,
-                                _text(box.x + box.w / 2, box.y + BOX_H / 2 + 4, box.label, size, fill=box.text_fill)))
+                                _text(box.x + box.w / 2, box.y + BOX_H / 2 + 4, label, size, fill=box.text_fill)))
         labels = [_text(x, y, label, 11, fill="#495057", weight="bold", halo=True) for x, y, label in self.labels]
         swatches = []
         x, y = LEFT, height - 22
@@ -155,31 +160,42 @@ class _Drawing:
         return Svg(f"{width:.0f}", f"{height:.0f}", title, BOX_H, guides, links, boxes, labels, swatches, notes)
 
 
-def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
+def _short(name: str) -> str:
+    """`spine-007` -> `s7`, `core-012` -> `c12`: a narrow box's label (its title keeps the name)."""
+    tier, _, number = name.rpartition("-")
+    return f"{tier[:1]}{int(number)}" if number.isdigit() and tier in ("spine", "core") else name
+
+
+def _leaf_room(tree: FabricTree) -> float:
+    """The width the leaf row has between its margins and the gaps between leaf groups."""
+    return WIDTH - LEFT - 30 - GROUP_GAP * max(len(tree.groups) - 1, 0)
+
+
+def _detailed(tree: FabricTree, topology: Topology) -> tuple[Drawing, float, dict[str, float]]:
     """Every switch and every leaf-spine / spine-core edge."""
-    drawing = _Drawing()
+    drawing = Drawing()
     leaves = sum(len(group.leaves) for group in tree.groups)
-    group_gap = 26.0
-    # Fill about WIDTH pixels: wide boxes with full names on small fabrics, narrow ones on big.
-    room = WIDTH - LEFT - 30 - group_gap * max(len(tree.groups) - 1, 0)
-    leaf_w = max(26.0, min(110.0, room / max(leaves, 1) * 0.82))
-    gap = max(4.0, min(18.0, room / max(leaves, 1) * 0.18))
-    widths = [max(len(group.leaves) * (leaf_w + gap) - gap, 120.0) for group in tree.groups]
-    width = max(LEFT + sum(widths) + group_gap * max(len(widths) - 1, 0) + 30, WIDTH)
-    spare = (width - 30 - LEFT - sum(widths) - group_gap * max(len(widths) - 1, 0)) / max(len(widths), 1)
+    # Fill WIDTH pixels, never more: wide boxes with full names on small fabrics, narrow ones on
+    # big (fabric_view draws a fabric aggregated when its boxes would be narrower than MIN_PITCH).
+    room = _leaf_room(tree)
+    pitch = room / max(leaves, 1)
+    leaf_w, gap = min(110.0, pitch * 0.82), min(18.0, pitch * 0.18)
+    smallest = min(120.0, room / max(len(tree.groups), 1))
+    widths = [max(len(group.leaves) * (leaf_w + gap) - gap, smallest) for group in tree.groups]
+    width = float(WIDTH)
+    spare = (room - sum(widths)) / max(len(widths), 1)
     widths = [group_width + spare for group_width in widths]
     spines = [spine for pod in tree.pods for spine in pod.spines]
-    spine_w = min(110.0, max(24.0, (width - LEFT - 30) / max(len(spines), 1) - 8))
+    spine_w = min(110.0, (width - LEFT - 30) / max(len(spines), 1) * 0.86)
     rows: dict[str, float] = {"core": TOP, "spine": TOP + ROW, "leaf": TOP + 2 * ROW, "hosts": TOP + 3 * ROW}
     if not tree.cores:
         rows = {tier: y - ROW for tier, y in rows.items() if tier != "core"}
     inner = width - LEFT - 30
-    for x, core in zip(_spread(len(tree.cores), inner, LEFT, spine_w), tree.cores, strict=True):
-        drawing.box(Box(core, x, rows["core"], spine_w, core if spine_w >= 70 else core.replace("core-", "c"),
-                        CORE_FILL, core))
-    for x, spine in zip(_spread(len(spines), inner, LEFT, spine_w), spines, strict=True):
-        drawing.box(Box(spine, x, rows["spine"], spine_w, spine if spine_w >= 70 else spine.replace("spine-", "s"),
-                        SPINE_FILL, spine))
+    core_w = min(110.0, inner / max(len(tree.cores), 1) * 0.86)
+    for x, core in zip(spread(len(tree.cores), inner, LEFT, core_w), tree.cores, strict=True):
+        drawing.box(Box(core, x, rows["core"], core_w, core if core_w >= 70 else _short(core), CORE_FILL, core))
+    for x, spine in zip(spread(len(spines), inner, LEFT, spine_w), spines, strict=True):
+        drawing.box(Box(spine, x, rows["spine"], spine_w, spine if spine_w >= 70 else _short(spine), SPINE_FILL, spine))
     x = float(LEFT)
     for group, group_width in zip(tree.groups, widths, strict=True):
         used = len(group.leaves) * (leaf_w + gap) - gap
@@ -201,7 +217,7 @@ def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, di
                         f"{group.name}: {compress(group.hosts)}", TEXT))
         for leaf in group.leaves:
             drawing.lines.append(Line(f"hosts:{group.name}", leaf, rail_colour(topology.switch(leaf)["rail"]), 1.2))
-        x += group_width + group_gap
+        x += group_width + GROUP_GAP
     bundles = cables = 0
     for _u, _v, key, data in topology.edges:
         lower = topology.nodes[data["lower"]]
@@ -217,9 +233,9 @@ def _detailed(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, di
     return drawing, width, rows
 
 
-def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, dict[str, float]]:
+def _aggregated(tree: FabricTree, topology: Topology) -> tuple[Drawing, float, dict[str, float]]:
     """One column per pod: a box per rail (and plane), one spine box, hosts; one core box on top."""
-    drawing = _Drawing()
+    drawing = Drawing()
     rails: dict[int, dict[tuple[int, int | None], int]] = {}
     for group in tree.groups:
         for leaf in group.leaves:
@@ -237,7 +253,7 @@ def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, 
     columns = len(shown) + (1 if len(shown) < len(pods) else 0)
     column = max((available + pod_gap) / columns - pod_gap, 110.0)
     rail_w = max(16.0, min(48.0, (column - gap * (per_pod - 1)) / per_pod))
-    width = max(LEFT + columns * (column + pod_gap) + 30, WIDTH)
+    width = max(LEFT + columns * (column + pod_gap) - pod_gap + 30, WIDTH)
     rows: dict[str, float] = {"core": TOP, "spine": TOP + ROW, "leaf": TOP + 2 * ROW, "hosts": TOP + 3 * ROW}
     if not tree.cores:
         rows = {tier: y - ROW for tier, y in rows.items() if tier != "core"}
@@ -284,7 +300,7 @@ def _aggregated(tree: FabricTree, topology: Topology) -> tuple[_Drawing, float, 
         if tree.cores:
             drawing.lines.append(Line("more", "cores", "#868e96", 2.0))
     drawing.notes.append(f"Aggregated view: {sum(len(g.leaves) for g in tree.groups):,} leaves in "
-                         f"{len(pods)} pod(s), one box per pod and rail; hover a box for the switches it stands for.")
+                         f"{counted(len(pods), 'pod')}, one box per pod and rail; hover a box for the switches it stands for.")
     return drawing, width, rows
 
 
@@ -296,8 +312,10 @@ def fabric_view(spec: ClusterSpec, topology: Topology) -> Svg:
     tree = topology.fabric_tree
     spines = sum(len(pod.spines) for pod in tree.pods)
     leaves = sum(len(group.leaves) for group in tree.groups)
+    inner = WIDTH - LEFT - 30
     detailed = (leaves <= DETAIL_LIMIT["leaves"] and spines <= DETAIL_LIMIT["spines"]
-                and len(tree.cores) <= DETAIL_LIMIT["cores"])
+                and len(tree.cores) <= DETAIL_LIMIT["cores"] and _leaf_room(tree) / max(leaves, 1) >= MIN_PITCH
+                and inner / max(spines, len(tree.cores), 1) >= MIN_PITCH)
     drawing, width, rows = _detailed(tree, topology) if detailed else _aggregated(tree, topology)
     rails = {topology.switch(leaf)["rail"] for group in tree.groups for leaf in group.leaves}
     legend = [(f"rail {rail}", rail_colour(rail)) for rail in sorted(rail for rail in rails if rail is not None)]
@@ -312,13 +330,14 @@ def fabric_view(spec: ClusterSpec, topology: Topology) -> Svg:
 
 
 def _cloud_view(spec: ClusterSpec, topology: Topology) -> Svg:
-    drawing = _Drawing()
-    width = max(720.0, LEFT + len(spec.pools) * 240 + 30)
-    xs = _spread(len(spec.pools), width - LEFT - 30, LEFT, 200)
+    drawing = Drawing()
+    width = min(max(720.0, LEFT + len(spec.pools) * 240 + 30), WIDTH)
+    box_w = min(200.0, (width - LEFT - 30) / len(spec.pools) * 0.86)
+    xs = spread(len(spec.pools), width - LEFT - 30, LEFT, box_w)
     for x, pool in zip(xs, spec.pools, strict=True):
         fabric = f"{pool.name}-provider-fabric"
-        drawing.box(Box(fabric, x, TOP, 200, f"{pool.fabric_kind} ({spec.target})", SPINE_FILL, fabric))
-        drawing.box(Box(f"hosts:{pool.name}", x, TOP + ROW, 200, f"{pool.nodes} x {pool.instance_type}", HOST_FILL,
+        drawing.box(Box(fabric, x, TOP, box_w, f"{pool.fabric_kind} ({spec.target})", SPINE_FILL, fabric))
+        drawing.box(Box(f"hosts:{pool.name}", x, TOP + ROW, box_w, f"{pool.nodes} x {pool.instance_type}", HOST_FILL,
                         compress(topology.hosts_by_pool[pool.name]), TEXT))
         drawing.lines.append(Line(f"hosts:{pool.name}", fabric, rail_colour(0), 2.0))
     drawing.notes.append("Cloud target: the fabric is the provider's; only the host side is modelled.")

@@ -18,11 +18,14 @@ from cluster.exports.bom import Bom, bill_of_materials
 from cluster.exports.cabling import MEDIA_RULES
 from cluster.load import worst_per_tier
 from cluster.pipeline import Valid
-from cluster.report import summary
+from cluster.report import summary, switch_text
 from cluster.report_html.diagram import Svg, fabric_view
 from cluster.report_html.engine import render
+from cluster.report_html.networks import TITLES, network_view
+from cluster.resizing import resize_text
 from cluster.spec import ClusterSpec
 from cluster.topology import NETWORKS, Topology
+from cluster.words import counted, plural
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,16 @@ class BomView:
 
 
 @dataclass(frozen=True)
+class Diagram:
+    """One network's drawing, or why it has none."""
+
+    id: str
+    heading: str
+    svg: Svg | None
+    note: str
+
+
+@dataclass(frozen=True)
 class Page:
     """The prepared view of page.html.j2."""
 
@@ -138,7 +151,7 @@ class Page:
     warnings: int
     cards: list[tuple[str, str]]
     design: Table
-    svg: Svg
+    diagrams: list[Diagram]  # the GPU fabric first, then storage, management, out-of-band
     findings: list[FindingRow]
     tiers: list[TierRow]
     tier_head: list[str]
@@ -153,7 +166,7 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
         cards.append((f"{value:g} Gbps", f"fabric per GPU ({pool})"))
     fabric = data["fabric"]
     if fabric:
-        cards.append((f"{fabric['tiers']}", f"tier(s), {fabric['design']}"))
+        cards.append((f"{fabric['tiers']}", f"{plural('tier', fabric['tiers'])}, {fabric['design']}"))
         worst = max(data["oversubscription"].values(), default=None)
         if worst is not None:
             cards.append((f"{worst:g}:1", "worst fabric oversubscription"))
@@ -161,17 +174,36 @@ def _summary(data: dict[str, Any], bom: Bom | None) -> tuple[list[tuple[str, str
         cards.append((_usd(bom.usd()), "network cost (UNVERIFIED ranges)"))
     rows = [["pools", ", ".join(f"{name}: {p['nodes']} x {p['gpu']}" for name, p in data["pools"].items())]]
     if fabric:
-        rows.append(["fabric", f"{fabric['transport']}, {fabric['design']}, {fabric['planes']} plane(s), "
-                               f"{fabric['rails']} rails, leaves {fabric['leaf_model']}"])
-        rows.append(["leaf groups", f"{fabric['leaf_groups']} group(s) of up to {fabric['nodes_per_leaf']} nodes, "
+        rows.append(["fabric", f"{fabric['transport']}, {fabric['design']}, {counted(fabric['planes'], 'plane')}, "
+                               f"{counted(fabric['rails'], 'rail')}, leaves {fabric['leaf_model']}"])
+        rows.append(["leaf groups", f"{counted(fabric['leaf_groups'], 'group')} of up to {fabric['nodes_per_leaf']} nodes, "
                                     f"{fabric['leaf_uplinks']} uplinks per leaf"
                                     + (f", {fabric['pods']} pods, {fabric['spine_uplinks']} uplinks per spine"
                                        if fabric["tiers"] == 3 else "")])
         if fabric["auto_sized"]:
             rows.append(["auto-sized", ", ".join(fabric["auto_sized"])])
-    for network, tiers in data["switches"].items():
-        rows.append([f"{network} switches", ", ".join(f"{count} {tier}" for tier, count in tiers.items())])
+    for network, tiers in data["switch_models"].items():  # model, port speed and OS per tier
+        rows.append([f"{network} switches", ", ".join(switch_text(tier, entry) for tier, entry in tiers.items())])
+    rows.extend(["re-sized", resize_text(entry)] for entry in data["resized"])
     return cards, Table([], rows)
+
+
+def _diagrams(spec: ClusterSpec, topology: Topology) -> list[Diagram]:
+    """Every network drawn: the GPU fabric, then each other network, or what carries it instead."""
+    diagrams = [Diagram("fabric", "GPU fabric", fabric_view(spec, topology), "")]
+    shared = spec.fabric.shared_with if spec.fabric is not None else ()
+    for network in ("storage", "management", "oob"):
+        svg = network_view(spec, topology, network)
+        if svg is not None:
+            note = ""
+        elif network in shared:
+            note = f"Carried by the GPU fabric's leaves (fabric.shared_with: [{', '.join(shared)}]): drawn above."
+        elif spec.is_cloud:
+            note = f"The provider's ({spec.target}) subnets: no switch of ours to draw."
+        else:
+            note = "No switch of ours on this network."
+        diagrams.append(Diagram(network, TITLES[network][0].upper() + TITLES[network][1:], svg, note))
+    return diagrams
 
 
 def _findings(result: Valid) -> list[FindingRow]:
@@ -250,7 +282,7 @@ def report_view(result: Valid) -> Page:
     cards, design = _summary(summary(spec, topology), bom)
     head = ["network", "tier", "switches", "down Gbps", "up Gbps", "best", "worst", "worst switch", "limit"]
     return Page(spec.name, result.ok, result.stack, str(spec.target), counts.get("error", 0), counts.get("warning", 0),
-                cards, design, fabric_view(spec, topology), _findings(result), _tiers(spec, topology), head,
+                cards, design, _diagrams(spec, topology), _findings(result), _tiers(spec, topology), head,
                 _estimate(spec, topology), None if bom is None else _bom(bom))
 
 

@@ -12,7 +12,7 @@ from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
 from cluster.rules.hostnet import HostNetworking
 from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
 from cluster.rules.isolation import Isolation
-from cluster.rules.networks import NetworkOversubscription
+from cluster.rules.networks import NetworkOversubscription, OsMix
 from cluster.rules.qos import Mtu, PfcMap
 from cluster.rules.resilience import SingleFailure
 
@@ -28,6 +28,7 @@ ALL_RULES: list[Rule] = [
     Bisection(),
     SingleFailure(),
     NetworkOversubscription(),
+    OsMix(),
     PfcMap(),
     Mtu(),
     AddressPools(),

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
+from cluster import words
 from cluster.addressing import Addresses
 from cluster.findings import UNSUPPRESSIBLE, Finding, Severity
 from cluster.intent.qos import QosIntent
@@ -82,6 +83,4 @@ def run_rules(rules: list[Rule], spec: ClusterSpec, topology: Topology, derived:
 
 def plural(tier: str, count: int) -> str:
     """leaf -> leaves, spine -> spines (tiers named in messages)."""
-    if count == 1:
-        return tier
-    return "leaves" if tier == "leaf" else f"{tier}s"
+    return words.plural(tier, count)

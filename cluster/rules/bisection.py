@@ -12,13 +12,14 @@ from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 
 
-def _accepted_ratio(spec: ClusterSpec, topology: Topology, crossed: tuple[str, ...]) -> tuple[float, str] | None:
-    """(ratio, tier): the most oversubscribed crossed tier as built, when FAB-OVERSUB is suppressed
-    (the architect accepted the tiers' ratios); None otherwise."""
-    if "FAB-OVERSUB" not in spec.policy.suppress:
-        return None
+def _oversubscribed(spec: ClusterSpec, topology: Topology, crossed: tuple[str, ...]) -> tuple[float, str] | None:
+    """(ratio, tier): the most oversubscribed crossed tier as built, when it is beyond its own
+    max_oversubscription, so that FAB-OVERSUB reports it (or would, suppressed); None otherwise."""
+    assert spec.fabric is not None
+    limits = spec.fabric.max_oversubscription
     worst = worst_per_tier(topology.switch_loads, topology.switches(FABRIC))
-    ratios = [(worst[tier][1].oversubscription, tier) for tier in crossed if tier in worst]
+    ratios = [(worst[tier][1].oversubscription, tier) for tier in crossed
+              if tier in worst and worst[tier][1].oversubscription > float(getattr(limits, tier)) + 1e-9]
     return max(ratios) if ratios else None
 
 
@@ -40,7 +41,9 @@ class Bisection(Rule):
     """One-way bandwidth across the worst cut that splits the GPUs into equal halves along
     leaf-group / pod boundaries, over half the GPU injection bandwidth, is at least
     1 / max_oversubscription of the tiers the cut crosses (leaf; leaf and spine between pods).
-    On three tiers the worst cut inside a pod is checked too. Found by max-flow over the graph."""
+    On three tiers the worst cut inside a pod is checked too. Found by max-flow over the graph.
+    A cut no thinner than a crossed tier's own oversubscription explains is FAB-OVERSUB's finding,
+    at the key that sets that tier's uplinks, and is not reported twice."""
 
     id = "FAB-BISECTION"
     title = "fabric bisection bandwidth"
@@ -63,9 +66,13 @@ class Bisection(Rule):
         limit, tier = bisection_limit(spec, crossed)
         if cut.ratio >= limit - 1e-9:
             return
-        accepted = _accepted_ratio(spec, topology, crossed)
+        accepted = _oversubscribed(spec, topology, crossed)
         if accepted is not None and cut.ratio >= 1 / accepted[0] - 1e-9:
-            # One cause, one finding: the tier ratio the architect accepted explains the cut.
+            # One cause, one finding: a tier beyond its ratio explains the cut. FAB-OVERSUB reports
+            # it at the key that sets it, with the fix; suppressed, the architect accepted that
+            # ratio, and the cut is shown as info naming it.
+            if "FAB-OVERSUB" not in spec.policy.suppress:
+                return
             yield self.finding(
                 "fabric.max_oversubscription",
                 f"bisection bandwidth of {scope} is {cut.ratio:.2f} of half the GPU injection, as the {accepted[1]} "
@@ -74,7 +81,8 @@ class Bisection(Rule):
                 Severity.INFO,
             )
             return
-        thinner = (f"; thinner than the {accepted[1]} tier's accepted {accepted[0]:g}:1 explains"
+        accepted_word = "accepted " if "FAB-OVERSUB" in spec.policy.suppress else ""
+        thinner = (f"; thinner than the {accepted[1]} tier's {accepted_word}{accepted[0]:g}:1 explains"
                    if accepted is not None else "")
         yield self.finding(
             "fabric.max_oversubscription",

@@ -1,13 +1,13 @@
-"""Storage, management and out-of-band networks: their own oversubscription budgets."""
+"""Storage, management and out-of-band networks: their own oversubscription budgets; one switch OS per network."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cluster.findings import Finding
+from cluster.findings import Finding, Severity
 from cluster.load import uplinks_for, worst_per_tier
-from cluster.rules.base import Rule
-from cluster.spec import ClusterSpec
+from cluster.rules.base import Rule, plural
+from cluster.spec import ClusterSpec, FabricSpec, NetworkSpec
 from cluster.topology import Topology
 
 
@@ -43,4 +43,33 @@ class NetworkOversubscription(Rule):
                     f"{network.name} leaf oversubscription expected <= {limit:g}:1, found {load.oversubscription:.2f}:1 at "
                     f"{name} ({load.down_gbps:,.0f} Gbps down / {load.up_gbps:,.0f} Gbps up)",
                     f"{fix}, or raise {network.name}.max_oversubscription to {load.oversubscription:.2f}"
+                )
+
+
+class OsMix(Rule):
+    """One switch OS per network, as the stack file gives it: an `os` given for one tier of a
+    network is the network's, and a tier that gives none runs it (an auto-picked model is picked
+    among those that do). A tier whose model or port speed cannot run it keeps its model's OS,
+    and the network then mixes operating systems the stack file did not ask for."""
+
+    id = "NET-OS-MIX"
+    title = "switch operating systems mixed within a network"
+    severity = Severity.WARNING
+
+    def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        built = {(data["network"], data["tier"]) for _, data in topology.switches()}
+        networks: list[tuple[str, FabricSpec | NetworkSpec]] = [("fabric", spec.fabric)] if spec.fabric else []
+        networks += [(network.name, network) for network in (spec.storage, spec.management, spec.oob) if network]
+        for name, network in networks:
+            for tier in ("leaf", "spine", "core"):
+                model = getattr(network, tier, None)
+                if model is None or not model.os_mismatch or (name, tier) not in built:
+                    continue
+                wanted = model.os_wanted.split(" ")[0]
+                yield self.finding(
+                    f"{model.path}.os",
+                    f"the {name} {plural(tier, 2)} ({model.model} at {model.port_gbps}G) run {model.os}, not the "
+                    f"{model.os_wanted} the rest of the network runs: {model.os_mismatch}",
+                    f"give {model.path} a model or port_gbps that runs {wanted}, or set {model.path}.os: {model.os} "
+                    "to run both on purpose",
                 )
