@@ -112,7 +112,7 @@ def _warm(data: dict[str, Any]) -> Warm:
     from functools import cache, partial
 
     from cluster.addressing import allocate
-    from cluster.artifacts import rendered_qos
+    from cluster.intent.qos import qos_intent
     from cluster.report import summary
     from cluster.resolve import resolve
     from cluster.rules import ALL_RULES, RULE_IDS, Derived, apply_policy
@@ -136,8 +136,9 @@ def _warm(data: dict[str, Any]) -> Warm:
     findings = []
     # each derived fact once, timed with the first rule that reads it (the pipeline has the address
     # check from fitting the default pools; here ADDR-POOL's time includes it, as it did)
+    intent = qos_intent(run.spec.qos) if run.spec.qos is not None else None
     derived = Derived(address_check=cache(partial(allocate, run.spec, run.topology, links=False)),
-                      rendered_qos=cache(partial(rendered_qos, run.spec, run.topology)))
+                      qos_intent=lambda: intent)
     for rule in ALL_RULES:
         one = time.perf_counter()
         findings.extend(run_rules([rule], run.spec, run.topology, derived))

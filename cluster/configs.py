@@ -6,6 +6,9 @@ and the verify files) is `cluster.artifacts.render_tree`; nothing touches the di
   switches/<name>/config_db.json + frr.conf (sonic) | nvue.sh (nvue) | eos.cfg (eos)
   fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
   hosts/<pool>/qos.sh + nccl.env + nccl-socket.sh   (qos.sh: RoCE only)
+  hosts/<pool>/netplan/<host>.yaml                  (management and storage ports, per host)
+  hosts/<pool>/netnames.sh                          (pins those netdev names where the stack file gives none)
+  dhcp/kea-dhcp4.conf                               (with `provisioning`: the management network's DHCP)
   inventory.json                                    (loopback, ASN, dialect per switch)
 """
 
@@ -19,8 +22,16 @@ from types import ModuleType
 
 from cluster.addressing import Addresses, allocate
 from cluster.dialects import for_transport, platform
-from cluster.dialects.host.render import render_ib_pool, render_pool, render_socket
+from cluster.dialects.host.render import (
+    render_ib_pool,
+    render_kea,
+    render_netnames,
+    render_netplan,
+    render_pool,
+    render_socket,
+)
 from cluster.intent.host import host_pool, socket_pool
+from cluster.intent.hostnet import dhcp_plan, host_networks, leaf_port_names, net_names
 from cluster.intent.qos import qos_intent
 from cluster.intent.switch import Switch, switch_views
 from cluster.spec import ClusterSpec
@@ -77,5 +88,16 @@ def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses 
         rendered.update(render_socket(socket_pool(spec, topology, addresses, pool)))
         for file, text in rendered.items():
             files[f"hosts/{pool.name}/{file}"] = text
+    port_names = leaf_port_names(topology)
+    for pool in spec.pools:
+        networks = list(host_networks(spec, topology, addresses, pool, port_names))
+        for network in networks:
+            files[f"hosts/{pool.name}/netplan/{network.host}.yaml"] = render_netplan(network)
+        names = net_names(spec, pool, networks)
+        if names is not None:
+            files[f"hosts/{pool.name}/netnames.sh"] = render_netnames(names)
+    plan = dhcp_plan(spec, topology, addresses, port_names)
+    if plan is not None:
+        files["dhcp/kea-dhcp4.conf"] = render_kea(plan)
     files["inventory.json"] = json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"
     return files

@@ -62,14 +62,15 @@ def _network(network: NetworkSpec, devices: int, ports: int, gbps: int) -> Part:
     return Part(network.name, plan.leaves + plan.spines, devices * ports + plan.leaves * plan.leaf_uplinks)
 
 
-def limit_findings(spec: ClusterSpec) -> list[Finding]:
-    """SCHEMA findings for a design larger than the tool builds (nothing is built for it)."""
-    findings = []
+def limit_findings(spec: ClusterSpec) -> tuple[list[Finding], FabricPlan | None]:
+    """SCHEMA findings for a design larger than the tool builds (nothing is built for it), and the
+    fabric's plan, sized once here for the builder too (None: no fabric, or not sized)."""
+    findings: list[Finding] = []
     gpus = sum(pool.nodes * pool.gpus_per_node for pool in spec.pools)
     if gpus > MAX_GPUS:
         findings.append(schema("node_pools", f"the pools hold {gpus:,} GPUs; gpu-cluster models at most {MAX_GPUS:,}",
                                "split the cluster into several stack files (one per building or pod)"))
-        return findings  # the networks below would be sized for all of them
+        return findings, None  # the networks below would be sized for all of them
     plan = size_fabric(spec) if spec.fabric is not None else None
     if spec.fabric is not None and plan is not None and spec.fabric.pods:
         groups, pods = plan.groups, spec.fabric.pods
@@ -80,7 +81,7 @@ def limit_findings(spec: ClusterSpec) -> list[Finding]:
                                    f"groups ({-(-groups // pods)} each), so {pods - _filled(groups, pods)} pod(s) "
                                    "would have no leaves",
                                    f"give fabric.pods one of {shown} (or 0 to size the tiers for 1:1)"))
-            return findings
+            return findings, plan
     parts = implied(spec, plan)
     for part in parts:
         if part.switches > MAX_SWITCHES:
@@ -93,4 +94,4 @@ def limit_findings(spec: ClusterSpec) -> list[Finding]:
         findings.append(schema(worst.path, f"the design implies {cables:,} cables ({worst.cables:,} in {worst.path}); "
                                f"the limit is {MAX_CABLES:,}",
                                f"check the uplink counts and switch sizes of {worst.path} (a typo in a count?)"))
-    return findings
+    return findings, plan

@@ -121,10 +121,10 @@ def _check(loaded: Loaded, rules: list[Rule] | None) -> Result:
     spec, findings = resolve(loaded.data, RULE_IDS)
     if spec is None:
         return _invalid(loaded, findings)
-    too_large = limit_findings(spec)
+    too_large, plan = limit_findings(spec)  # the fabric sized once, for the limits and the build
     if too_large:  # refused before building: any stack file is answered in bounded time and memory
         return _invalid(loaded, [*findings, *too_large])
-    topology = build(spec)
+    topology = build(spec, plan)
     spec, address_check = fit_default_pools(spec, topology)
     intent = qos_intent(spec.qos) if spec.qos is not None else None
     derived = Derived(address_check=lambda: address_check, qos_intent=lambda: intent)

@@ -6,12 +6,39 @@ import json
 from collections import Counter
 from typing import Any
 
+from cluster.catalog import load_catalog
 from cluster.findings import Severity, printable
+from cluster.intent.hostnet import address_owner, host_region
 from cluster.pipeline import Result, Valid
 from cluster.rules.base import plural
 from cluster.rules.hosts import fabric_gbps_per_node
-from cluster.spec import ClusterSpec
+from cluster.spec import ClusterSpec, Nics, PoolSpec
 from cluster.topology import NETWORKS, Topology
+
+
+def _layout(nics: Nics) -> str:
+    ports = f", {nics.ports_per_nic} ports each" if nics.ports_per_nic != 1 else ""
+    return f"{nics.count} x {nics.gbps}G{ports}"
+
+
+def unverified_nics(pool: PoolSpec) -> list[dict[str, str]]:
+    """The server catalog's defaults an on-prem pool takes whose numbers are not VERIFIED (each NIC
+    set the stack file leaves out, by the catalog's status), and a generic RDMA device order
+    (no devices in the stack file or the catalog: mlx5_<rail>, which NCCL_IB_HCA and qos.sh use)."""
+    server = load_catalog().servers.get(pool.server or "")
+    if server is None:
+        return []
+    found = []
+    for name in pool.catalog_nics:
+        nics = getattr(server, name)
+        if nics.status != "VERIFIED":
+            found.append({"nics": name, "layout": _layout(getattr(pool, name)), "status": str(nics.status),
+                          "path": f"{pool.path}.{name}"})
+    ports = pool.fabric_nics.ports
+    if not pool.fabric_nics.devices and len(server.fabric_nics.devices) != ports:
+        found.append({"nics": "fabric_nics.devices", "layout": f"generic mlx5_0..mlx5_{ports - 1}", "status": "UNVERIFIED",
+                      "path": f"{pool.path}.fabric_nics.devices"})
+    return found
 
 
 def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
@@ -63,7 +90,37 @@ def summary(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
         "auto_sized": {name: list(plan_.auto) for name, plan_ in topology.network_plans.items() if plan_.auto},
         # default pools widened for this design: {pool: (used, the default it replaces)}
         "widened_pools": {key: [getattr(spec.addressing, key), default] for key, default in spec.derived_pools},
+        # host NIC defaults from the server catalog that are not VERIFIED: {pool: {server, unverified}}
+        "host_nics": {pool.name: {"server": pool.server, "unverified": found} for pool in spec.pools
+                      if not spec.is_cloud and (found := unverified_nics(pool))},
+        "host_network": host_network(spec, topology),
     }
+
+
+def host_network(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
+    """What the hosts' management and storage ports get on premises (empty on cloud targets)."""
+    if spec.is_cloud or spec.fabric is None:
+        return {}
+    storage = [str(host_region(spec, "storage")), *(spec.storage.targets if spec.storage else ())]
+    named = {pool.name: all(bool(nics.interfaces) for nics in (pool.management_nics, pool.storage_nics) if nics.ports)
+             for pool in spec.pools}
+    data: dict[str, Any] = {
+        "files": "netplan (systemd-networkd) per host: hosts/<pool>/netplan/<host>.yaml",
+        "management": "a /31 per port from its leaf, the default route over the first",
+        "storage": f"a /31 per port from its leaf, routing {', '.join(storage)} over every storage port",
+        "netdevs": {name: "the stack file's interfaces" if given else f"pinned on the host by hosts/{name}/netnames.sh"
+                    for name, given in named.items()},
+        "dhcp": None,
+    }
+    provisioning = spec.provisioning
+    if provisioning is not None:
+        owner = address_owner(spec, topology, "management", provisioning.dhcp_server)
+        runs = f" ({owner[0]})" if owner is not None else ""
+        data["dhcp"] = (f"Kea (dhcp/kea-dhcp4.conf) on {provisioning.dhcp_server}{runs}, relayed by the management "
+                        "leaves: each port's /31 gives its planned address")
+        if provisioning.boot_filename is not None:
+            data["pxe"] = f"{provisioning.boot_filename} from {provisioning.next_server or provisioning.dhcp_server}"
+    return data
 
 
 def to_json(result: Result) -> str:
@@ -134,6 +191,17 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  {network} switches: {counts}")
     for network, keys in data["auto_sized"].items():
         lines.append(f"  auto-sized for {network}: {', '.join(keys)}")
+    for name, nics in data["host_nics"].items():
+        items = nics["unverified"]
+        shown = ", ".join(f"{item['nics']} {item['layout']} {item['status']}" for item in items)
+        lines.append(f"  host NICs of {name} not verified (server {nics['server']}): {shown}")
+        lines.append(f"      hint: check a host (`rdma link show`, `ip link`) and set {', '.join(i['path'] for i in items)}")
+    hosts = data["host_network"]
+    if hosts:
+        lines.append(f"  host networking: {hosts['files']}; management {hosts['management']}; storage {hosts['storage']}")
+        lines.append("  host netdevs: " + ", ".join(f"{pool} {how}" for pool, how in hosts["netdevs"].items()))
+        lines.append(f"  host DHCP: {hosts['dhcp'] or 'none (static addresses only): set provisioning.dhcp_server'}"
+                     + (f"; PXE {hosts['pxe']}" if "pxe" in hosts else ""))
     for key, (used, default) in data["widened_pools"].items():
         lines.append(f"  addressing.{key}: {used} (the default {default} cannot hold this design; "
                      f"set addressing.{key} to pin a pool)")

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from cluster import dialects
 from cluster import stackfile as sf
-from cluster.catalog import Catalog, Instance, NicLayout, load_catalog
+from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
 from cluster.schema_errors import pydantic_findings
@@ -356,6 +356,7 @@ class _Resolver:
             storage_nics=self.nics(pool.storage_nics, server.storage_nics),
             management_nics=self.nics(pool.management_nics, server.management_nics),
             address_block=pool.address_block,
+            catalog_nics=tuple(name for name in NIC_SETS if getattr(pool, name) is None),
         )
 
     def cloud_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
@@ -534,7 +535,32 @@ class _Resolver:
             spines=raw.spines,
             leaf_uplinks=raw.leaf_uplinks,
             max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
+            targets=self.storage_targets() if name == "storage" else (),
         )
+
+    def storage_targets(self) -> tuple[str, ...]:
+        """storage.targets: IPv4 ranges clear of the design's own address pools, which hosts route
+        elsewhere (a target inside them would take a switch's or a host's addresses)."""
+        raw = self.raw.storage
+        targets: list[str] = []
+        for index, text in enumerate(raw.targets if isinstance(raw, sf.StorageNetwork) else []):
+            path = f"storage.targets[{index}]"
+            problem = _pool_problem(text)
+            if problem is not None:
+                self.error(path, problem, "give the storage systems' IPv4 range with its prefix length, such as "
+                           "10.200.0.0/24")
+                continue
+            target = ipaddress.IPv4Network(text)
+            for key in DEFAULT_POOLS:
+                own = getattr(self.raw.addressing, key)
+                if _pool_problem(own) is None and target.overlaps(ipaddress.IPv4Network(own)):
+                    self.error(path, f"storage target {text} overlaps addressing.{key} {own}, which the design "
+                               "addresses its own switches and hosts from",
+                               f"give the storage systems a range outside addressing.{key}")
+                    break
+            else:
+                targets.append(str(target))
+        return tuple(targets)
 
     def addressing(self) -> None:
         pools = {}
@@ -658,6 +684,9 @@ class _Resolver:
                                  f"remove `{key}` from a cloud stack")
         elif raw.cloud is not None:
             self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
+        if raw.provisioning is not None and cloud_target:
+            self.ignored("provisioning", f"provisioning is the provider's on {raw.target}; this section is ignored",
+                         "remove `provisioning` from a cloud stack")
         if raw.qos is not None and cloud_target:
             self.ignored("qos", f"qos is ignored on {raw.target}: the provider's fabric sets its own",
                          "remove `qos` from a cloud stack", Severity.INFO)
@@ -691,6 +720,7 @@ class _Resolver:
             qos=self.qos(fabric),
             policy=policy,
             costs=raw.costs,
+            provisioning=None if cloud_target else raw.provisioning,
         )
 
 

@@ -1,7 +1,9 @@
 """Fabric sizing: how many leaves, spines, cores and uplinks a design has.
 
 As-designed values from the stack file are honoured exactly; what is missing is sized for the
-tier's max_oversubscription (1:1 by default). Same numbers for every plane.
+tier's max_oversubscription (1:1 by default), with the fewest switches that hold every port
+budget and ratio with even ECMP (the same number of links from a switch to each switch it
+spreads over), then the lowest price. Same numbers for every plane.
 Capacity math (FACTS.md 3.2): with radix k at one speed, two tiers hold k*k/2 ports,
 three tiers k*k*k/4.
 """
@@ -9,8 +11,11 @@ three tiers k*k*k/4.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from cluster.catalog.prices import generic_port_id, load_prices
 from cluster.spec import ClusterSpec, FabricSpec, NetworkSpec, SwitchModel
 
 
@@ -103,6 +108,154 @@ def pick_spines(leaves: int, uplinks: int, spine_ports: int, spare: int = 0, red
     return best
 
 
+@dataclass(frozen=True)
+class UpperTiers:
+    """The spines and cores of a three-tier fabric, per plane: `pods` pods of `spines_per_pod`
+    spines; every leaf of a pod has `leaf_uplinks` links spread evenly over its pod's spines,
+    every spine `spine_uplinks` links spread over the cores."""
+
+    pods: int
+    leaf_uplinks: int
+    spines_per_pod: int
+    spine_uplinks: int
+    cores: int
+    problem: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def spines(self) -> int:
+        return self.pods * self.spines_per_pod
+
+
+def divisors(value: int) -> list[int]:
+    """The divisors of `value` (>= 1), ascending."""
+    low = [d for d in range(1, math.isqrt(value) + 1) if value % d == 0]
+    return low + [value // d for d in reversed(low) if d * d != value]
+
+
+def switch_price(switch: SwitchModel) -> float:
+    """Low-end list price of one switch (prices.yaml; generic models per port), 0 when unpriced."""
+    prices = load_prices()
+    entry = prices.get(switch.model)
+    if entry is not None:
+        return entry.usd[0]
+    main, uplink = prices.get(generic_port_id(switch.port_gbps)), prices.get(generic_port_id(switch.uplink_gbps))
+    return (switch.ports * main.usd[0] if main else 0.0) + (switch.uplink_ports * uplink.usd[0] if uplink else 0.0)
+
+
+def pod_counts(groups: int, spines: int | None) -> list[int]:
+    """Every pod count that deals `groups` leaf groups out ceil(groups / pods) to a pod with none
+    left empty (and, for as-designed `spines`, that divides them), ascending."""
+    counts = sorted({-(-groups // size) for size in range(1, groups + 1)})
+    if spines is not None:
+        counts = [count for count in counts if spines % count == 0] or [1]
+    return counts
+
+
+def even_cores(pods: int, pod_uplinks: int, core_ports: int, floor: int = 1) -> int:
+    """The fewest cores (at least `floor`) that take `pods` x `pod_uplinks` links and divide
+    `pod_uplinks`, so that every pod reaches every core over the same number of links; the port
+    minimum when no divisor fits (a spread the sizer ranks as uneven)."""
+    least = max(floor, -(-pods * pod_uplinks // core_ports))
+    return next((d for d in divisors(pod_uplinks) if d >= least), least)
+
+
+class Rank(NamedTuple):
+    """How one three-tier split compares with another: lower is better, field by field."""
+
+    over: int  # ports beyond a budget, plus spine uplinks short of the ratio
+    uneven: bool  # a leaf's links to its pod's spines, or a pod's to the cores, differ
+    single: bool  # a spine or core whose loss cuts a switch off (FAB-N1)
+    switches: int  # spines + cores
+    usd: float  # their low-end price
+    links: int  # leaf-spine and spine-core links (two optics and a cable each)
+    pods: int
+    leaf_uplinks: int
+    spines_per_pod: int
+
+
+def upper_tier_splits(fabric: FabricSpec, groups: int, rails: int, leaf_uplinks: int, spare: int, up: int,
+                      core_up: int) -> Iterator[tuple[Rank, UpperTiers]]:
+    """Every split worth ranking: pods of whole leaf groups, leaf uplinks rounded up into up to
+    `spare` free leaf ports, spines per pod among the divisors of the leaf uplinks (the same
+    links to each), spine uplinks from what the ratio needs up to the spine's free ports (while
+    fewer cores are still possible), and for each the fewest cores that divide a pod's uplinks
+    (at least two as well). Counts the stack file gives are the only candidates for them."""
+    spine, core, ratio = fabric.spine, fabric.core, fabric.max_oversubscription.spine
+    planes = fabric.planes
+    given_spines = fabric.spines // planes if fabric.spines is not None else None
+    given_cores = fabric.cores // planes if fabric.cores else None
+    usd_spine, usd_core = switch_price(spine), switch_price(core)
+    for pods in [fabric.pods] if fabric.pods else pod_counts(groups, given_spines):
+        pod_leaves = -(-groups // pods) * rails  # the fullest pod
+        for uplinks in range(leaf_uplinks, leaf_uplinks + spare + 1):
+            for per_pod in [max(given_spines // pods, 1)] if given_spines is not None else divisors(uplinks):
+                spine_down = -(-pod_leaves * uplinks // per_pod)
+                needed = uplinks_needed(spine_down * up, core_up, ratio)
+                most = max(needed, spine.ports + spine.uplink_ports - spine_down)
+                choices = [fabric.spine_uplinks] if fabric.spine_uplinks is not None else range(needed, most + 1)
+                lowest_cores: int | None = None
+                for spine_uplinks in choices:
+                    pod_up = per_pod * spine_uplinks
+                    if lowest_cores is not None and -(-pods * pod_up // core.ports) > lowest_cores:
+                        break  # more spine uplinks can no longer mean fewer cores
+                    options = ({given_cores} if given_cores is not None else
+                               {even_cores(pods, pod_up, core.ports), even_cores(pods, pod_up, core.ports, 2)})
+                    for cores in sorted(options):
+                        rank = Rank(
+                            over=(max(0, spine_down + max(0, spine_uplinks - spine.uplink_ports) - spine.ports)
+                                  + max(0, needed - spine_uplinks) + max(0, pods * pod_up - cores * core.ports)),
+                            uneven=uplinks % per_pod != 0 or pod_up % cores != 0,
+                            single=per_pod < 2 or cores < 2 or spine_uplinks < 2,
+                            switches=pods * per_pod + cores,
+                            usd=pods * per_pod * usd_spine + cores * usd_core,
+                            links=groups * rails * uplinks + pods * pod_up,
+                            pods=pods, leaf_uplinks=uplinks, spines_per_pod=per_pod,
+                        )
+                        if not rank.over and not rank.uneven:
+                            lowest_cores = cores if lowest_cores is None else min(lowest_cores, cores)
+                        yield rank, UpperTiers(pods=pods, leaf_uplinks=uplinks, spines_per_pod=per_pod,
+                                               spine_uplinks=spine_uplinks, cores=cores)
+
+
+def size_upper_tiers(fabric: FabricSpec, groups: int, rails: int, leaf_uplinks: int, spare: int, up: int,
+                     core_up: int) -> UpperTiers:
+    """Pods, spines and cores of a three-tier fabric, per plane: the best of upper_tier_splits by
+    Rank. In order: every port budget and tier ratio held; even ECMP (the same number of links
+    from a leaf to each spine of its pod and from each pod to each core, else a spine's
+    equal-cost uplinks load some core-to-pod links more than others: 7 links' worth down 6 when
+    pods reach a core over 6 or 7); no spine or core whose loss cuts a switch off, where the ports
+    allow (FAB-N1); the fewest spines and cores; the lowest switch price (prices.yaml, low end);
+    the fewest switch-to-switch links; the fewest pods (more GPUs within three hops). Counts the
+    stack file gives are kept. Exhaustive: about 2 x sqrt(groups) pod counts x (spare + 1) leaf
+    uplinks x their divisors x the spine uplinks that can still save a core; milliseconds for
+    the largest designs the tool takes."""
+    best: tuple[Rank, UpperTiers] | None = None
+    fewest: int | None = None
+    for rank, split in upper_tier_splits(fabric, groups, rails, leaf_uplinks, spare, up, core_up):
+        if best is None or rank < best[0]:
+            best = (rank, split)
+        if not rank.over and not rank.uneven:
+            fewest = rank.switches if fewest is None else min(fewest, rank.switches)
+    assert best is not None
+    rank, plan = best
+    problem = ""
+    spine = fabric.spine
+    if rails > max_down(spine, 1, up, core_up, fabric.max_oversubscription.spine):
+        problem = f"a {spine.model} spine cannot reach the {rails} leaves of one group"
+    notes: list[str] = []
+    if fabric.spines is None and not rank.over:
+        links = plan.leaf_uplinks // plan.spines_per_pod
+        notes.append(f"{plan.spines:,} spines in {plan.pods:,} pods, {links} link{'s' if links != 1 else ''} from each "
+                     f"leaf to each spine of its pod, and {plan.cores:,} cores: the fewest that keep every tier within "
+                     "its ratio with every link of a tier loaded alike")
+    if not (rank.over or rank.uneven or rank.single) and fewest is not None and rank.switches > fewest:
+        notes.append(f"{rank.switches:,} spines and cores rather than {fewest:,}, so that losing one spine or core "
+                     "cuts nothing off (FAB-N1)")
+    return UpperTiers(pods=plan.pods, leaf_uplinks=plan.leaf_uplinks, spines_per_pod=plan.spines_per_pod,
+                      spine_uplinks=plan.spine_uplinks, cores=plan.cores, problem=problem, notes=tuple(notes))
+
+
 def shared_ports_per_node(spec: ClusterSpec, fabric: FabricSpec) -> int:
     """Storage / management ports cabled to fabric leaves on a converged design."""
     ports = 0
@@ -166,47 +319,30 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
         three_tier = leaves > fabric.spine.ports or leaf_uplinks > fabric.spine.ports
     pods = 1
     spine_uplinks = cores = 0
-    if fabric.spines is not None:
+    spare = 0
+    if fabric.leaf_uplinks is None and needs_spine:
+        spare = max(0, min(leaf_uplinks, fabric.leaf.ports + fabric.leaf.uplink_ports
+                           - nodes_per_leaf * per_node - leaf_uplinks))
+    if three_tier:
+        upper = size_upper_tiers(fabric, groups, leaves_per_group, leaf_uplinks, spare, up, core_up)
+        pods, leaf_uplinks, spines = upper.pods, upper.leaf_uplinks, upper.spines
+        spine_uplinks, cores = upper.spine_uplinks, upper.cores
+        auto.extend(key for key, given in (("spines", fabric.spines), ("pods", fabric.pods or None),
+                                           ("spine_uplinks", fabric.spine_uplinks), ("cores", fabric.cores or None))
+                    if given is None)
+        if upper.problem:
+            problems.append(upper.problem)
+        notes.extend(upper.notes)
+    elif fabric.spines is not None:
         spines = fabric.spines // planes
     elif not needs_spine:
         spines = 0
-    elif not three_tier:
-        spare = 0
-        if fabric.leaf_uplinks is None:
-            spare = min(leaf_uplinks, fabric.leaf.ports + fabric.leaf.uplink_ports - nodes_per_leaf * per_node - leaf_uplinks)
-        fewest, _ = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, max(spare, 0))
-        spines, leaf_uplinks = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, max(spare, 0), redundant=True)
+    else:
+        fewest, _ = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, spare)
+        spines, leaf_uplinks = pick_spines(leaves, leaf_uplinks, fabric.spine.ports, spare, redundant=True)
         auto.append("spines")
         if spines > fewest:
             notes.append(f"{spines} spines rather than {fewest}, so that losing one spine cuts no leaf off (FAB-N1)")
-    else:
-        spine_down_max = max_down(fabric.spine, 1, up, core_up, ratio.spine)
-        groups_per_pod = spine_down_max // leaves_per_group
-        if groups_per_pod == 0:
-            problems.append(f"a {fabric.spine.model} spine cannot reach the {leaves_per_group} leaves of one group")
-            groups_per_pod = 1
-        pods = fabric.pods or math.ceil(groups / groups_per_pod)
-        spines = leaf_uplinks * pods
-        auto.extend(["spines", "pods"] if not fabric.pods else ["spines"])
-    if three_tier:
-        if fabric.pods:
-            pods = fabric.pods
-        elif fabric.spines is not None:
-            auto.append("pods")
-        # Pods hold whole leaf groups; the fullest pod decides the spines' uplinks.
-        leaves_per_pod = math.ceil(groups / pods) * leaves_per_group
-        spines_per_pod = max(1, spines // pods)
-        spine_down = math.ceil(leaves_per_pod * leaf_uplinks / spines_per_pod)
-        if fabric.spine_uplinks is not None:
-            spine_uplinks = fabric.spine_uplinks
-        else:
-            spine_uplinks = uplinks_needed(spine_down * up, core_up, ratio.spine)
-            auto.append("spine_uplinks")
-        if fabric.cores:
-            cores = fabric.cores // planes
-        else:
-            cores = max(1, math.ceil(spines * spine_uplinks / fabric.core.ports))
-            auto.append("cores")
     return FabricPlan(
         rails=leaves_per_group,
         groups=groups,

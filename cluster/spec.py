@@ -70,6 +70,7 @@ class PoolSpec(Spec):
     storage_nics: Nics
     management_nics: Nics
     address_block: int | None = None  # as the stack file gives it
+    catalog_nics: tuple[str, ...] = ()  # NIC sets the server catalog filled in (the stack file gave none)
 
     @property
     def path(self) -> str:
@@ -137,6 +138,7 @@ class NetworkSpec(Spec):
     spines: int | None
     leaf_uplinks: int | None
     max_oversubscription: float
+    targets: tuple[str, ...] = ()  # storage: prefixes of the storage systems hosts reach over it
 
 
 class PolicySpec(Spec):
@@ -162,6 +164,7 @@ class ClusterSpec(Spec):
     qos: sf.Qos | None  # None where no RoCE QoS applies (InfiniBand, cloud)
     policy: PolicySpec
     costs: sf.Costs | None = None  # bill-of-materials overrides of prices.yaml
+    provisioning: sf.Provisioning | None = None  # on premises: DHCP relayed to this server, PXE
     # Address pools the stack file leaves to the defaults (those may be enlarged for a large
     # design, cluster.addressing.fit_default_pools), and those that were, with the default they replace.
     default_pools: tuple[str, ...] = ()

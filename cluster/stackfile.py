@@ -6,6 +6,7 @@ catalog lookups, defaults and cross-field checks happen in `cluster.resolve.reso
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated, Literal
 
@@ -66,6 +67,17 @@ DeviceName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$"), Af
 # Strings that reach names, configs and scripts admit no whitespace, shell or template syntax.
 CatalogKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")]
 Cidr = Annotated[str, Field(pattern=r"^[0-9A-Fa-f.:]{2,45}(/[0-9]{1,3})?$")]  # no IPv6 %scope suffix
+
+
+def _ipv4(value: str) -> str:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is no IPv4 address: write four numbers 0-255, such as 10.176.0.0") from None
+    return value
+
+
+Ipv4 = Annotated[str, Field(pattern=r"^[0-9.]{7,15}$", title="IPv4 address"), AfterValidator(_ipv4)]
 
 
 class Model(BaseModel):
@@ -180,6 +192,27 @@ class Network(Model):
     leaf_uplinks: Count | None = None
     # allowed leaf oversubscription (default 3.0)
     max_oversubscription: Ratio | None = None
+
+
+class StorageNetwork(Network):
+    """The storage network, and the storage systems hosts reach over it."""
+
+    # Prefixes of the storage systems (file servers, NVMe-oF targets) on the storage network: every
+    # host routes them over its storage ports, as it routes the storage network's own host addresses
+    targets: list[Cidr] = Field(default_factory=list, max_length=64)
+
+
+class Provisioning(Model):
+    """How hosts boot and take their management address (on premises): the management leaves relay
+    DHCP from every host port to one server, which hands each port its planned address."""
+
+    # The DHCP server: the management address of the node that runs it (the host end of its
+    # management leaf port, as its hosts/<pool>/netplan/<host>.yaml sets it)
+    dhcp_server: Ipv4
+    # PXE: the server hosts load their boot file from (default: dhcp_server)
+    next_server: Ipv4 | None = None
+    # PXE: the boot file (`grubx64.efi`, or an http:// URL for UEFI HTTP boot); omitted: no PXE options
+    boot_filename: Annotated[str, Field(pattern=r"^[A-Za-z0-9._:/?=&%+~-]{1,200}$")] | None = None
 
 
 class ExistingSubnets(Model):
@@ -385,11 +418,13 @@ class StackFile(Model):
     # the GPU fabric (on premises; the provider's on cloud)
     fabric: Fabric | None = None
     # the storage network
-    storage: Network | None = None
+    storage: StorageNetwork | None = None
     # the management (in-band) network
     management: Network | None = None
     # the out-of-band network: BMCs and switch management ports
     oob: Network | None = None
+    # host provisioning: the DHCP server the management leaves relay to, PXE boot
+    provisioning: Provisioning | None = None
     # address pools
     addressing: Addressing = Addressing()
     # BGP AS numbers

@@ -232,13 +232,14 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build(spec: ClusterSpec) -> Topology:
-    """The whole physical topology of `spec`."""
+def build(spec: ClusterSpec, plan: FabricPlan | None = None) -> Topology:
+    """The whole physical topology of `spec`, its fabric laid out by `plan` (the pipeline sizes the
+    fabric once, for the limits and for this; without one it is sized here)."""
     with gc_paused():
-        return _build(spec)
+        return _build(spec, plan)
 
 
-def _build(spec: ClusterSpec) -> Topology:
+def _build(spec: ClusterSpec, plan: FabricPlan | None) -> Topology:
     graph = CableGraph(name=spec.name, target=spec.target)
     cables: list[Cable] = []
     hosts_by_pool: dict[str, tuple[str, ...]] = {}
@@ -254,7 +255,7 @@ def _build(spec: ClusterSpec) -> Topology:
         _build_cloud(spec, graph, cables)
         graph.add_cables(cables)
         return Topology(graph=graph, fabric_plan=None, network_plans={}, hosts_by_pool=hosts_by_pool)
-    fabric_plan = _build_fabric(spec, graph, cables, hosts)
+    fabric_plan = _build_fabric(spec, graph, cables, hosts, plan or size_fabric(spec))
     assert spec.fabric is not None
     shared = spec.fabric.shared_with
     network_plans: dict[str, NetworkPlan] = {}
@@ -262,10 +263,11 @@ def _build(spec: ClusterSpec) -> Topology:
         if network is not None and network.name not in shared:
             network_plans[network.name] = _build_network(
                 network, graph, cables,
-                [(name, pool.nics(network.name).ports, pool.nics(network.name).gbps) for name, pool in hosts])
+                [(name, pool.nics(network.name).ports, pool.nics(network.name).gbps,
+                  pool.nics(network.name).ports_per_nic) for name, pool in hosts])
     if spec.oob is not None:
-        devices = [(name, 1, 1) for name, _ in hosts]
-        devices += [(name, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
+        devices = [(name, 1, 1, 1) for name, _ in hosts]
+        devices += [(name, 1, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
         network_plans["oob"] = _build_network(spec.oob, graph, cables, devices)
     graph.add_cables(cables)
     return Topology(graph=graph, fabric_plan=fabric_plan, network_plans=network_plans, hosts_by_pool=hosts_by_pool)
@@ -284,10 +286,10 @@ def _build_cloud(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable]) -
                    nics.count, ())
 
 
-def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], hosts: list[tuple[str, PoolSpec]]) -> FabricPlan:
+def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], hosts: list[tuple[str, PoolSpec]],
+                  plan: FabricPlan) -> FabricPlan:
     fabric = spec.fabric
     assert fabric is not None
-    plan = size_fabric(spec)
     rail_optimized = fabric.design == "rail-optimized"
     planes = fabric.planes
     up = uplink_port_gbps(fabric.leaf)
@@ -362,11 +364,13 @@ def _host_cabling(spec: ClusterSpec, rails: int, pool: PoolSpec, group: int) -> 
 
 
 def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cable],
-                   devices: list[tuple[str, int, int]]) -> NetworkPlan:
-    """Storage, management or out-of-band: each device cabled to one leaf, leaves to spines."""
+                   devices: list[tuple[str, int, int, int]]) -> NetworkPlan:
+    """Storage, management or out-of-band: each device cabled to one leaf, leaves to spines.
+    `devices`: (name, ports, Gbps, ports per NIC); a cable's ports are (NIC, port) pairs, as the
+    fabric's are, so that port p of a dual-port NIC has one place (and one address) of its own."""
     attached = [device for device in devices if device[1] > 0]
-    ports_per_device = max((ports for _, ports, _ in attached), default=1)
-    device_gbps = max((gbps for _, _, gbps in attached), default=network.leaf.port_gbps)
+    ports_per_device = max((ports for _, ports, _, _ in attached), default=1)
+    device_gbps = max((gbps for _, _, gbps, _ in attached), default=network.leaf.port_gbps)
     plan = size_network(network, len(attached), ports_per_device, device_gbps)
     prefix = PREFIX[network.name]
     leaves = [f"{prefix}-leaf-{number(index)}" for index in range(plan.leaves)]
@@ -378,10 +382,10 @@ def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cabl
         _switch(graph, name, network.spine, network=network.name, tier="spine", index=index, plane=0, group=None,
                 rail=None, pod=0)
     per_leaf = max(plan.nodes_per_leaf, 1)
-    for position, (device, ports, gbps) in enumerate(attached):
+    for position, (device, ports, gbps, per_nic) in enumerate(attached):
         leaf = leaves[min(position // per_leaf, len(leaves) - 1)]
         _cable(cables, device, leaf, network.name, gbps, network.leaf.port_gbps, f"{network.name}.leaf",
-               ports, tuple((port_index, 0) for port_index in range(ports)))
+               ports, tuple(divmod(port_index, per_nic) for port_index in range(ports)))
     up = uplink_port_gbps(network.leaf)
     for index, leaf in enumerate(leaves):
         _spread(cables, leaf, spines, plan.leaf_uplinks, index, network.name, up, network.spine.port_gbps,

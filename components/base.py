@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 
 import pulumi
 
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
-
-TARGET_PACKAGES = ("onprem", "aws", "gcp", "azure")
 
 
 @dataclass(frozen=True)
@@ -40,13 +36,6 @@ class FabricAttachments:
     """The GPU fabric as node pools see it: one attachment per layout (efa, rdma-vpc, multi-vpc)."""
 
     layouts: dict[str, NetworkAttachment] = field(default_factory=dict)
-
-
-def target_module(target: str, concern: str) -> ModuleType:
-    """The per-target implementation of one concern, imported only when that target is used."""
-    if target not in TARGET_PACKAGES:
-        raise ValueError(f"unknown target {target!r}")
-    return importlib.import_module(f"components.{target}.{concern}")
 
 
 def child(parent: pulumi.Resource, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:

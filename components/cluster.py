@@ -4,10 +4,9 @@ GpuFabric and one GpuNodePool per stack-file pool. Child names come from the sta
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import pulumi
 
@@ -57,7 +56,7 @@ class GpuCluster(pulumi.ComponentResource):
             from components.parts import core_gate
 
             gate = core_gate(self, args.part, args.core_stack, args.design_sha256)
-        common: dict[str, Any] = {"spec": spec, "topology": topology, "artifacts_dir": directory, "gate": gate}
+        common: _Common = {"spec": spec, "topology": topology, "artifacts_dir": directory, "gate": gate}
         self.management = ManagementNetwork(
             f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})), child(self))
         management = self.management.attachment
@@ -85,13 +84,23 @@ class GpuCluster(pulumi.ComponentResource):
                                **(recorded or {})})
 
 
-def _owned_artifacts(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, dict[str, Mapping[str, str]]]:
+class _Common(TypedDict):
+    """The ConcernArgs fields every concern component of one cluster shares."""
+
+    spec: ClusterSpec
+    topology: Topology
+    artifacts_dir: str
+    gate: pulumi.Output[str] | None
+
+
+def _owned_artifacts(spec: ClusterSpec, topology: Topology, part: str) -> Mapping[str, Mapping[str, Mapping[str, str]]]:
     """On premises: rendered files by owning component and bundle, only the bundles of `part`
     (cluster.parts) when the stack deploys one; clouds render nothing."""
     if spec.target != "onprem":
         return {}
-    artifacts = importlib.import_module("components.onprem.artifacts")
-    owned: dict[str, dict[str, Mapping[str, str]]] = artifacts.split(artifacts.render(spec, topology, part), topology)
+    from components.onprem import artifacts  # the renderers: only on premises
+
+    owned = artifacts.split(artifacts.render(spec, topology, part), topology)
     if part == settings.ALL:
         return owned
     return {component: {bundle: files for bundle, files in bundles.items() if parts.of_bundle(topology, bundle) == part}

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.base import ConcernArgs, FabricAttachments, NetworkAttachment, target_module
+from components.base import ConcernArgs, FabricAttachments, NetworkAttachment
+from components.targets import networks
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,7 +26,7 @@ class GpuFabric(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuFabricArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-cluster:fabric:GpuFabric", name, None, opts)
-        self.attachments = target_module(args.spec.target, "network").fabric(self, name, args)
+        self.attachments = networks(args.spec.target).fabric(self, name, args)
         self.register_outputs({
             "layouts": {layout: list(attachment.subnet_ids) for layout, attachment in self.attachments.layouts.items()},
             "artifacts": sorted(args.artifacts),

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.base import ConcernArgs, NetworkAttachment, target_module
+from components.base import ConcernArgs, NetworkAttachment
+from components.targets import networks
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,7 +23,7 @@ class ManagementNetwork(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ManagementNetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-cluster:management:ManagementNetwork", name, None, opts)
-        self.attachment = target_module(args.spec.target, "network").management(self, name, args)
+        self.attachment = networks(args.spec.target).management(self, name, args)
         self.register_outputs({
             "subnet_ids": list(self.attachment.subnet_ids),
             "security_group_ids": list(self.attachment.security_group_ids),

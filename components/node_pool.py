@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pulumi
 
 from cluster.spec import PoolSpec
-from components.base import ConcernArgs, FabricAttachments, NetworkAttachment, target_module
+from components.base import ConcernArgs, FabricAttachments, NetworkAttachment
+from components.targets import node_pools
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,5 +30,5 @@ class GpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-cluster:node_pool:GpuNodePool", name, None, opts)
-        self.group_id = pulumi.Output.from_input(target_module(args.spec.target, "node_pool").node_pool(self, name, args))
+        self.group_id = pulumi.Output.from_input(node_pools(args.spec.target).node_pool(self, name, args))
         self.register_outputs({"group_id": self.group_id, "nodes": args.pool.nodes, "artifacts": sorted(args.artifacts)})

@@ -16,10 +16,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 import pulumi
 from pulumi.runtime import mocks, settings
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -39,7 +40,10 @@ STACK_REFERENCE = "pulumi:pulumi:StackReference"
 ORGANIZATION = "organization"  # what a self-managed (DIY) backend calls every stack's organization
 SECRET = "[secret]"  # what a secret stack output reads as offline (plan never prints its value)
 # Invokes the program makes, answered with placeholders (no credentials offline).
-INVOKE_RESULTS: dict[str, dict[str, Any]] = {
+# A property value as the engine carries it: JSON's shapes, every number a float (an exported
+# value, resolved in-process, may still be an int).
+WireValue: TypeAlias = "bool | int | float | str | list[WireValue] | dict[str, WireValue] | None"
+INVOKE_RESULTS: dict[str, dict[str, WireValue]] = {
     "gcp:organizations/getProject:getProject": {"projectId": "<project>", "number": "<project-number>"},
 }
 
@@ -53,7 +57,7 @@ class Registration:
     name: str
     parent: str  # parent URN; the stack's URN for top-level resources
     custom: bool  # False for components
-    inputs: Mapping[str, Any]  # wire shape: camelCase keys, numbers as floats
+    inputs: Mapping[str, WireValue]  # wire shape: camelCase keys, numbers as floats
     read: bool = False  # read, not managed (a StackReference)
     # Input name -> URNs of the resources that input's value comes from (the engine's
     # propertyDependencies, which deploy-time policies see too); only inputs that have any.
@@ -67,7 +71,7 @@ class OfflineRun:
     stack: str
     stack_urn: str = ""
     resources: list[Registration] = field(default_factory=list)
-    outputs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, WireValue] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # pulumi.log.error messages
     warnings: list[str] = field(default_factory=list)
     failure: str | None = None  # the program stopped with pulumi.RunError
@@ -78,16 +82,16 @@ class OfflineRun:
 
 
 class _EchoMocks(mocks.Mocks):
-    def __init__(self, references: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, references: Mapping[str, Mapping[str, WireValue]]) -> None:
         self.references = references
 
-    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, WireValue]]:
         if args.typ == STACK_REFERENCE:  # a read of another stack: its outputs as `references` give them
             stack = str(args.inputs.get("name") or args.resource_id)
             return stack, {"name": stack, "outputs": dict(self.references.get(stack, {})), "secretOutputNames": []}
         return f"<{args.name}>", {**args.inputs, "name": args.inputs.get("name", args.name)}
 
-    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, WireValue], list[tuple[str, str]]]:
         return dict(INVOKE_RESULTS.get(args.token, {})), []
 
 
@@ -131,22 +135,26 @@ class _RecordingMonitor(mocks.MockMonitor):
                     loop.close()
             self.loops.clear()
 
-    def Invoke(self, request: Any) -> Any:  # the gRPC method's name
+    # The SDK's MockMonitor leaves these gRPC methods unannotated: they are called through the
+    # class, which pyproject.toml's mypy untyped_calls_exclude names (it does not see super()).
+    # Their messages are typed by the SDK's protobuf stubs.
+    def Invoke(self, request: resource_pb2.ResourceInvokeRequest) -> resource_pb2.ResourceInvokeResponse:
         self._worker_loop()
-        return super().Invoke(request)
+        response: resource_pb2.ResourceInvokeResponse = mocks.MockMonitor.Invoke(self, request)
+        return response
 
-    def ReadResource(self, request: Any) -> Any:
+    def ReadResource(self, request: resource_pb2.ReadResourceRequest) -> resource_pb2.ReadResourceResponse:
         self._worker_loop()
-        response = super().ReadResource(request)
+        response: resource_pb2.ReadResourceResponse = mocks.MockMonitor.ReadResource(self, request)
         inputs = pulumi.runtime.rpc.deserialize_properties(request.properties)
         with self.lock:
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent, True,
                                               inputs, read=True))
         return response
 
-    def RegisterResource(self, request: Any) -> Any:
+    def RegisterResource(self, request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
         self._worker_loop()
-        response = super().RegisterResource(request)
+        response: resource_pb2.RegisterResourceResponse = mocks.MockMonitor.RegisterResource(self, request)
         if request.type == STACK_TYPE:
             self.stack_urn = response.urn
             return response
@@ -159,7 +167,7 @@ class _RecordingMonitor(mocks.MockMonitor):
         return response
 
 
-def _resolve(value: Any) -> Any:
+def _resolve(value: pulumi.Input[WireValue]) -> WireValue:
     """An exported value, or SECRET when it is a secret."""
     output = pulumi.Output.from_input(value)
     if _sync_await(output.is_secret()):
@@ -193,10 +201,10 @@ class _ReportedFailures(logging.Filter):
 logging.getLogger("asyncio").addFilter(_ReportedFailures())
 
 
-def run(stack: str, cluster: Mapping[str, Any] | None, artifacts_dir: str | None = None,
+def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | None = None,
         program: Path = PROGRAM, secrets: Mapping[str, str] | None = None,
         part_settings: Mapping[str, str] | None = None,
-        references: Mapping[str, Mapping[str, Any]] | None = None) -> OfflineRun:
+        references: Mapping[str, Mapping[str, WireValue]] | None = None) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
     `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`);
@@ -224,8 +232,11 @@ def run(stack: str, cluster: Mapping[str, Any] | None, artifacts_dir: str | None
     settings.SETTINGS.rpc_manager.clear()
     settings.SETTINGS.outputs.clear()
     outcome = OfflineRun(stack=stack)
+    def program_run() -> None:
+        runpy.run_path(str(program), run_name="__main__")
+
     try:
-        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
+        _sync_await(run_pulumi_func(program_run))
     except pulumi.RunError as error:
         outcome.failure = str(error)
     finally:

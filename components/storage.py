@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.base import ConcernArgs, NetworkAttachment, target_module
+from components.base import ConcernArgs, NetworkAttachment
+from components.targets import networks
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,7 +24,7 @@ class StorageNetwork(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: StorageNetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-cluster:storage:StorageNetwork", name, None, opts)
-        self.attachment = target_module(args.spec.target, "network").storage(self, name, args)
+        self.attachment = networks(args.spec.target).storage(self, name, args)
         self.register_outputs({
             "subnet_ids": list(self.attachment.subnet_ids),
             "security_group_ids": list(self.attachment.security_group_ids),

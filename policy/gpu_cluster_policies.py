@@ -14,12 +14,13 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pulumi_policy import (
     EnforcementLevel,
     Policy,
     PolicyConfigSchema,
+    PolicyResource,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -29,6 +30,9 @@ from pulumi_policy import (
 
 from cluster.catalog import load_catalog
 from cluster.pipeline import validate_mapping
+
+if TYPE_CHECKING:
+    from cluster.catalog import Instance
 
 MANDATORY = EnforcementLevel.MANDATORY
 CLUSTER_TYPE = "gpu-cluster:cluster:GpuCluster"
@@ -57,7 +61,7 @@ AZURE_ANY_SOURCE = ("*", "internet", "any", *WORLD)
 SSH = 22
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: object) -> list[object]:
     """A list property as a list ([] when absent; a mapping or string is one item)."""
     if value is None:
         return []
@@ -66,24 +70,26 @@ def _items(value: Any) -> list[Any]:
     return [value]
 
 
-def _map(value: Any) -> Mapping[str, Any]:
+def _map(value: object) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _int(value: Any, default: int = 0) -> int:
+def _int(value: object, default: int = 0) -> int:
     """Wire numbers are floats (and some providers take strings)."""
+    if not isinstance(value, int | float | str):
+        return default
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (OverflowError, ValueError):
         return default
 
 
-def _true(value: Any) -> bool:
+def _true(value: object) -> bool:
     """pulumi-aws takes some booleans as strings ("true")."""
     return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
-def _instance(target: str, instance_type: Any) -> Any:
+def _instance(target: str, instance_type: object) -> Instance | None:
     if not isinstance(instance_type, str):
         return None
     return load_catalog().instance(target, instance_type)
@@ -92,7 +98,7 @@ def _instance(target: str, instance_type: Any) -> Any:
 # --- AWS: EFA interfaces per network card, primary interface, public IPs --------------------
 
 
-def efa_problems(instance_type: str, interfaces: list[Mapping[str, Any]]) -> Iterator[str]:
+def efa_problems(instance_type: str, interfaces: list[Mapping[str, object]]) -> Iterator[str]:
     """Why a launch template's interfaces do not match its instance type's network cards."""
     instance = _instance("aws", instance_type)
     if instance is None:
@@ -214,7 +220,7 @@ def check_gpu_type_in_catalog(args: ResourceValidationArgs, report: ReportViolat
 # --- Placement ----------------------------------------------------------------------------
 
 
-def reserved_capacity(template: Mapping[str, Any]) -> str | None:
+def reserved_capacity(template: Mapping[str, object]) -> str | None:
     """What a launch template draws its capacity from: 'a Capacity Block', 'a targeted ODCR' or None."""
     if str(_map(template.get("instanceMarketOptions")).get("marketType") or "") == "capacity-block":
         return "a Capacity Block"
@@ -224,13 +230,13 @@ def reserved_capacity(template: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _depends_on(resource: Any, key: str, *types: str) -> list[Any]:
+def _depends_on(resource: PolicyResource, key: str, *types: str) -> list[PolicyResource]:
     """The resources of `types` that the input `key` of `resource` comes from (the engine's
     property dependencies: which template, which placement group)."""
     return [dep for dep in resource.property_dependencies.get(key, []) if dep.resource_type in types]
 
 
-def _aws_group_placement(group: Any) -> Iterator[str]:
+def _aws_group_placement(group: PolicyResource) -> Iterator[str]:
     templates = [template for template in _depends_on(group, "launchTemplate", AWS_LAUNCH_TEMPLATE)
                  + _depends_on(group, "mixedInstancesPolicy", AWS_LAUNCH_TEMPLATE)
                  if _instance("aws", template.props.get("instanceType")) is not None]
@@ -256,7 +262,7 @@ def _aws_group_placement(group: Any) -> Iterator[str]:
                    "need strategy 'cluster'")
 
 
-def _gcp_group_placement(group: Any) -> Iterator[str]:
+def _gcp_group_placement(group: PolicyResource) -> Iterator[str]:
     templates = [template for template in _depends_on(group, "versions", GCP_TEMPLATE, GCP_REGION_TEMPLATE)
                  if _instance("gcp", template.props.get("machineType")) is not None]
     if not templates:
@@ -344,7 +350,7 @@ def check_gcp_gpu_vpcs(args: StackValidationArgs, report: ReportViolation) -> No
 # --- AWS: the EFA security group stays the fabric's ----------------------------------------
 
 
-def _self_only(rule: Mapping[str, Any]) -> bool:
+def _self_only(rule: Mapping[str, object]) -> bool:
     return _true(rule.get("self")) and not any(_items(rule.get(key)) for key in (
         "cidrBlocks", "ipv6CidrBlocks", "prefixListIds", "securityGroups"))
 
@@ -385,7 +391,7 @@ def check_fabric_security_group(args: ResourceValidationArgs, report: ReportViol
 # --- SSH not open to the world ----------------------------------------------------------------
 
 
-def _world(source: Any) -> bool:
+def _world(source: object) -> bool:
     text = str(source).strip().lower()
     if text in AZURE_ANY_SOURCE:
         return True
@@ -395,27 +401,31 @@ def _world(source: Any) -> bool:
         return False
 
 
-def _world_of(sources: list[Any]) -> bool:
+def _world_of(sources: list[object]) -> bool:
     """The sources, together, admit every address: one is 0.0.0.0/0, ::/0, `*` or Internet, or
     their union is (0.0.0.0/1 and 128.0.0.0/1 open SSH to the world as surely as /0 does)."""
     if any(_world(source) for source in sources):
         return True
-    networks: dict[int, list[Any]] = {4: [], 6: []}
+    v4: list[ipaddress.IPv4Network] = []
+    v6: list[ipaddress.IPv6Network] = []
     for source in sources:
         try:
             network = ipaddress.ip_network(str(source).strip(), strict=False)
         except ValueError:
             continue
-        networks[network.version].append(network)
-    return any(collapsed.prefixlen == 0 for version in (4, 6)
-               for collapsed in ipaddress.collapse_addresses(networks[version]))
+        if isinstance(network, ipaddress.IPv4Network):
+            v4.append(network)
+        else:
+            v6.append(network)
+    return (any(collapsed.prefixlen == 0 for collapsed in ipaddress.collapse_addresses(v4))
+            or any(collapsed.prefixlen == 0 for collapsed in ipaddress.collapse_addresses(v6)))
 
 
-def _covers_ssh(low: Any, high: Any) -> bool:
+def _covers_ssh(low: object, high: object) -> bool:
     return _int(low, -1) <= SSH <= _int(high, -1)
 
 
-def _port_spec_covers_ssh(spec: Any) -> bool:
+def _port_spec_covers_ssh(spec: object) -> bool:
     """'22', '20-25', '*' (Azure) or '22' / '1-1024' (GCP ports)."""
     text = str(spec).strip()
     if text == "*":
@@ -424,22 +434,22 @@ def _port_spec_covers_ssh(spec: Any) -> bool:
     return _covers_ssh(low, high or low)
 
 
-def _aws_rule_admits_ssh(rule: Mapping[str, Any]) -> bool:
+def _aws_rule_admits_ssh(rule: Mapping[str, object]) -> bool:
     protocol = str(rule.get("protocol", rule.get("ipProtocol", ""))).lower()
     if protocol in ("-1", "all"):
         return True
     return protocol in ("tcp", "6") and _covers_ssh(rule.get("fromPort"), rule.get("toPort"))
 
 
-def _aws_sources(rule: Mapping[str, Any], cidr_keys: tuple[str, ...]) -> list[Any]:
+def _aws_sources(rule: Mapping[str, object], cidr_keys: tuple[str, ...]) -> list[object]:
     return [cidr for key in cidr_keys for cidr in _items(rule.get(key))]
 
 
-def _aws_rule_opens_ssh(rule: Mapping[str, Any], cidr_keys: tuple[str, ...]) -> bool:
+def _aws_rule_opens_ssh(rule: Mapping[str, object], cidr_keys: tuple[str, ...]) -> bool:
     return _aws_rule_admits_ssh(rule) and _world_of(_aws_sources(rule, cidr_keys))
 
 
-def _azure_rule_opens_ssh(rule: Mapping[str, Any]) -> bool:
+def _azure_rule_opens_ssh(rule: Mapping[str, object]) -> bool:
     if str(rule.get("direction", "")).lower() != "inbound" or str(rule.get("access", "")).lower() != "allow":
         return False
     if str(rule.get("protocol", "*")).lower() not in ("tcp", "*"):
@@ -450,7 +460,7 @@ def _azure_rule_opens_ssh(rule: Mapping[str, Any]) -> bool:
             and _world_of([source for source in sources if source is not None]))
 
 
-def ssh_world_rules(resource_type: str, props: Mapping[str, Any]) -> Iterator[str]:
+def ssh_world_rules(resource_type: str, props: Mapping[str, object]) -> Iterator[str]:
     """Paths of the rules in one security group / rule / firewall / NSG that open port 22 to
     0.0.0.0/0 or ::/0 (or Azure's `*` / Internet)."""
     if resource_type == AWS_SECURITY_GROUP:
@@ -508,7 +518,7 @@ def stack_of(urn: str) -> str:
 DESIGN_CONFIG = PolicyConfigSchema(properties={"fail_on": {"type": "string", "enum": ["error", "warning"]}})
 
 
-def gated(mapping: Any, fail_on: Any) -> Any:
+def gated(mapping: object, fail_on: object) -> object:
     """The recorded stack file as the gate validates it: with the pack's `fail_on: warning`, the
     design fails on warnings whatever its own policy.fail_on says (`error` changes nothing)."""
     if fail_on != "warning" or not isinstance(mapping, dict):

@@ -17,7 +17,7 @@ import yaml
 from cluster.addressing import allocate, dotted
 from cluster.configs import switch_files
 from cluster.intent.switch import BFD_TIMERS, BfdTimers
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.render import engine
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -156,7 +156,7 @@ VARIANTS = {"contract-eos": lambda: _contract_on("eos"), "contract-sonic": lambd
 
 def _design(source: str) -> tuple[ClusterSpec, Topology]:
     result = validate_mapping(source, VARIANTS[source]()) if source in VARIANTS else validate(str(ROOT / source))
-    assert result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     return result.spec, result.topology
 
 

@@ -27,7 +27,7 @@ import pytest
 from cluster.addressing import allocate
 from cluster.configs import switch_files
 from cluster.intent.switch import BFD_TIMERS, Port, switch_views
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from tests.conftest import missing_tool
 from tests.test_verify_live import sh
 
@@ -36,7 +36,8 @@ DAEMONS = ("zebra", "bfdd", "bgpd")  # in start order: bfdd and bgpd connect to 
 PATHSPACES = Path("/var/run/frr")  # `-N <ns>` puts each daemon's sockets under /var/run/frr/<ns>
 LEAF, SPINE = "leaf-001-r0", "spine-001"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def wait_for(what: str, ready: Callable[[], bool], timeout: float, polls: int = 1) -> None:
@@ -123,7 +124,7 @@ def link(tmp_path: Path) -> Iterator[tuple[Router, Router, Port, Port]]:
         if shutil.which(tool) is None:
             missing_tool(f"{tool} not found: apt-get install frr iproute2 (both in .ci/apt-packages.txt)")
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     spec, topology = result.spec, result.topology
     addresses = allocate(spec, topology)
     files, _ = switch_files(spec, topology, addresses, [LEAF, SPINE])

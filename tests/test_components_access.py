@@ -29,7 +29,7 @@ def test_aws_private_subnets_route_out_through_a_nat_gateway() -> None:
     # Only the NAT gateway's subnet is public; nothing maps public IPs, no node interface takes one.
     assert all(subnet.inputs["mapPublicIpOnLaunch"] is False for subnet in of_type(outcome, "ec2/subnet:Subnet"))
     interfaces = one(outcome, "LaunchTemplate").inputs["networkInterfaces"]
-    assert not any(nic.get("associatePublicIpAddress") for nic in interfaces)
+    assert all(nic.get("associatePublicIpAddress") in (None, "false") for nic in interfaces)
 
 
 def test_aws_nodes_carry_the_ssm_instance_profile() -> None:

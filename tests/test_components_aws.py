@@ -32,8 +32,10 @@ def test_one_efa_per_network_card(program: Callable[..., Any], instance_type: st
     assert [(nic["networkCardIndex"], nic["deviceIndex"]) for nic in ena] == [(0, 0)]
     assert {(int(nic["networkCardIndex"]), int(nic["deviceIndex"])) for nic in efa} == \
         {(0, 1)} | {(card, 0) for card in range(1, cards)}
-    assert not any(nic.get("associatePublicIpAddress") for nic in interfaces)
-    assert ena[0]["associatePublicIpAddress"] is False
+    # The provider takes these flags as strings ("true" / "false" / unset).
+    assert all(nic.get("associatePublicIpAddress") in (None, "false") for nic in interfaces)
+    assert ena[0]["associatePublicIpAddress"] == "false"
+    assert all(nic["deleteOnTermination"] == "true" for nic in interfaces)
     # One subnet per node, the auto scaling group's: EFA stays within a subnet.
     assert {nic["subnetId"] for nic in interfaces} == {"<t-fabric-subnet>"}
     assert one(outcome, "autoscaling/group:Group").inputs["vpcZoneIdentifiers"] == ["<t-fabric-subnet>"]

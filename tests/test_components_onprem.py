@@ -16,7 +16,7 @@ from test_components_support import ROOT, of_type, run_program
 
 from cluster.artifacts import render_tree
 from cluster.loader import load_stack
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from components.onprem import artifacts
 from components.onprem.files import FilesProvider, bundle_inputs, safe_relative, sha256, unpack
 
@@ -30,7 +30,7 @@ def program() -> Callable[..., Any]:
 def test_every_rendered_file_is_in_exactly_one_resource_of_its_owner(
         program: Callable[..., Any], stack: str) -> None:
     result = validate(stack)
-    assert result.topology is not None and result.spec is not None
+    assert isinstance(result, Valid)
     tree = render_tree(result.spec, result.topology)
     outcome = program(load_stack(stack).data, stack=stack, artifacts_dir="build/x")
     components = {r.urn: r.type.split(":")[-1] for r in outcome.resources if not r.custom}
@@ -59,7 +59,7 @@ def test_every_rendered_file_is_in_exactly_one_resource_of_its_owner(
 
 def test_pulumi_writes_the_render_tree() -> None:
     result = validate("dev")
-    assert result.topology is not None and result.spec is not None
+    assert isinstance(result, Valid)
     rendered = artifacts.render(result.spec, result.topology)
     assert rendered == render_tree(result.spec, result.topology)
     assert {path.split("/")[0] for path in rendered} >= {"switches", "hosts", "slurm", "verify"}
@@ -112,7 +112,7 @@ def test_paths_must_stay_inside_the_directory(path: str) -> None:
 
 def test_owner_follows_the_device_a_path_names() -> None:
     result = validate("prod")
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     topology = result.topology
     assert artifacts.owner("switches/leaf-001-r0/config_db.json", topology) == ("fabric", "leaf-001-r0")
     assert artifacts.owner("sonic/stor-leaf-001.json", topology) == ("storage", "stor-leaf-001")

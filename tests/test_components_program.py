@@ -14,7 +14,7 @@ import pytest
 from test_components_support import ROOT, cloud_stack, of_type, run_program
 
 from cluster.loader import load_stack
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from cluster.report import summary
 
 CLOUD_STACKS = [
@@ -116,7 +116,7 @@ def test_outputs_are_the_design_summary(program: Callable[..., Any]) -> None:
     data = load_stack("prod").data
     outcome = program(data, stack="prod", artifacts_dir="out/prod")
     result = validate_mapping("prod", data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     design = summary(result.spec, result.topology)
     assert outcome.outputs["gpus"] == design["gpus"] == 512
     assert outcome.outputs["gbps_per_gpu"] == design["gbps_per_gpu"]

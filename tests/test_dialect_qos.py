@@ -17,7 +17,7 @@ import yaml
 
 from cluster.configs import render_configs
 from cluster.intent.qos import classes
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.stackfile import Qos
 from tests.conftest import ROOT
 
@@ -151,7 +151,7 @@ def _stacks() -> list[Path]:
 @pytest.mark.parametrize("path", _stacks(), ids=lambda path: path.stem)
 def test_every_example_states_the_whole_plan(path: Path) -> None:
     result = validate(str(path))
-    if not result.ok or result.spec is None or result.topology is None or result.spec.qos is None:
+    if not result.ok or not isinstance(result, Valid) or result.spec.qos is None:
         pytest.skip(f"{path.name}: no rendered RoCE fabric (fails validation on purpose, cloud, or InfiniBand)")
     if result.spec.fabric is not None and result.spec.fabric.transport != "roce":
         pytest.skip(f"{path.name}: InfiniBand fabric")
@@ -178,7 +178,7 @@ def test_every_dialect_states_any_plan(os: str, plan: str) -> None:
     if os == "eos":  # an SN5600 does not run EOS: an Arista box of the same size
         data["fabric"]["leaf"]["switch"] = data["fabric"]["spine"]["switch"] = "7060X6"
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None and result.spec.qos is not None, result.findings
+    assert isinstance(result, Valid) and result.spec.qos is not None, result.findings
     errors = [f for f in result.findings if str(f.severity) == "error" and not f.suppressed]
     assert errors == [], errors
     assert check_design(render_configs(result.spec, result.topology), result.spec.qos) == []

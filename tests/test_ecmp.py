@@ -17,7 +17,7 @@ import yaml
 from cluster.configs import render_configs
 from cluster.dialects import platform
 from cluster.dialects.eos.render import DEFAULT_MAXIMUM_ROUTES as EOS_DEFAULT_MAXIMUM_ROUTES
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.topology import Topology
 from tests.conftest import ROOT
 
@@ -84,7 +84,7 @@ def check_widths(result: Any) -> int:
 @pytest.mark.parametrize("name", _designs())
 def test_every_switch_of_every_example_installs_all_its_uplinks(name: str) -> None:
     result = validate(name)
-    if not result.ok or result.spec is None or result.topology is None or result.spec.is_cloud:
+    if not result.ok or not isinstance(result, Valid) or result.spec.is_cloud:
         pytest.skip(f"{name}: nothing rendered (cloud, or fails validation on purpose)")
     check_widths(result)
 
@@ -93,10 +93,10 @@ def test_every_switch_of_every_example_installs_all_its_uplinks(name: str) -> No
 def test_leaves_with_128_uplinks_install_128_paths(os: str) -> None:
     result = validate_mapping("wide", wide_leaves(os))
     assert result.ok, [(f.rule, f.message) for f in result.findings]
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     assert max(uplinks_by_switch(result.topology).values()) == 128
     assert check_widths(result) > 8
-    paths = rendered_paths(render_configs(result.spec, result.topology))  # type: ignore[arg-type]
+    paths = rendered_paths(render_configs(result.spec, result.topology))
     assert paths["leaf-001-r0"] == 128
 
 
@@ -108,7 +108,7 @@ def test_dual_plane_leaves_install_their_planes_uplinks() -> None:
             "fabric": {"planes": 2, "leaf": {"ports": 64, "port_gbps": 200, "os": "nvue"},
                        "spine": {"ports": 64, "port_gbps": 200, "os": "eos"}}}
     result = validate_mapping("dp", data)
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     assert check_widths(result) > 16
     paths = rendered_paths(render_configs(result.spec, result.topology))
     assert paths["p0-leaf-001-r0"] == paths["p1-leaf-001-r0"] == uplinks_by_switch(result.topology)["p1-leaf-001-r0"] == 32
@@ -127,7 +127,7 @@ def test_more_paths_than_nvue_installs_is_an_error_naming_the_key() -> None:
     assert not result.ok
     data["policy"] = {"suppress": ["FAB-ECMP"]}
     result = validate_mapping("wide", data)
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     paths = rendered_paths(render_configs(result.spec, result.topology))
     assert paths["leaf-001-r0"] == platform("nvue").max_paths == 128
 
@@ -135,7 +135,7 @@ def test_more_paths_than_nvue_installs_is_an_error_naming_the_key() -> None:
 def test_spines_get_the_parallel_links_towards_one_leaf() -> None:
     """prod: 8 leaves x 64 uplinks over 4 spines is 16 links from each spine to each leaf."""
     result = validate("prod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     paths = rendered_paths(render_configs(result.spec, result.topology))
     assert paths["spine-001"] == 16 and paths["leaf-001-r0"] == 64
 
@@ -149,7 +149,7 @@ def test_eos_neighbors_carry_a_route_limit_above_the_design() -> None:
     data["fabric"].pop("spines", None)
     data["fabric"].pop("leaf_uplinks", None)
     result = validate_mapping("big", data)
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     files = render_configs(result.spec, result.topology)
     config = files["switches/leaf-001-r0/eos.cfg"]
     neighbors = re.findall(r"^   neighbor (\S+) remote-as", config, re.M)

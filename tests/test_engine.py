@@ -38,7 +38,7 @@ from components.offline import STACK_TYPE, OfflineRun, Registration
 from components.onprem import artifacts
 from components.onprem.files import sha256
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 BUILD = ROOT / "scripts" / "pulumi_engine.sh"
 VENDOR = ROOT.parent / "shared" / "vendor" / "pulumi"  # the vendored language host, beside the repo

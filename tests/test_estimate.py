@@ -13,18 +13,18 @@ from cluster.estimate.constants import load_calibration
 from cluster.estimate.model import bus_factor, choose_algorithm, estimate, hardware, nvls_busbw
 from cluster.estimate.placement import fabric_share, place, ring_flows
 from cluster.estimate.units import format_size, parse_size
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 
 GiB = 2**30
 
 
-def design(**changes: Any) -> Result:
+def design(**changes: Any) -> Valid:
     result = run(stack(**changes))
-    assert result.spec is not None and result.topology is not None, [f.message for f in result.findings]
+    assert isinstance(result, Valid), [f.message for f in result.findings]
     return result
 
 
-def small_rack_tor() -> Result:
+def small_rack_tor() -> Valid:
     """4 nodes x 8 x 400G, rack-tor, 2 leaves of 2 nodes, 4 x 400G up per leaf: 6,400 down / 1,600 up = 4:1."""
     return design(
         node_pools=[{"name": "h100", "nodes": 4, "gpu": "H100", "fabric_nics": {"count": 8, "gbps": 400}}],
@@ -62,7 +62,7 @@ def test_format_size_round_trips() -> None:
 
 def test_hardware_is_read_from_the_graph_and_catalog() -> None:
     result = validate("article-b")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     hw = hardware(result.spec, result.topology, result.spec.pools[0])
     assert hw.nvlink_gbytes == 450  # H200 catalog 900 GB/s both directions
     assert hw.node_nic_gbytes == 4 * 400 / 8
@@ -73,7 +73,7 @@ def test_links_that_run_slower_lower_the_node_bandwidth() -> None:
     """A 400G NIC on a 200G leaf port runs at 200G: the model uses the graph's link speed."""
     result = design(node_pools=[{"name": "h100", "nodes": 4, "gpu": "H100", "fabric_nics": {"count": 8, "gbps": 400}}],
                     fabric={"leaf": {"ports": 64, "port_gbps": 200}, "spine": {"ports": 64, "port_gbps": 200}})
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     assert hardware(result.spec, result.topology, result.spec.pools[0]).node_nic_gbytes == 8 * 200 / 8
 
 
@@ -94,7 +94,7 @@ def test_algorithm_choice_is_nccl_like() -> None:
 
 
 def _spec_topology(result: Result) -> tuple[Any, Any, Any]:
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return result.spec, result.topology, result.spec.pools[0]
 
 
@@ -109,8 +109,8 @@ def test_nvls_grows_with_gpus_like_the_measurements() -> None:
 
 def test_packed_and_worst_placement() -> None:
     result = validate("legacy")  # rack-tor, 8 nodes per leaf, 4 leaves
+    assert isinstance(result, Valid)
     topology = result.topology
-    assert topology is not None
     packed = place(topology, "h100", 8, "packed")
     worst = place(topology, "h100", 8, "worst")
     assert packed.leaf_groups == 1
@@ -127,8 +127,8 @@ def test_fabric_share_is_the_uplink_to_demand_ratio_of_the_placed_nodes() -> Non
     all-to-all packed: (4-2)/3 of each node's 3,200 leaves: 1,600 / 4,266.7 = 0.375;
     worst: the leaf's fair share, 1,600 / 6,400 = 0.25."""
     result = small_rack_tor()
+    assert isinstance(result, Valid)
     topology = result.topology
-    assert topology is not None
     packed = place(topology, "h100", 4, "packed")
     assert fabric_share(topology, packed, ring_flows(4)).factor == pytest.approx(0.5)
     assert fabric_share(topology, packed, all_to_all=True).factor == pytest.approx(0.375)
@@ -143,8 +143,8 @@ def test_fabric_share_is_the_uplink_to_demand_ratio_of_the_placed_nodes() -> Non
 
 def test_oversubscription_costs_only_when_traffic_crosses_leaves() -> None:
     result = validate("legacy")
+    assert isinstance(result, Valid)
     spec, topology = result.spec, result.topology
-    assert spec is not None and topology is not None
     inside = collective_on(spec, topology, "all_reduce", 8, 8 * GiB, placement="packed")
     spread = collective_on(spec, topology, "all_reduce", 8, 8 * GiB, placement="worst")
     assert inside.bottleneck == "NVLink"
@@ -157,7 +157,7 @@ def test_oversubscription_costs_only_when_traffic_crosses_leaves() -> None:
 def test_bottleneck_moves_from_nvlink_to_the_nic() -> None:
     fat = validate("article-c")
     thin = validate("article-b")
-    assert fat.spec and fat.topology and thin.spec and thin.topology
+    assert isinstance(fat, Valid) and isinstance(thin, Valid)
     assert collective_on(fat.spec, fat.topology, "all_reduce", 8, 8 * GiB).bottleneck == "NVLink"
     narrow = collective_on(thin.spec, thin.topology, "all_reduce", 8, 8 * GiB)
     assert narrow.bottleneck == "NIC"
@@ -167,7 +167,7 @@ def test_bottleneck_moves_from_nvlink_to_the_nic() -> None:
 def test_two_node_tree_can_exceed_the_nic_total() -> None:
     """NVLS-tree at 2 nodes moves S/g per GPU over the network: busbw above the node's NIC GB/s."""
     result = validate("prod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     two = collective_on(result.spec, result.topology, "all_reduce", 2, 8 * GiB)
     assert two.algorithm == "nvls_tree"
     assert two.busbw_GBps > 400 * load_calibration().network("roce").value
@@ -175,7 +175,7 @@ def test_two_node_tree_can_exceed_the_nic_total() -> None:
 
 def test_all_to_all_is_bounded_by_the_nic_per_gpu() -> None:
     result = validate("article-c")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     a2a = collective_on(result.spec, result.topology, "all_to_all", 8, 8 * GiB)
     bound = 50 * load_calibration().network("roce").value * 63 / 56
     assert a2a.busbw_GBps <= bound
@@ -184,7 +184,7 @@ def test_all_to_all_is_bounded_by_the_nic_per_gpu() -> None:
 
 def test_larger_messages_take_longer_and_run_faster() -> None:
     result = validate("prod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     for collective in ("all_reduce", "all_gather", "all_to_all", "broadcast"):
         rows = [collective_on(result.spec, result.topology, collective, 4, 2**power) for power in range(10, 34, 2)]
         assert [row.time_s for row in rows] == sorted(row.time_s for row in rows)
@@ -206,7 +206,7 @@ def test_cloud_pools_use_their_fabric_efficiency() -> None:
 
 def test_estimate_table_rows_for_the_report() -> None:
     result = validate("article-a")  # fails validation: estimates still come out
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     rows = estimate_table(result.spec, result.topology)
     assert len(rows) == 5 * 2 * 5
     keys = {"pool", "collective", "nodes", "gpus", "size_bytes", "algorithm", "time_s", "algbw_GBps", "busbw_GBps",
@@ -225,8 +225,9 @@ def test_three_tiers_spine_uplinks_limit_flows_between_pods() -> None:
         fabric={"design": "rack-tor", "leaf": {"ports": 8, "port_gbps": 400}, "spine": {"ports": 8, "port_gbps": 400},
                 "core": {"ports": 8, "port_gbps": 400}, "pods": 2, "max_oversubscription": {"leaf": 1.0, "spine": 2.0}},
     )
+    assert isinstance(result, Valid)
     topology = result.topology
-    assert topology is not None and topology.fabric_plan is not None and topology.fabric_plan.pods == 2
+    assert topology.fabric_plan is not None and topology.fabric_plan.pods == 2
     packed = place(topology, "h", 32, "packed")
     share = fabric_share(topology, packed, all_to_all=True)
     assert share.tier == "spine" and share.factor == pytest.approx(6400 / (16 * 800 * 16 / 31))
@@ -237,13 +238,13 @@ def test_three_tiers_spine_uplinks_limit_flows_between_pods() -> None:
     assert spread.tier == "spine" and spread.factor == pytest.approx(0.5)
 
 
-def _gcp(instance_type: str) -> Result:
+def _gcp(instance_type: str) -> Valid:
     from cluster.pipeline import validate_mapping
 
     result = validate_mapping("t", {"name": "t", "target": "gcp",
                                     "cloud": {"region": "us-central1", "zone": "us-central1-a"},
                                     "node_pools": [{"name": "p", "nodes": 4, "instance_type": instance_type}]})
-    assert result.spec is not None and result.topology is not None, [f.message for f in result.findings]
+    assert isinstance(result, Valid), [f.message for f in result.findings]
     return result
 
 
@@ -252,7 +253,7 @@ def test_the_providers_forced_nccl_algorithm_and_protocol_are_followed() -> None
     (catalog, from cluster-toolkit's run-nccl-tests.sh): its 2-node all-reduce is a ring at
     about the node's TCPX bandwidth, not a tree above it. A3 Mega's environment forces neither."""
     high = _gcp("a3-highgpu-8g")
-    assert high.spec is not None and high.topology is not None
+    assert isinstance(high, Valid)
     hw = hardware(high.spec, high.topology, high.spec.pools[0])
     assert (hw.forced_algorithm, hw.forced_protocol) == ("ring", "Simple")
     for nodes in (1, 2):
@@ -261,5 +262,5 @@ def test_the_providers_forced_nccl_algorithm_and_protocol_are_followed() -> None
     two = collective_on(high.spec, high.topology, "all_reduce", 2, 8 * GiB)
     assert two.busbw_GBps <= hw.node_nic_gbytes * hw.network_efficiency
     mega = _gcp("a3-megagpu-8g")
-    assert mega.spec is not None and mega.topology is not None
+    assert isinstance(mega, Valid)
     assert collective_on(mega.spec, mega.topology, "all_reduce", 2, 8 * GiB).algorithm == "nvls_tree"

@@ -6,7 +6,7 @@ import pytest
 
 from cluster.estimate.model import hardware
 from cluster.estimate.step import StepEstimate, Workload, step_estimate
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 
 LLAMA70 = Workload(params=70e9, dp=16, tp=8, pp=4, step_compute_s=7.0)
 DATA_PARALLEL = Workload(params=70e9, dp=64, tp=8, pp=1, step_compute_s=7.0)
@@ -14,7 +14,7 @@ DATA_PARALLEL = Workload(params=70e9, dp=64, tp=8, pp=1, step_compute_s=7.0)
 
 def step(stack: str, workload: Workload = LLAMA70, placement: str = "packed") -> StepEstimate:
     result = validate(stack)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return step_estimate(stack, result.spec, result.topology, workload, result.spec.pools[0], placement)  # type: ignore[arg-type]
 
 
@@ -111,7 +111,7 @@ def test_single_node_pipeline_stages_use_nvlink() -> None:
 
 def test_hardware_used_by_the_step_is_the_graphs() -> None:
     result = validate("article-b")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     assert hardware(result.spec, result.topology, result.spec.pools[0]).node_nic_gbytes == 200
 
 
@@ -120,6 +120,6 @@ def test_article_stacks_give_their_stated_verdicts() -> None:
     a, b, c = (validate(name) for name in ("article-a", "article-b", "article-c"))
     assert a.exit_code == 1
     assert {"FAB-OVERSUB", "FAB-GPU-NIC"} <= {f.rule for f in a.findings if str(f.severity) == "error"}
-    assert b.spec is not None and b.spec.pools[0].fabric_nics.count == 4
+    assert isinstance(b, Valid) and b.spec.pools[0].fabric_nics.count == 4
     assert not [f for f in b.findings if str(f.severity) == "error"]
     assert c.exit_code == 0, [f.message for f in c.findings]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 
 
 @pytest.mark.parametrize("name", ["dev", "prod", "superpod"])
@@ -23,7 +23,7 @@ def test_legacy_fails_on_oversubscription_and_isolation() -> None:
 
 def test_superpod_matches_the_published_bill_of_switches() -> None:
     result = validate("superpod")
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     graph = result.topology.graph
     tiers = [data["tier"] for _, data in result.topology.switches("fabric")]
     assert tiers.count("leaf") == 32 and tiers.count("spine") == 16
@@ -33,7 +33,7 @@ def test_superpod_matches_the_published_bill_of_switches() -> None:
                       if d["network"] == "fabric" and graph.nodes[d["lower"]]["kind"] == "switch")
     assert host_links == 1016  # 127 nodes x 8 rails; the published 1,020 add four UFM links
     assert spine_links == 1024
-    assert result.spec is not None and result.spec.qos is None  # InfiniBand: no RoCE QoS rule
+    assert isinstance(result, Valid) and result.spec.qos is None  # InfiniBand: no RoCE QoS rule
     assert not any(f.rule.startswith("QOS") for f in result.findings)
 
 
@@ -43,6 +43,6 @@ def test_the_contract_example_passes() -> None:
     result = validate("contract")
     assert result.exit_code == 0
     assert {f.rule for f in result.findings} == {"SPEC-IGNORED"}
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     tiers = [data["tier"] for _, data in result.topology.switches("fabric")]
     assert (tiers.count("leaf"), tiers.count("spine")) == (16, 8)  # as designed: leaves 16, spines 8

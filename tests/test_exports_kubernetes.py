@@ -25,7 +25,7 @@ from cluster.exports.kubernetes import (
     label_script,
     node_labels_yaml,
 )
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 from cluster.topology import FABRIC
 
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -43,7 +43,7 @@ NVL72 = stack(
 
 
 def _parsed(result: Result) -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     labels = yaml.safe_load(node_labels_yaml(result.spec, result.topology))
     documents = list(yaml.safe_load_all(kueue_yaml(result.spec, result.topology)))
     return labels, documents
@@ -61,7 +61,7 @@ CASES = {"prod": lambda: validate("prod"), "superpod": lambda: validate("superpo
 def test_kueue_topology_levels_match_the_node_labels(case: str) -> None:
     result = CASES[case]()
     labels, documents = _parsed(result)
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     every_host = [host for hosts in result.topology.hosts_by_pool.values() for host in hosts]
     assert list(labels) == every_host
     (topology,) = _kind(documents, "Topology")
@@ -81,7 +81,7 @@ def test_kueue_topology_levels_match_the_node_labels(case: str) -> None:
         assert all(len(found) == 1 for found in parents.values()), (upper, lower)
     flavors = _kind(documents, "ResourceFlavor")
     assert {flavor["spec"]["topologyName"] for flavor in flavors} == {topology["metadata"]["name"]}
-    assert result.spec is not None
+    assert isinstance(result, Valid)
     assert {flavor["spec"]["nodeLabels"][POOL] for flavor in flavors} == {pool.name for pool in result.spec.pools}
     (queue,) = _kind(documents, "ClusterQueue")
     quotas = {flavor["name"]: flavor["resources"][0]["nominalQuota"]
@@ -96,7 +96,7 @@ def test_kueue_topology_levels_match_the_node_labels(case: str) -> None:
 def test_rail_group_label_follows_the_cabling() -> None:
     result = validate("superpod")
     labels, documents = _parsed(result)
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     graph = result.topology.graph
     for host, own in labels.items():
         leaves = sorted(peer for peer in graph[host] if FABRIC in graph[host][peer])
@@ -132,7 +132,7 @@ def test_nvl72_domains_become_a_level_when_they_nest_in_rail_groups() -> None:
 
 def test_label_script_sets_every_label() -> None:
     result = validate("prod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     script = label_script(result.spec, result.topology)
     lines = [line for line in script.splitlines() if line.startswith("kubectl label node ")]
     assert len(lines) == 64
@@ -144,7 +144,7 @@ def test_label_script_sets_every_label() -> None:
 
 def _cloud(stack_name: str, **edit: Any) -> tuple[Result, list[dict[str, Any]]]:
     result = validate(stack_name) if not edit else run(edit["data"])
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     return result, list(yaml.safe_load_all(kueue_yaml(result.spec, result.topology)))
 
 
@@ -152,7 +152,7 @@ def test_cloud_exports_select_nodes_by_the_providers_labels_not_made_up_names() 
     """Real cloud nodes are ip-10-0-32-7... or MIG / scale set instances: the exports name none,
     they select by the labels the provider's Kubernetes sets."""
     result, docs = _cloud("aws-p5e")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = export_files(result.spec, result.topology)
     assert "kubernetes/label-nodes.sh" not in files and "kubernetes/node-labels.yaml" not in files
     assert "-node-0" not in files["kubernetes/kueue.yaml"]

@@ -16,7 +16,7 @@ import yaml
 from conftest import ROOT, run, stack
 
 from cluster.exports.kubernetes import HOSTNAME, kueue_yaml
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 
 CRDS = ROOT.parent / "shared" / "vendor" / "kueue" / "config" / "components" / "crd" / "bases"
 KINDS = {"Topology": "topologies", "ResourceFlavor": "resourceflavors", "ClusterQueue": "clusterqueues",
@@ -53,7 +53,7 @@ def schema(kind: str, api_version: str) -> dict[str, Any]:
 
 def documents(case: str) -> list[dict[str, Any]]:
     result = CASES[case]()
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     return list(yaml.safe_load_all(kueue_yaml(result.spec, result.topology)))
 
 

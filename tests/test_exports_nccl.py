@@ -16,7 +16,7 @@ from cluster.artifacts import render_tree
 from cluster.catalog import CloudFabric, load_catalog
 from cluster.exports.files import export_files
 from cluster.exports.nccl import nccl_env
-from cluster.pipeline import Result, validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from tests.conftest import ROOT
 
 ECT0 = 2
@@ -32,9 +32,9 @@ def cluster_of(stack: str) -> dict[str, Any]:
     return copy.deepcopy(data["config"]["gpu-cluster:cluster"])
 
 
-def built(data: dict[str, Any]) -> Result:
+def built(data: dict[str, Any]) -> Valid:
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None, [f.message for f in result.findings]
+    assert isinstance(result, Valid), [f.message for f in result.findings]
     return result
 
 
@@ -130,7 +130,7 @@ def test_cloud_env_per_catalog_instance_type(target: str, instance_type: str, tm
     data = cluster_of(CLOUD_STACKS[target])
     data["node_pools"][0]["instance_type"] = instance_type
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = nccl_env(result.spec, result.topology)
     assert list(files) == ["h200"]
     text = files["h200"]
@@ -150,7 +150,7 @@ def test_every_pool_of_a_cloud_stack_gets_its_own_instance_type() -> None:
     data = cluster_of("aws-p5e")
     data["node_pools"].append({"name": "a100", "nodes": 2, "instance_type": "p4d.24xlarge"})
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = export_files(result.spec, result.topology)
     assert {path for path in files if path.startswith("nccl/")} == {"nccl/a100.env", "nccl/h200.env"}
     assert "p4d.24xlarge" in files["nccl/a100.env"] and "4 x 100G efa" in files["nccl/a100.env"]
@@ -161,7 +161,7 @@ def test_every_pool_of_a_cloud_stack_gets_its_own_instance_type() -> None:
                                          for path in (ROOT / "stacks").glob("Pulumi.*.yaml")))
 def test_export_writes_an_env_per_pool_for_every_example_stack(stack: str) -> None:
     result = validate(stack)
-    assert result.spec is not None and result.topology is not None, f"{stack} does not resolve"
+    assert isinstance(result, Valid), f"{stack} does not resolve"
     files = export_files(result.spec, result.topology)
     assert sorted(path for path in files if path.startswith("nccl/")) == sorted(
         f"nccl/{pool.name}.env" for pool in result.spec.pools)
@@ -174,7 +174,7 @@ def test_export_writes_an_env_per_pool_for_every_example_stack(stack: str) -> No
 @pytest.mark.parametrize("stack", ["prod", "superpod", "dev"])
 def test_onprem_env_is_the_rendered_host_file_byte_for_byte(stack: str, tmp_path: Path) -> None:
     result = validate(stack)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     for pool in result.spec.pools:
         assert files[f"nccl/{pool.name}.env"] == files[f"hosts/{pool.name}/nccl.env"]
@@ -202,7 +202,7 @@ def test_onprem_hca_list_is_exact_and_in_rail_order(stack: str) -> None:
     devices = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
     data["node_pools"][0].setdefault("fabric_nics", {"count": 8, "gbps": 400})["devices"] = devices
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     pool = result.spec.pools[0]
     assert pool.fabric_nics.ports == len(devices)
     env = parse(nccl_env(result.spec, result.topology)[pool.name])
@@ -219,7 +219,7 @@ DGX_H100_COMPUTE = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", 
 
 def test_superpod_hca_list_names_the_dgx_h100_compute_nics() -> None:
     result = validate("superpod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     env = parse(nccl_env(result.spec, result.topology)["dgx"])
     assert rail_devices(env) == DGX_H100_COMPUTE
     assert not {"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"} & set(rail_devices(env))
@@ -230,7 +230,7 @@ def test_dgx_h100_on_roce_gets_the_same_devices_in_nccl_env_and_qos_sh() -> None
     data = cluster_of("prod")
     data["node_pools"][0] = {"name": "dgx", "nodes": 16, "gpu": "H100", "server": "dgx-h100"}
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     assert rail_devices(parse(files["nccl/dgx.env"])) == DGX_H100_COMPUTE
     script = files["hosts/dgx/qos.sh"]
@@ -245,7 +245,7 @@ def test_servers_without_documented_devices_keep_the_generic_names_and_say_so(se
         data["node_pools"][0]["server"] = server
         data["node_pools"][0]["gpu"] = load_catalog().servers[server].gpu
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     text = nccl_env(result.spec, result.topology)["h200"]
     assert rail_devices(parse(text)) == [f"mlx5_{rail}" for rail in range(8)]
     assert "generic default" in text and "node_pools[0].fabric_nics.devices" in text
@@ -256,13 +256,13 @@ def test_catalog_devices_give_way_to_the_stack_file_and_to_another_port_count() 
     own = [f"mlx5_{rail}" for rail in (11, 10, 9, 6, 5, 4, 3, 0)]
     data["node_pools"][0]["fabric_nics"] = {"count": 8, "gbps": 400, "devices": own}
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     text = nccl_env(result.spec, result.topology)["dgx"]
     assert rail_devices(parse(text)) == own and "node_pools[0].fabric_nics.devices" in text
     data["node_pools"][0]["fabric_nics"] = {"count": 4, "gbps": 400}  # not the catalog's eight ports
     data["fabric"].update(leaves=16, spines=8, leaf_uplinks=32)
     result = built(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     assert rail_devices(parse(nccl_env(result.spec, result.topology)["dgx"])) == [f"mlx5_{rail}" for rail in range(4)]
 
 
@@ -281,7 +281,7 @@ def test_one_roce_tos_in_every_rendered_file_derived_from_the_plan(dscp: int) ->
     data = cluster_of("prod")
     data["qos"]["roce"]["dscp"] = dscp
     result = built(data)
-    assert result.spec is not None and result.topology is not None and result.spec.qos is not None
+    assert isinstance(result, Valid) and result.spec.qos is not None
     assert result.spec.qos.roce.dscp == dscp
     expected = dscp << 2 | ECT0  # 106 for NVIDIA's DSCP 26
     files = render_tree(result.spec, result.topology)
@@ -304,7 +304,7 @@ def test_one_roce_tos_in_every_rendered_file_derived_from_the_plan(dscp: int) ->
 
 def test_cloud_env_ignores_the_stack_qos_and_is_deterministic() -> None:
     result = built(cluster_of("gcp-a3ultra"))
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     first = nccl_env(result.spec, result.topology)
     assert first == nccl_env(result.spec, result.topology)
     assert not re.search(r"20\d\d-\d\d-\d\d", first["h200"])

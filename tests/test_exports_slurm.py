@@ -16,7 +16,7 @@ from conftest import run, stack
 
 from cluster.exports.hierarchy import compress
 from cluster.exports.slurm import block_conf, topology_conf
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 from cluster.topology import FABRIC
 
 # Warnings that do not stop the controller but mean the topology is wrong (FACTS.md section 6).
@@ -118,7 +118,7 @@ def controller(tmp_path: Path) -> Iterator[list[Controller]]:
 
 
 def _start(started: list[Controller], folder: Path, result: Result) -> Controller:
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     text = topology_conf(result.spec, result.topology)
     assert text is not None
     hosts = [host for pool in result.topology.hosts_by_pool.values() for host in pool]
@@ -139,7 +139,7 @@ def _parse_topology(text: str) -> dict[str, dict[str, str]]:
 
 def _expected_groups(result: Result) -> dict[int, set[str]]:
     """Leaf group -> hosts, straight from the graph's fabric cables."""
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     graph = result.topology.graph
     groups: dict[int, set[str]] = {}
     for host, data in graph.nodes(data=True):
@@ -154,7 +154,7 @@ def _expected_groups(result: Result) -> dict[int, set[str]]:
 @pytest.mark.parametrize("name", ["prod", "superpod", "three-tier", "dual-plane"])
 def test_real_slurmctld_accepts_topology_without_warnings(name: str, controller: list[Controller], tmp_path: Path) -> None:
     result = run(DESIGNS[name]) if name in DESIGNS else validate(name)
-    assert result.topology is not None and result.spec is not None
+    assert isinstance(result, Valid)
     ctl = _start(controller, tmp_path, result)
     shown = _parse_topology(ctl.scontrol("show", "topology"))
     problems = [line for line in ctl.log_text().splitlines() if LOG_PROBLEMS.search(line)]
@@ -193,7 +193,7 @@ def test_compress_matches_slurm_hostlist_form() -> None:
 
 def test_tree_has_one_logical_leaf_per_rail_group() -> None:
     result = validate("superpod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     text = topology_conf(result.spec, result.topology)
     assert text is not None
     switch_lines = [line for line in text.splitlines() if line.startswith("SwitchName=")]
@@ -211,7 +211,7 @@ def test_tree_has_one_logical_leaf_per_rail_group() -> None:
 
 def test_dual_plane_group_is_one_logical_leaf() -> None:
     result = run(DUAL_PLANE)
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     text = topology_conf(result.spec, result.topology)
     assert text is not None
     assert "# leaf-001 = p0-leaf-001-r[0-7],p1-leaf-001-r[0-7]" in text
@@ -220,10 +220,10 @@ def test_dual_plane_group_is_one_logical_leaf() -> None:
 
 def test_block_form_only_where_nvlink_spans_nodes() -> None:
     result = validate("prod")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     assert block_conf(result.spec, result.topology) is None
     nvl = run(stack(node_pools=[{"name": "gb200", "nodes": 40, "gpu": "GB200", "gpus_per_node": 4}]))
-    assert nvl.spec is not None and nvl.topology is not None, nvl.findings
+    assert isinstance(nvl, Valid), nvl.findings
     text = block_conf(nvl.spec, nvl.topology)
     assert text is not None
     blocks = [line for line in text.splitlines() if line.startswith("BlockName=")]
@@ -240,5 +240,5 @@ def test_block_form_only_where_nvlink_spans_nodes() -> None:
 def test_no_slurm_topology_on_cloud() -> None:
     result = run(stack(target="aws", cloud={"region": "us-east-1", "zone": "us-east-1a"},
                        node_pools=[{"name": "p5", "nodes": 4, "instance_type": "p5.48xlarge"}]))
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     assert topology_conf(result.spec, result.topology) is None

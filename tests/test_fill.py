@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from cluster.artifacts import render_tree
+from cluster.pipeline import Valid
 from tests.conftest import run, stack
 
 SWITCH = {"ports": 64, "port_gbps": 400}  # 1:1 rail leaf: 32 nodes down, 32 uplinks
@@ -29,7 +30,7 @@ def hosts_per_group(result: Any) -> dict[int, int]:
 @pytest.mark.parametrize(("fill", "groups", "uplinks"), [("even", {0: 20, 1: 20}, 20), ("packed", {0: 32, 1: 8}, 32)])
 def test_forty_nodes_on_leaves_that_hold_thirty_two(fill: str, groups: dict[int, int], uplinks: int) -> None:
     result = run(design(40, fill))
-    assert result.ok, [str(f) for f in result.findings]
+    assert isinstance(result, Valid) and result.ok, [str(f) for f in result.findings]
     assert hosts_per_group(result) == groups
     plan = result.topology.fabric_plan
     assert (plan.groups, plan.leaf_uplinks) == (2, uplinks)  # packed leaves are cabled for a full group
@@ -39,7 +40,7 @@ def test_packed_leaves_beyond_the_nodes_stay_empty_and_the_design_still_validate
     result = run(design(40, "packed", leaves=24))
     assert result.ok, [str(f) for f in result.findings]
     assert hosts_per_group(result) == {0: 32, 1: 8}
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     assert any(path.startswith("switches/leaf-003-r0/") for path in files)
 

@@ -115,6 +115,7 @@ def checkout(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_validation_step_runs_and_gates(workflow: dict[str, Any], checkout: Path) -> None:
     done, outputs = run_step(step(workflow, "validate", "Validate")["run"], checkout)
     assert done.returncode == 0, done.stderr  # the step records; the Gate step fails the job

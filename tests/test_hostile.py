@@ -166,6 +166,7 @@ base_and_path = st.sampled_from(sorted(BASES)).flatmap(
 # --------------------------------------------------------------------------- properties
 
 
+@pytest.mark.slow
 @BOUNDED
 @given(base_and_path, hostile_values, st.sampled_from(FORMATS), st.booleans())
 def test_wrong_values_at_every_contract_key(
@@ -213,6 +214,7 @@ def alias_bomb(fanout: int, depth: int, place: str) -> str:
     return "\n".join([*lines, "config:", f"  gpu-cluster:cluster: {cluster}", ""])
 
 
+@pytest.mark.slow
 @settings(BOUNDED, max_examples=60)
 @given(st.integers(2, 12), st.integers(1, 12), st.sampled_from(["cluster", "node_pools", "name", "unknown"]),
        st.sampled_from(FORMATS))

@@ -27,7 +27,7 @@ import pytest
 
 from cluster.addressing import allocate
 from cluster.artifacts import render_tree
-from cluster.pipeline import Result, validate_mapping
+from cluster.pipeline import Result, Valid, validate_mapping
 from cluster.spec import Nics, PoolSpec
 from cluster.topology import Topology, host_name, leaf_name
 
@@ -83,21 +83,21 @@ def _base(name: str) -> dict[str, Any]:
 
 
 @functools.cache
-def built(variant: str | None, base: str = "base") -> Result:
+def built(variant: str | None, base: str = "base") -> Valid:
     data = _base(base)
     if variant is not None:
         base_name, change, _ = VARIANTS[variant]
         data = _base(base_name)
         change(data)
     result = validate_mapping("ident", data)
-    assert result.topology is not None and result.exit_code == 0, [f.message for f in result.findings]
+    assert isinstance(result, Valid) and result.exit_code == 0, [f.message for f in result.findings]
     return result
 
 
 def pair(variant: str) -> tuple[Topology, Topology]:
     before = built(None, VARIANTS[variant][0])
     after = built(variant)
-    assert before.topology is not None and after.topology is not None
+    assert isinstance(before, Valid) and isinstance(after, Valid)
     return before.topology, after.topology
 
 
@@ -107,9 +107,9 @@ def switch_roles(topology: Topology) -> dict[str, tuple[Any, ...]]:
 
 
 def test_the_base_spans_several_leaf_groups() -> None:
-    plan = built(None).topology.fabric_plan  # type: ignore[union-attr]
+    plan = built(None).topology.fabric_plan
     assert plan is not None and plan.groups >= 3 and plan.spines >= 2
-    assert built(None, "no-storage").topology.network_plans["storage"].leaves == 0  # type: ignore[union-attr]
+    assert built(None, "no-storage").topology.network_plans["storage"].leaves == 0
 
 
 # --------------------------------------------------------------------------- names
@@ -148,8 +148,8 @@ def test_switches_keep_their_names_and_roles(variant: str) -> None:
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_loopbacks_and_asns_follow_switch_names(variant: str) -> None:
     before, after = built(None, VARIANTS[variant][0]), built(variant)
-    old = allocate(before.spec, before.topology)  # type: ignore[arg-type]
-    new = allocate(after.spec, after.topology)  # type: ignore[arg-type]
+    old = allocate(before.spec, before.topology)
+    new = allocate(after.spec, after.topology)
     common = set(old.loopbacks) & set(new.loopbacks)
     assert common
     assert {s: old.loopbacks[s] for s in common} == {s: new.loopbacks[s] for s in common}
@@ -160,8 +160,8 @@ def test_loopbacks_and_asns_follow_switch_names(variant: str) -> None:
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_rendered_files_keep_their_names(variant: str) -> None:
     before, after = built(None, VARIANTS[variant][0]), built(variant)
-    old = set(render_tree(before.spec, before.topology))  # type: ignore[arg-type]
-    new = set(render_tree(after.spec, after.topology))  # type: ignore[arg-type]
+    old = set(render_tree(before.spec, before.topology))
+    new = set(render_tree(after.spec, after.topology))
     direction = VARIANTS[variant][2]
     if direction == "grows":
         assert old <= new, sorted(old - new)
@@ -174,7 +174,7 @@ def test_rendered_files_keep_their_names(variant: str) -> None:
 
 def host_addresses(result: Result) -> dict[tuple[str, str, int, int], int]:
     """(host, network, nic, port) -> host-side address, whichever leaf the port is cabled to."""
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     links = allocate(result.spec, result.topology).links
     graph = result.topology.graph
     found = {}
@@ -263,8 +263,10 @@ def leaf_groups(topology: Topology) -> dict[str, set[int]]:
 
 @pytest.mark.parametrize("variant", [None, *sorted(VARIANTS)])
 def test_leaf_group_is_the_hosts_position_in_file_order(variant: str | None) -> None:
-    topology = built(variant).topology
-    assert topology is not None and topology.fabric_plan is not None
+    result = built(variant)
+    assert isinstance(result, Valid)
+    topology = result.topology
+    assert topology.fabric_plan is not None
     plan = topology.fabric_plan
     position = 0
     groups = leaf_groups(topology)
@@ -300,14 +302,14 @@ def test_appending_nodes_keeps_existing_hosts_on_their_leaves(variant: str) -> N
     assert {host: (old[host], new[host]) for host in old if host in new and old[host] != new[host]} == {}
 
 
-def packed(variant: str | None, base: str = "base") -> Result:
+def packed(variant: str | None, base: str = "base") -> Valid:
     """`built`, with fabric.fill: packed (each leaf group filled to capacity, in order)."""
     data = _base(VARIANTS[variant][0] if variant else base)
     if variant is not None:
         VARIANTS[variant][1](data)
     data["fabric"]["fill"] = "packed"
     result = validate_mapping("ident", data)
-    assert result.topology is not None and result.exit_code == 0, [f.message for f in result.findings]
+    assert isinstance(result, Valid) and result.exit_code == 0, [f.message for f in result.findings]
     return result
 
 
@@ -316,7 +318,7 @@ def test_packed_fill_keeps_existing_hosts_on_their_leaves_when_nodes_are_appende
     """The remedy for FINDING_SPREAD: with fill: packed, appending nodes (a pool at the end, or
     growing the last pool) never moves a cabled host, and no host address changes either."""
     before, after = packed(None, VARIANTS[variant][0]), packed(variant)
-    assert before.topology is not None and after.topology is not None
+    assert isinstance(before, Valid) and isinstance(after, Valid)
     old, new = leaf_groups(before.topology), leaf_groups(after.topology)
     assert old.keys() <= new.keys()
     assert {host: (old[host], new[host]) for host in old if old[host] != new[host]} == {}

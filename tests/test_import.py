@@ -169,8 +169,8 @@ EDGE: dict[str, dict[str, Any]] = {
     "infiniband, 200G, fewer ports": {"node_pools": [{"name": "a100", "nodes": 20, "gpu": "A100"}],
                                       "fabric": {"transport": "infiniband",
                                                  "leaf": {"switch": "QM9700", "port_gbps": 200, "ports": 16}}},
-    "three tiers, uneven pods": {"node_pools": [{"name": "h200", "nodes": 20, "gpu": "H200",
-                                                 "fabric_nics": {"count": 2, "gbps": 400}}],
+    "three tiers, uneven pods": {"node_pools": [{"name": "h200", "nodes": 44, "gpu": "H200",  # 11 groups in 3 pods
+                                                 "fabric_nics": {"count": 1, "gbps": 400}}],
                                  "fabric": {"leaf": {"ports": 8, "port_gbps": 400}}},
     "two pools of two NIC counts": {"node_pools": [{"name": "b", "nodes": 7, "gpu": "H200"},
                                                    {"name": "a", "nodes": 5, "gpu": "B200",

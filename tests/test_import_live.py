@@ -15,7 +15,8 @@ from cluster.verify.expected import expected_cables
 from tests.test_import import assert_same_fabric
 from tests.test_lab import lab, leftovers
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def test_a_live_labs_lldp_imports_as_the_design_it_runs(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ from cluster.lab import runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def lab(state: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -40,7 +40,7 @@ from cluster.artifacts import render_tree
 from cluster.cli import main
 from cluster.lab.containerlab import FRR_IMAGE, HOST_IMAGE, HOST_SCRIPT, node_names, topology_files
 from cluster.lab.model import Interface, LabCable, LabHost, LabPlan, LabSwitch, Slice, build_plan
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,7 +125,7 @@ def _schema_lines(error: ValidationError) -> list[str]:
 
 def _plan(stack: str, chosen: str = "all") -> LabPlan:
     result = validate(str(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     planned = build_plan(result.spec, result.topology, render_tree(result.spec, result.topology), Slice.parse(chosen))
     assert planned.plan is not None, planned.findings
     return planned.plan
@@ -394,7 +394,7 @@ def test_export_of_a_lab_containerlab_cannot_take_writes_nothing_and_exits_2(
     stack = tmp_path / "Pulumi.eth0-rails.yaml"
     stack.write_text(ETH0_STACK)
     result = validate(str(stack))
-    assert result.topology is not None and not result.schema_failed
+    assert isinstance(result, Valid) and not result.schema_failed
     hosts = {host for hosts in result.topology.hosts_by_pool.values() for host in hosts}
     out = tmp_path / "clab"
     code = main(["lab", "export", str(stack), "--out", str(out)])

@@ -14,14 +14,14 @@ from cluster.cli import main
 from cluster.lab import model
 from cluster.lab.expect import design
 from cluster.lab.model import LabPlan, Planned, Slice, build_plan, slice_devices
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.topology import FABRIC
 
 
 @pytest.fixture(scope="module")
 def dev():  # type: ignore[no-untyped-def]
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return result
 
 
@@ -165,7 +165,7 @@ def test_ecmp_widths_follow_the_cabling(dev) -> None:  # type: ignore[no-untyped
 
 def test_a_slice_keeps_its_leaf_groups_every_switch_above_and_their_hosts() -> None:
     result = validate("article-c")
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     every, hosts, _ = slice_devices(result.topology, Slice())
     one, one_hosts, text = slice_devices(result.topology, Slice.parse("groups=1"))
     spines = {name for name in every if result.topology.graph.nodes[name]["tier"] == "spine"}

@@ -13,6 +13,7 @@ import pytest
 
 from cluster.addressing import allocate
 from cluster.load import NETWORK_CODES, edge_list, link_arrays, switch_loads
+from cluster.pipeline import Valid
 from cluster.ports import switch_ports
 from cluster.tree import fabric_tree
 from tests.conftest import run, stack
@@ -35,7 +36,7 @@ DESIGNS = {
 
 def graph_of(data: dict[str, Any]) -> Any:
     result = run(data)
-    assert result.topology is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     return result.topology.graph
 
 
@@ -90,7 +91,7 @@ SMALL_POOLS = [  # each too small for every design below
 def test_check_only_allocation_finds_what_the_full_one_finds(name: str, addressing: dict[str, str] | None) -> None:
     data = {**DESIGNS[name], **({"addressing": addressing} if addressing else {})}
     result = run(data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     full = allocate(result.spec, result.topology)
     checked = allocate(result.spec, result.topology, links=False)
     assert checked.findings == full.findings
@@ -146,7 +147,7 @@ def test_isolation_guests_equal_a_walk_of_every_edge(shared: list[str]) -> None:
     from cluster.rules.isolation import _guests
 
     result = run(stack(fabric={"shared_with": shared}))
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     graph = result.topology.graph
     fabric_switches = {name for name, data in graph.nodes(data=True)
                        if data["kind"] == "switch" and data["network"] == "fabric"}
@@ -161,8 +162,9 @@ def test_isolation_guests_equal_a_walk_of_every_edge(shared: list[str]) -> None:
 def test_derived_data_is_computed_once_and_equals_a_fresh_computation() -> None:
     """The topology is frozen and keeps what it derives from its graph as cached properties:
     each is computed on first use, once, and is what the plain functions give for the graph."""
-    topology = run(DESIGNS["three tiers"]).topology
-    assert topology is not None
+    result = run(DESIGNS["three tiers"])
+    assert isinstance(result, Valid)
+    topology = result.topology
     graph = topology.graph
     with pytest.raises(dataclasses.FrozenInstanceError):
         topology.graph = nx.MultiGraph()  # type: ignore[misc]

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from cluster.configs import render_configs
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.topology import Topology
 from tests.conftest import ROOT
 
@@ -179,7 +179,7 @@ def _oob_designs() -> list[tuple[str, dict[str, Any]]]:
 @pytest.mark.parametrize("name", [path.stem.removeprefix("Pulumi.") for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))])
 def test_every_example_oob_forwards_without_loops(name: str) -> None:
     result = validate(name)
-    if not result.ok or result.spec is None or result.topology is None or result.spec.oob is None:
+    if not result.ok or not isinstance(result, Valid) or result.spec.oob is None:
         pytest.skip(f"{name}: no oob network rendered")
     problems, _ = check_oob(render_configs(result.spec, result.topology), result.topology)
     assert problems == []
@@ -188,7 +188,7 @@ def test_every_example_oob_forwards_without_loops(name: str) -> None:
 @pytest.mark.parametrize(("name", "data"), _oob_designs(), ids=[name for name, _ in _oob_designs()])
 def test_oob_in_every_dialect(name: str, data: dict[str, Any]) -> None:
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     errors = [(f.rule, f.message) for f in result.findings if str(f.severity) == "error" and not f.suppressed]
     assert errors == []
     files = render_configs(result.spec, result.topology)
@@ -208,7 +208,7 @@ def test_the_check_finds_parallel_uplinks_without_a_bundle() -> None:
     """Today's fault: the two uplinks of an oob leaf as two plain VLAN members (a loop)."""
     data = _oob_designs()[0][1]
     result = validate_mapping("t", data)
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_configs(result.spec, result.topology)
     db = json.loads(files["switches/oob-leaf-001/config_db.json"])
     for key in list(db["PORTCHANNEL_MEMBER"]):

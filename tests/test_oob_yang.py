@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from cluster.configs import render_configs
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from tests.conftest import ROOT, missing_tool
 from tests.test_oob import _oob_designs
 
@@ -86,7 +86,7 @@ def _sonic_dbs() -> dict[str, dict[str, Any]]:
         if not name.endswith("sonic"):
             continue
         result = validate_mapping("t", data)
-        assert result.spec is not None and result.topology is not None
+        assert isinstance(result, Valid)
         for path, text in render_configs(result.spec, result.topology).items():
             if path.endswith("config_db.json") and "/oob-" in path:
                 dbs[f"{name}:{path}"] = json.loads(text)

@@ -9,6 +9,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from cluster import __version__
 from tests.conftest import ROOT
 
@@ -24,6 +26,7 @@ def test_requirements_pin_what_the_package_and_its_extras_pin() -> None:
     assert pinned == declared
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_every_template_and_catalog(tmp_path: Path) -> None:
     """Built as pip builds it (setuptools from PyPI in an isolated build), from a copy of the
     sources, so the build leaves nothing in the checkout."""

@@ -11,6 +11,7 @@ import pytest
 
 from cluster import parts, settings
 from cluster.loader import load_stack
+from cluster.pipeline import Valid
 from components import offline
 from tests.conftest import run
 from tests.test_components_support import ROOT, assert_well_formed, cloud_stack, of_type
@@ -37,10 +38,11 @@ def files(outcome: Any) -> dict[str, Any]:
 
 def test_the_example_splits_into_a_core_and_four_pods() -> None:
     result = run(DESIGN)
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     assert parts.names(result.spec, result.topology) == ["core", "pod-001", "pod-002", "pod-003", "pod-004"]
 
 
+@pytest.mark.slow
 def test_the_parts_write_every_file_of_the_whole_design_exactly_once() -> None:
     whole = files(offline.run("pods", DESIGN))
     seen: dict[str, str] = {}
@@ -70,7 +72,7 @@ def test_a_pod_renders_alone_exactly_the_files_the_whole_tree_gives_it(design: d
     from components.onprem.artifacts import owner
 
     result = run(design)
-    assert result.ok and result.spec is not None and result.topology is not None, result.findings
+    assert result.ok and isinstance(result, Valid), result.findings
     spec, topology = result.spec, result.topology
     whole = render_tree(spec, topology)
     pods = parts.names(spec, topology)[1:]
@@ -176,6 +178,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_example_split_covers_the_design(cli: Any) -> None:
     """examples/split/ holds one stack per part of `pods`: together they write every file once."""
     names = sorted(path.name for path in (ROOT / SPLIT).glob("Pulumi.*.yaml"))
@@ -217,6 +220,7 @@ def test_bad_part_settings_are_schema_errors(cli: Any, tmp_path: Path, text: str
     assert any(f["rule"] == "SCHEMA" and f["path"] == path and message in f["message"] for f in findings), findings
 
 
+@pytest.mark.slow
 def test_plan_shows_the_split(cli: Any) -> None:
     code, out = cli("plan", "pods", "--parts", "--format", "json")
     assert code == 0

@@ -11,7 +11,7 @@ import pytest
 from test_components_support import EXAMPLE_KEY, ROOT
 
 from cluster.cli import main
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "superpod", "aws-p5e", "gcp-a3ultra", "azure-ndh200"])
@@ -157,7 +157,7 @@ def test_cloud_examples_plan_with_zero_findings_and_the_access_path_they_declare
         capsys: pytest.CaptureFixture[str], stack: str, access: str) -> None:
     result = validate(stack)
     assert result.ok and result.findings == [], [(f.rule, f.path, f.message) for f in result.findings]
-    assert result.spec is not None and result.spec.cloud is not None and result.spec.cloud.access is not None
+    assert isinstance(result, Valid) and result.spec.cloud is not None and result.spec.cloud.access is not None
     assert main(["plan", stack, "--format", "json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["ok"] and plan["errors"] == [] and plan["warnings"] == []

@@ -14,6 +14,7 @@ from cluster.catalog import load_catalog
 from cluster.dialects.sonic.skus import sonic_platforms, sonic_sku
 from cluster.exports.bom import bill_of_materials
 from cluster.naming import switch_port
+from cluster.pipeline import Valid
 from tests.conftest import run, stack
 from tests.test_exports_cabling import assert_cabling_names_are_the_configs
 
@@ -24,7 +25,7 @@ CAGED = [(model, gbps) for model, entry in sorted(load_catalog().switches.items(
 
 def rendered(fabric: dict[str, Any], nodes: int = 64, **changes: Any) -> dict[str, str]:
     result = run(stack(fabric=fabric, node_pools=[{"name": "h200", "nodes": nodes, "gpu": "H200"}], **changes))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     assert_cabling_names_are_the_configs(result)
     return render_tree(result.spec, result.topology)
 
@@ -79,7 +80,7 @@ def test_the_bom_counts_one_1_to_8_breakout_per_odd_cage_used() -> None:
         management={"leaf": {"switch": "SN5600", "ports": 16, "port_gbps": 100}},
         node_pools=[{"name": "h200", "nodes": 12, "gpu": "H200",
                      "management_nics": {"count": 1, "gbps": 100}}]))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     lines = [line for line in bill_of_materials(result.spec, result.topology).lines
              if line.network == "management" and line.tier == "host-leaf"]
     assert [(line.item, line.quantity) for line in lines] == [("aoc-800g-8x100g", 2)], lines  # 12 hosts: 8 + 4

@@ -325,6 +325,7 @@ def test_sigterm_at_every_step_removes_the_staging_tree(tmp_path: Path, one_step
         assert sorted(p.name for p in out.parent.iterdir()) == ["out"], f"leftovers after SIGTERM at step {index}"
 
 
+@pytest.mark.slow
 def test_the_real_cli_killed_by_strace_at_renames_writes_and_removals(tmp_path: Path) -> None:
     """kill -9 injected by strace at system calls of a real `render` (not at our own step hook):
     before the marker's rename, before the exchange, while writing, while removing the old tree."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -12,6 +14,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import check_readme
 
 
+@pytest.mark.slow
 def test_every_shown_command_prints_what_the_readme_says() -> None:
     assert check_readme.check(ROOT / "README.md") == []
 

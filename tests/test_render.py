@@ -33,7 +33,7 @@ def prod_with(**qos: Any) -> dict[str, Any]:
 def rendered(data: dict[str, Any]) -> dict[str, str]:
     result = validate_mapping("t", data)
     assert result.ok, [f.message for f in result.findings if str(f.severity) == "error"]
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return render_tree(result.spec, result.topology)
 
 
@@ -63,7 +63,7 @@ def test_render_twice_gives_byte_identical_trees(tmp_path: Path) -> None:
 
 def test_every_switch_of_every_network_gets_a_config(prod_files: dict[str, str]) -> None:
     result = validate("prod")
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     for name, _ in result.topology.switches():
         assert any(path.startswith(f"switches/{name}/") for path in prod_files), name
     assert "hosts/h200/qos.sh" in prod_files and "hosts/h200/nccl.env" in prod_files

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from cluster.addressing import Addresses, allocate, pow2, switch_slot
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from tests.conftest import run, stack
 
 
@@ -19,7 +19,7 @@ def design(a_nodes: int, b_nodes: int) -> Addresses:
     }
     result = validate_mapping("grow", data)
     assert result.ok, [f.message for f in result.findings if str(f.severity) == "error"]
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     addresses = allocate(result.spec, result.topology)
     assert addresses.findings == []
     return addresses
@@ -67,8 +67,8 @@ def test_slots_come_from_the_switch_fields(data: dict[str, Any], planes: int,
 def test_every_switch_name_is_made_of_its_fields(fabric: dict[str, Any]) -> None:
     """Addresses come from the fields, never from parsing names back: the two must agree."""
     result = run(stack(fabric=fabric, node_pools=[{"name": "h200", "nodes": 128, "gpu": "H200"}]))
-    assert result.topology is not None, [str(f) for f in result.findings]
-    planes = result.spec.fabric.planes if result.spec is not None and result.spec.fabric else 1
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
+    planes = result.spec.fabric.planes if result.spec.fabric else 1
     prefixes = {"fabric": "", "storage": "stor-", "management": "mgmt-", "oob": "oob-"}
     tiers = set()
     for name, data in result.topology.switches():
@@ -95,12 +95,13 @@ def test_default_pools_address_the_largest_auto_sized_design() -> None:
     del data["addressing"]
     result = validate_mapping("big", data)
     assert result.ok, [f.message for f in result.findings if str(f.severity) == "error"]
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     assert result.spec.addressing.fabric_links == "10.64.0.0/11"
     assert result.spec.addressing.loopbacks == "10.0.0.0/16" and result.spec.addressing.hosts == "10.128.0.0/10"
     assert summary(result.spec, result.topology)["widened_pools"] == {"fabric_links": ["10.64.0.0/11", "10.64.0.0/12"]}
 
 
+@pytest.mark.slow
 def test_a_pool_the_user_gives_is_never_widened() -> None:
     from benchmarks.designs import stack as benchmark_stack
 
@@ -110,4 +111,19 @@ def test_a_pool_the_user_gives_is_never_widened() -> None:
     problems = [f for f in result.findings if f.rule == "ADDR-POOL"]
     assert problems and all(f.path == "addressing.fabric_links" and "use a /11 or larger fabric_links pool" in f.hint
                             for f in problems)
-    assert result.spec is not None and result.spec.derived_pools == ()
+    assert isinstance(result, Valid) and result.spec.derived_pools == ()
+
+
+@pytest.mark.parametrize("network", ["storage_nics", "management_nics"])
+def test_dual_port_storage_and_management_nics_give_every_port_its_own_address(network: str) -> None:
+    """Port p of NIC n is one place of the node's block (n x ports_per_nic + p): with (p, 0) pairs for
+    every port, a dual-port NIC's ports ran past the node's block into the next node's addresses."""
+    pool = {"name": "a", "nodes": 4, "gpu": "H200", network: {"count": 2, "gbps": 100, "ports_per_nic": 2}}
+    result = validate_mapping("dual", {"name": "dual", "target": "onprem", "node_pools": [pool]})
+    assert isinstance(result, Valid)
+    addresses = allocate(result.spec, result.topology)
+    kind = network.removesuffix("_nics")
+    hosts = [value for (lower, _, key, _), value in addresses.links.items() if key == kind and lower.startswith("a-")]
+    assert len(hosts) == 4 * 4 and len(set(hosts)) == len(hosts)
+    labels = {edge["ports"] for _, key, edge in result.topology.cables("a-node-001") if key == kind}
+    assert labels == {((0, 0), (0, 1), (1, 0), (1, 1))}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster.artifacts import render_tree
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.publish import MARKER
 from tests.conftest import ROOT
 
@@ -26,7 +26,7 @@ def test_every_dialect_has_a_golden_stack() -> None:
 @pytest.mark.parametrize("name", STACKS)
 def test_rendering_matches_the_golden_tree(name: str) -> None:
     result = validate(str(GOLDEN / "stacks" / f"{name}.yaml"))
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     expected_root = GOLDEN / name
     expected = {str(path.relative_to(expected_root)): path.read_text() for path in expected_root.rglob("*")

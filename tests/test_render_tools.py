@@ -22,7 +22,7 @@ import yaml
 from cluster.artifacts import render_tree
 from cluster.dialects import platform
 from cluster.intent.qos import switch_plan
-from cluster.pipeline import validate, validate_mapping
+from cluster.pipeline import Valid, validate, validate_mapping
 from tests.conftest import ROOT, missing_tool
 from tests.test_ecmp import wide_leaves
 
@@ -40,7 +40,7 @@ KNOWN_SONIC_TABLES = {
 
 def render_mapping(data: dict[str, Any]) -> dict[str, str]:
     result = validate_mapping("t", data)
-    assert result.ok and result.spec is not None and result.topology is not None
+    assert result.ok and isinstance(result, Valid)
     return render_tree(result.spec, result.topology)
 
 
@@ -434,7 +434,7 @@ def _frr_files() -> dict[str, str]:
     files: dict[str, str] = {}
     for stack in ("dev", "tests/golden/stacks/infiniband.yaml"):
         result = validate(stack if "/" not in stack else str(ROOT / stack))
-        assert result.spec is not None and result.topology is not None
+        assert isinstance(result, Valid)
         files.update({f"{stack}:{path}": text for path, text in render_tree(result.spec, result.topology).items()
                       if path.endswith("frr.conf")})
     files.update({f"dscp46:{path}": text for path, text in render_mapping(dscp46_prod()).items() if path.endswith("frr.conf")})
@@ -444,6 +444,7 @@ def _frr_files() -> dict[str, str]:
     return files
 
 
+@pytest.mark.slow
 def test_real_frr_accepts_every_rendered_bgp_config(tmp_path: Path) -> None:
     files = _frr_files()
     assert len(files) >= 10
@@ -454,6 +455,7 @@ def test_real_frr_accepts_every_rendered_bgp_config(tmp_path: Path) -> None:
         assert result.returncode == 0, (name, result.stdout, result.stderr)
 
 
+@pytest.mark.slow
 def test_real_frr_installs_exactly_as_many_paths_as_the_renderer_allows(tmp_path: Path) -> None:
     """FRR's multipath limit (a build option, 256 in Debian's and SONiC's FRR builds before 512) is the
     cap cluster.ecmp renders with: the limit parses, one more does not."""
@@ -465,6 +467,7 @@ def test_real_frr_installs_exactly_as_many_paths_as_the_renderer_allows(tmp_path
         assert (_dryrun(path).returncode == 0) is accepted, paths
 
 
+@pytest.mark.slow
 def test_real_frr_rejects_a_broken_config(tmp_path: Path) -> None:
     text = next(text for name, text in sorted(_frr_files().items()) if "spine-001" in name)
     assert "remote-as external" in text
@@ -484,7 +487,7 @@ def test_every_sonic_config_db_parses_with_real_tables_and_the_plans_pfc(source:
         result = validate_mapping("t", data)
     else:
         result = validate(source if "/" not in source else str(ROOT / source))
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     plan = switch_plan(result.spec.qos) if result.spec.qos is not None else None
     checked = 0
@@ -529,6 +532,7 @@ def test_bash_parses_every_rendered_script(tmp_path: Path, dscp46_files: dict[st
     assert subprocess.run(["bash", "-n", str(broken)], capture_output=True, timeout=30, check=False).returncode != 0
 
 
+@pytest.mark.slow
 def test_shellcheck_finds_nothing_in_the_rendered_scripts(tmp_path: Path, dscp46_files: dict[str, str]) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:

@@ -15,7 +15,7 @@ from conftest import ROOT, run, stack
 
 from cluster.exports.bom import bill_of_materials
 from cluster.findings import Finding, Severity
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 from cluster.publish import FILE_MARK
 from cluster.report_html.diagram import RAIL_COLOURS
 from cluster.report_html.engine import render
@@ -52,7 +52,7 @@ def _parse(html: str) -> tuple[_Page, ET.Element]:
 
 
 def _report(result: Result) -> str:
-    assert result.spec is not None and result.topology is not None, result.findings
+    assert isinstance(result, Valid), result.findings
     return render_report(result)
 
 
@@ -77,7 +77,7 @@ def test_prod_report_is_self_contained_and_has_every_section() -> None:
 def test_prod_diagram_draws_every_fabric_switch_with_rail_colours() -> None:
     result = validate("prod")
     _, svg = _parse(_report(result))
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     titles = _titles(svg)
     for name, _ in result.topology.switches("fabric"):
         assert any(title.startswith(name) for title in titles), name
@@ -97,9 +97,10 @@ def test_superpod_diagram_rows_and_bundles() -> None:
     assert len(lines) == 32 * 16 + 32  # every leaf-spine bundle, and each group's hosts to its 8 leaves
 
 
+@pytest.mark.slow
 def test_large_fabric_is_drawn_aggregated_per_pod_and_rail() -> None:
     result = run(LARGE)
-    assert result.topology is not None and result.topology.fabric_plan is not None
+    assert isinstance(result, Valid) and result.topology.fabric_plan is not None
     assert result.topology.fabric_plan.tiers == 3
     _, svg = _parse(_report(result))
     elements = sum(1 for _ in svg.iter())
@@ -126,13 +127,15 @@ def test_failing_design_shows_its_findings_and_oversubscription() -> None:
 
 def test_bom_totals_in_the_report_match_the_bill_of_materials() -> None:
     result = validate("superpod")
+    assert isinstance(result, Valid)
     html = _report(result)
-    bom = bill_of_materials(result.spec, result.topology)  # type: ignore[arg-type]
+    bom = bill_of_materials(result.spec, result.topology)
     low, high = bom.usd()
     assert f"${low / 1e6:.2f}M - ${high / 1e6:.2f}M" in html
     assert ">1,016<" in html and ">1,024<" in html  # the SuperPOD cable counts, in the BOM table
 
 
+@pytest.mark.slow
 def test_report_is_deterministic() -> None:
     assert _report(validate("superpod")) == _report(validate("superpod"))
 
@@ -142,6 +145,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_cli_report_writes_one_file(tmp_path: Path) -> None:
     out = tmp_path / "nested" / "prod.html"
     done = _cli("report", "prod", "--out", str(out))
@@ -150,6 +154,7 @@ def test_cli_report_writes_one_file(tmp_path: Path) -> None:
     assert [path.name for path in out.parent.iterdir()] == ["prod.html"]  # no staging file left behind
 
 
+@pytest.mark.slow
 def test_cli_report_exit_codes(tmp_path: Path) -> None:
     failing = tmp_path / "legacy.html"
     done = _cli("report", "legacy", "--out", str(failing))
@@ -165,6 +170,7 @@ def test_cli_report_exit_codes(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot write" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["prod", "superpod"])
 def test_cli_export_writes_every_file(name: str, tmp_path: Path) -> None:
     out = tmp_path / name
@@ -187,7 +193,7 @@ def test_report_shows_the_collective_estimates_of_the_design() -> None:
     html = _report(result)
     section = html[html.index('<section id="estimate">'):]
     section = section[:section.index("</section>")]
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     rows = estimate_table(result.spec, result.topology, sizes=ESTIMATE_SIZES)
     assert len(rows) == 5 * 2 * 3
     # Packed and worst placement give the same figures on a 1:1 fabric: one row says so.
@@ -220,15 +226,15 @@ def test_report_names_the_worst_switch_validate_names() -> None:
 HOSTILE = """<script>alert('x')</script> "&amp;" & it's <b onclick="x">"""
 
 
-def _dressed(name: str, text: str) -> Result:
+def _dressed(name: str, text: str) -> Valid:
     """A real validated result whose stack name, spec name, first pool name and one finding carry `text`.
 
     The stack file's names are held to [a-z0-9-] by the schema, so the strings are put into the
     validated result; every other value still comes from the pipeline.
     """
     result = validate(name)
+    assert isinstance(result, Valid)
     spec, topology = result.spec, result.topology
-    assert spec is not None and topology is not None
     first, *rest = spec.pools
     pool = first.model_copy(update={"name": f"pool {text}"})
     hosts = {pool.name if key == first.name else key: value for key, value in topology.hosts_by_pool.items()}

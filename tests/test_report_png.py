@@ -84,6 +84,7 @@ def prod_png(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return png
 
 
+@pytest.mark.slow
 def test_chromium_renders_the_report_with_a_visible_diagram(prod_png: Path) -> None:
     width, height, rows = decode_png(prod_png.read_bytes())
     assert (width, height) == (1400, 900)

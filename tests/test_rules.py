@@ -8,7 +8,7 @@ import pytest
 
 from cluster.findings import Severity
 from cluster.loader import from_mapping
-from cluster.pipeline import check
+from cluster.pipeline import Valid, check
 from cluster.rules.base import Rule
 from tests.conftest import BASE, run, stack
 from tests.test_components_support import EXAMPLE_KEY
@@ -104,7 +104,7 @@ FAILING = [
 @pytest.mark.parametrize(("case", "data", "rule", "path", "severity"), FAILING, ids=[c[0] for c in FAILING])
 def test_rule_fires(case: str, data: dict[str, Any], rule: str, path: str, severity: str) -> None:
     result = run(data)
-    assert result.spec is not None, [f.message for f in result.findings]
+    assert isinstance(result, Valid), [f.message for f in result.findings]
     hits = [(f.rule, f.path, str(f.severity)) for f in result.findings]
     assert (rule, path, severity) in hits, hits
     finding = next(f for f in result.findings if (f.rule, f.path) == (rule, path))
@@ -140,7 +140,7 @@ def test_design_passes(case: str, data: dict[str, Any]) -> None:
 def test_three_tier_sizing_matches_the_b200_superpod() -> None:
     """DGX SuperPOD B200, 16 SU: 512 nodes, 128 leaves, 128 spines, 64 cores (FACTS.md 3.3)."""
     result = run(stack(node_pools=pool(nodes=512, gpu="B200"), fabric={"transport": "infiniband"}))
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     tiers = [data["tier"] for _, data in result.topology.switches("fabric")]
     assert (tiers.count("leaf"), tiers.count("spine"), tiers.count("core")) == (128, 128, 64)
     assert result.exit_code == 0
@@ -148,7 +148,7 @@ def test_three_tier_sizing_matches_the_b200_superpod() -> None:
 
 def test_two_tiers_hold_the_b200_8su() -> None:
     result = run(stack(node_pools=pool(nodes=256, gpu="B200"), fabric={"transport": "infiniband"}))
-    assert result.topology is not None
+    assert isinstance(result, Valid)
     tiers = [data["tier"] for _, data in result.topology.switches("fabric")]
     assert (tiers.count("leaf"), tiers.count("spine"), tiers.count("core")) == (64, 32, 0)
 
@@ -202,10 +202,10 @@ def test_every_rule_has_an_id_title_and_docstring() -> None:
 
 
 def test_three_tier_pods_with_a_partial_last_pod_stay_non_blocking() -> None:
-    """9 leaf groups in pods of 2: the fullest pod decides the spine uplinks."""
+    """9 leaf groups in 5 pods (of 2, the last of 1): the fullest pod decides the spine uplinks."""
     small = {"ports": 32, "port_gbps": 400}
-    result = run(stack(node_pools=pool(nodes=144), fabric={"leaf": small, "spine": small, "core": small}))
-    assert result.topology is not None and result.topology.fabric_plan is not None
+    result = run(stack(node_pools=pool(nodes=144), fabric={"leaf": small, "spine": small, "core": small, "pods": 5}))
+    assert isinstance(result, Valid) and result.topology.fabric_plan is not None
     plan = result.topology.fabric_plan
     assert (plan.groups, plan.pods, plan.tiers) == (9, 5, 3)
     assert result.exit_code == 0, [(f.rule, f.message) for f in result.findings]
@@ -216,7 +216,7 @@ def test_spine_count_uses_data_ports_only() -> None:
     from cluster.sizing import size_network
 
     result = run(stack())
-    assert result.spec is not None and result.spec.oob is not None
+    assert isinstance(result, Valid) and result.spec.oob is not None
     oob = result.spec.oob  # OOB-48x1 leaves (4 x 10G uplinks) under MGMT-48x25 spines (48 data + 8 uplink ports)
     plan = size_network(oob, devices=1200, ports_per_device=1, device_gbps=1)
     assert plan.leaves * plan.leaf_uplinks <= plan.spines * oob.spine.ports
@@ -226,7 +226,7 @@ def test_spine_count_uses_data_ports_only() -> None:
 def test_gb200_pools_take_the_trays_gpu_count() -> None:
     """GB200 comes 4 GPUs to a compute tray: without `server` or `gpus_per_node` the GPU catalog decides."""
     result = run(stack(node_pools=[{"name": "nvl", "nodes": 72, "gpu": "GB200"}]))
-    assert result.spec is not None
+    assert isinstance(result, Valid)
     pool = result.spec.pools[0]
     assert (pool.gpus_per_node, pool.nvlink_domain, pool.fabric_nics.count) == (4, 72, 4)
     assert result.exit_code == 0, [(f.rule, f.message) for f in result.findings]
@@ -251,3 +251,21 @@ def test_qos_pfc_map_holds_the_host_and_switch_intents_to_each_other() -> None:
     assert "host MTU 9500 is above the switches' 9216" in messages
     clean = Derived(address_check=lambda: None, qos_intent=lambda: intent)  # type: ignore[arg-type,return-value]
     assert list(PfcMap().check_derived(result.spec, result.topology, clean)) == []
+
+
+def test_the_fabric_is_sized_once_per_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limits and the builder share one plan: sizing a three-tier fabric is a search."""
+    from cluster import limits, sizing, topology
+    from cluster.pipeline import validate
+
+    calls: list[str] = []
+    real = sizing.size_fabric
+
+    def counted(spec: object) -> object:
+        calls.append("sized")
+        return real(spec)  # type: ignore[arg-type]
+
+    for module in (limits, topology):
+        monkeypatch.setattr(module, "size_fabric", counted)
+    assert validate("pods").exit_code == 0
+    assert calls == ["sized"]

@@ -8,6 +8,7 @@ SONiC file: names, lanes within their cages, lanes per port, the FEC text's lane
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -20,7 +21,7 @@ from cluster.breakout import breakout
 from cluster.catalog import load_catalog
 from cluster.dialects.sonic.render import ROUTING_MODE, base_mac
 from cluster.dialects.sonic.skus import sonic_platforms, sonic_sku
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from tests.conftest import missing_tool, run, stack
 from tests.test_render_tools import _dryrun as dryrun
 
@@ -33,6 +34,23 @@ def vendor(path: Path) -> Path:
     if not path.exists():
         missing_tool(f"SONiC vendor file {path} not found")
     return path
+
+
+def linked(path: Path) -> tuple[str | None, str]:
+    """(link target or None, text) of a vendor file. Upstream's SKU folders link some templates to
+    other folders, and the vendor copy holds those targets too (its PROVENANCE.md): a link is read
+    with os.readlink, or, where the copy was laid without symlinks, from the one line holding its
+    target; the text is always the target's."""
+    path = vendor(path)
+    if path.is_symlink():
+        target = os.readlink(path)
+    else:
+        text = path.read_text()
+        line = text.strip()
+        if "\n" in line or "/" not in line or not line.endswith(f"/{path.name}"):
+            return None, text
+        target = line
+    return target, vendor(path.parent / target).read_text()
 
 
 def port_config(path: Path) -> list[list[str]]:
@@ -73,7 +91,7 @@ def test_catalog_ports_sit_on_the_platform_cages_lanes(model: str, gbps: int) ->
 
 def test_rendered_ports_are_the_skus_ports() -> None:
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     rows = {row[0]: row for row in port_config(PLATFORM_DIRS["SN5600"] / "Mellanox-SN5600-O128" / "port_config.ini")}
     configs = [json.loads(text) for path, text in sorted(files.items()) if path.endswith("config_db.json")]
@@ -133,7 +151,7 @@ def test_a_switch_of_a_new_sku_renders_its_ports_and_buffers(model: str, gbps: i
               "spine": {"switch": model, "port_gbps": gbps, "os": "sonic"}}
     # the 400G NICs on 100G or 200G ports fall short of the GPU bandwidth rules: not what this checks
     result = run(stack(fabric=fabric, policy={"suppress": ["FAB-GPU-NIC", "FAB-LINK-SPEED"]}))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     config = json.loads(render_tree(result.spec, result.topology)["switches/leaf-001-r0/config_db.json"])
     metadata = config["DEVICE_METADATA"]["localhost"]
     assert (metadata["hwsku"], metadata["platform"]) == (sku.hwsku, sonic_platforms()[model].platform)
@@ -246,7 +264,7 @@ def test_the_routing_mode_keeps_and_runs_the_rendered_frr_conf() -> None:
 
 def test_the_rendered_switch_has_that_mode_and_one_frr_conf() -> None:
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     config = json.loads(files["switches/leaf-001-r0/config_db.json"])
     assert config["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == ROUTING_MODE
@@ -263,7 +281,7 @@ def sonic_leaf(qos: dict[str, Any] | None = None) -> dict[str, Any]:
     if qos is not None:
         changes["qos"] = qos
     result = run(stack(**changes))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     files = render_tree(result.spec, result.topology)
     config: dict[str, Any] = json.loads(files["switches/leaf-001-r0/config_db.json"])
     return config
@@ -320,7 +338,7 @@ def test_a_switch_outside_the_roce_fabric_buffers_every_port_lossy(gbps: int) ->
     result = run(stack(storage={"leaf": {"switch": "SN5600", "ports": 16, "port_gbps": gbps, "os": "sonic"}},
                        node_pools=[{"name": "h200", "nodes": 4, "gpu": "H200",
                                     "storage_nics": {"count": 2, "gbps": gbps}}]))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     config: dict[str, Any] = json.loads(render_tree(result.spec, result.topology)["switches/stor-leaf-001/config_db.json"])
     sku = sonic_sku("SN5600", gbps)
     assert sku is not None
@@ -352,14 +370,13 @@ def test_buffer_parameters_are_sonics_dynamic_mode_defaults() -> None:
 def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -> None:
     sku = sonic_platforms()[model].skus[gbps]
     folder = PLATFORM_DIRS[model] / sku.hwsku
-    # the vendor copy keeps upstream's symlinks as files holding the link target
-    objects = vendor(folder / "buffers_defaults_objects.j2").read_text().strip()
-    if "\n" not in objects:  # a link to another SKU's template
-        assert objects.endswith(f"/{sku.buffers.objects}/buffers_defaults_objects.j2")
+    target, objects = linked(folder / "buffers_defaults_objects.j2")
+    if target is not None:  # a link to another SKU's template
+        assert target.endswith(f"/{sku.buffers.objects}/buffers_defaults_objects.j2")
     else:  # the SKU's own template
         assert sku.buffers.objects == sku.hwsku
-        assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
-        assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
+    assert ('"egress_lossless_profile"' in objects) == sku.buffers.lossless
+    assert ('"ingress_lossy_pool"' in objects) == sku.buffers.ingress_lossy_pool
     # SONiC sets the flag for the SKU's file or the platform's (docker_image_ctl.j2). A SKU file saying
     # true is checked here; the vendor copy has no platform-level file, so a flag the SKU's file does
     # not give must cite the platform's file as its reason.
@@ -370,11 +387,25 @@ def test_catalog_buffer_facts_follow_the_skus_templates(model: str, gbps: int) -
     elif sku.buffers.create_only_config_db_buffers:
         platform_file = (PLATFORM_DIRS[model] / "create_only_config_db_buffers.json").relative_to(VENDOR).as_posix()
         assert f"{platform_file} -> " in sku.buffers.source or f"{platform_file};" in sku.buffers.source
-    t0 = vendor(folder / "buffers_defaults_t0.j2").read_text()
-    if "{% set" in t0:  # a template of the SKU's own (not a link to one outside the vendor copy)
-        sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))
-        assert int(sizes["egress_lossless_pool_size"]) == sku.buffers.egress_lossless_pool_bytes
-        assert ("ingress_lossy_pool_size" in sizes) == sku.buffers.ingress_lossy_pool
+    _, t0 = linked(folder / "buffers_defaults_t0.j2")  # the SKU's own template or the one it links to
+    sizes = dict(re.findall(r"set (\w+_pool_size) = +'(\d+)'", t0))
+    assert int(sizes["egress_lossless_pool_size"]) == sku.buffers.egress_lossless_pool_bytes
+    assert ("ingress_lossy_pool_size" in sizes) == sku.buffers.ingress_lossy_pool
+
+
+@pytest.mark.parametrize("laid", ["symlink", "file holding the target"])
+def test_a_vendor_link_reads_as_its_target_however_it_was_laid(tmp_path: Path, laid: str) -> None:
+    shared = tmp_path / "ACS-SN5600" / "buffers_defaults_t0.j2"
+    shared.parent.mkdir()
+    shared.write_text("{% set egress_lossless_pool_size =  '158229504' %}\n")
+    link = tmp_path / "Mellanox-SN5600-O128" / "buffers_defaults_t0.j2"
+    link.parent.mkdir()
+    if laid == "symlink":
+        link.symlink_to("../ACS-SN5600/buffers_defaults_t0.j2")
+    else:
+        link.write_text("../ACS-SN5600/buffers_defaults_t0.j2")
+    assert linked(link) == ("../ACS-SN5600/buffers_defaults_t0.j2", shared.read_text())
+    assert linked(shared) == (None, shared.read_text())
 
 
 def test_rendered_buffer_pools_follow_the_sku() -> None:
@@ -413,7 +444,7 @@ def test_frr_accepts_the_rendered_config_as_split_unified_leaves_it(tmp_path: Pa
     appended = re.findall(r'echo "([^"]+)" >> \$FILE_NAME', function[1])
     assert appended and any(line.startswith("fpm address") for line in appended)
     result = validate("dev")
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     text = render_tree(result.spec, result.topology)["switches/spine-001/frr.conf"]
     path = tmp_path / "frr.conf"
     path.write_text(text + "".join(f"{line}\n" for line in appended))
@@ -452,7 +483,7 @@ def test_every_catalog_model_runs_its_default_os_and_says_where_that_is_stated()
 
 def rendered_switch(fabric: dict[str, Any], name: str, file: str) -> str:
     result = run(stack(fabric=fabric))
-    assert result.ok and result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert result.ok and isinstance(result, Valid), [str(f) for f in result.findings]
     return render_tree(result.spec, result.topology)[f"switches/{name}/{file}"]
 
 

@@ -15,7 +15,7 @@ import yaml
 
 from cluster.artifacts import render_tree
 from cluster.dialects.sonic.skus import sonic_sku
-from cluster.pipeline import Result, validate
+from cluster.pipeline import Result, Valid, validate
 from tests import sonic_yang_check as yang
 from tests.conftest import ROOT, missing_tool, run, stack
 
@@ -93,7 +93,7 @@ THREE_TIER_SONIC = {
 
 
 def sonic_configs(result: Result) -> dict[str, dict[str, Any]]:
-    assert result.spec is not None and result.topology is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     files = render_tree(result.spec, result.topology)
     return {path: json.loads(text) for path, text in files.items() if path.endswith("config_db.json")}
 
@@ -106,7 +106,7 @@ def assert_all_validate(configs: dict[str, dict[str, Any]]) -> None:
 @pytest.mark.parametrize("name", STACKS)
 def test_every_config_db_of_every_example_validates(sample: dict[str, Any], name: str) -> None:
     result = validate(name)
-    assert result.spec is not None, [str(f) for f in result.findings]
+    assert isinstance(result, Valid), [str(f) for f in result.findings]
     if result.spec.target != "onprem":
         pytest.skip(f"{name} is a cloud stack: no switch configs")
     assert_all_validate(sonic_configs(result))
@@ -118,6 +118,7 @@ def test_the_examples_render_sonic(sample: dict[str, Any]) -> None:
     assert {path.split("/")[1] for path in configs} >= {"leaf-001-r0", "leaf-001-r7", "spine-001"}
 
 
+@pytest.mark.slow
 def test_every_config_db_of_a_three_tier_sonic_design_validates(sample: dict[str, Any]) -> None:
     result = run(THREE_TIER_SONIC)
     assert result.ok, [str(f) for f in result.findings if str(f.severity) == "error"]

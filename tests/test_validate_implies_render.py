@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster.artifacts import render_tree
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from cluster.rules import RULE_IDS
 from cluster.rules.base import UNSUPPRESSIBLE
 from components.offline import run as plan_offline
@@ -55,6 +56,7 @@ def stack(drawn: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(designs)
@@ -63,11 +65,12 @@ def test_every_design_that_validates_renders(drawn: dict[str, Any]) -> None:
     result = validate_mapping("edge", data)
     if not result.ok:
         return
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
     assert files and all(text for text in files.values())
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(designs)

@@ -16,7 +16,7 @@ from cluster.commands import verify as verify_command
 from cluster.dialects.eos.lldp import parse_eos_lldp_json
 from cluster.dialects.nvue.lldp import parse_nvue_lldp_json
 from cluster.dialects.sonic.lldp import parse_sonic_appl_db, parse_sonic_show_lldp_table
-from cluster.pipeline import validate_mapping
+from cluster.pipeline import Valid, validate_mapping
 from cluster.verify.check import gather, verify
 from cluster.verify.expected import End, expected_cables, expected_neighbors, ptm_dot
 from cluster.verify.infiniband import parse_ib, parse_node_name_map
@@ -47,7 +47,7 @@ def tiny(leaf_os: str, spine_os: str) -> Any:
         "node_pools": [{"name": "gpu", "nodes": 2, "gpu": "H200", "fabric_nics": {"count": 2, "gbps": 10}}],
         "fabric": {"leaf": switch(leaf_os), "spine": switch(spine_os), "leaves": 2, "spines": 1, "leaf_uplinks": 2},
     })
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     return result
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ def parses_or_refuses(text: str) -> None:
         parse_lldp(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(ROOTS)
 def test_any_json_shape_parses_or_is_refused(data: Any) -> None:

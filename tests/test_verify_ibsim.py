@@ -15,7 +15,7 @@ import pytest
 
 from cluster.cli import VERBS
 from cluster.commands import verify as verify_command
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.verify.check import gather, verify
 from cluster.verify.expected import expected_cables
 from cluster.verify.infiniband import parse_ib
@@ -60,7 +60,7 @@ def findings(text: str, tmp_path: Path) -> tuple[set[tuple[str, str]], int]:
     path = tmp_path / "fabric.txt"
     path.write_text(text)
     result = validate(str(STACK))
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     cables = expected_cables(result.spec, result.topology)
     gathered = gather(result.topology, cables, None, path, None)
     checked = verify(result.spec, result.topology, cables, gathered, ["fabric"])

@@ -23,14 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from cluster.pipeline import validate
+from cluster.pipeline import Valid, validate
 from cluster.verify.check import gather, verify
 from cluster.verify.expected import expected_cables
 
 STACK = Path(__file__).parent / "data" / "verify" / "Pulumi.tiny.yaml"
 SPARE = ("leaf-001-r0", "swp5")  # a port the design leaves empty, for the wrong-rail cable
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces")]
 
 
 def sh(*args: str) -> str:
@@ -158,7 +159,7 @@ def fabric() -> Iterator[tuple[Fabric, list[tuple[str, str, str, str]]]]:
     try:
         sh("ip", "netns", "add", built.panel)
         result = validate(str(STACK))
-        assert result.spec is not None and result.topology is not None
+        assert isinstance(result, Valid)
         cables = [(c.lower.device, c.lower.port, c.upper.device, c.upper.port)
                   for c in expected_cables(result.spec, result.topology) if c.network == "fabric"]
         for index, (lower, lower_port, upper, upper_port) in enumerate(cables):
@@ -178,7 +179,7 @@ def fabric() -> Iterator[tuple[Fabric, list[tuple[str, str, str, str]]]]:
 
 def check(fabric: Fabric, out: Path) -> tuple[set[tuple[str, str]], dict[str, object], int]:
     result = validate(str(STACK))
-    assert result.spec is not None and result.topology is not None
+    assert isinstance(result, Valid)
     raw = fabric.collect(out)
     cables = expected_cables(result.spec, result.topology)
     gathered = gather(result.topology, cables, out, None, None)

@@ -31,12 +31,19 @@ class Gpu(Entry):
     source: str
 
 
+Status = Literal["VERIFIED", "PARTIAL", "UNVERIFIED"]
+
+
 class NicLayout(Entry):
     count: int
     gbps: int
     ports_per_nic: int = 1
     devices: tuple[str, ...] = ()  # RDMA device per port in rail order, as the vendor documents it
     ports_per_cage: int = 1  # ports that share one front-panel cage (DGX H100: 2 per twin-port OSFP)
+    # A server's NIC sets say how well their numbers are known (the weakest of them) and where they
+    # come from; the DESIGN summary names every default a pool takes that is not VERIFIED.
+    status: Status | None = None
+    source: str = ""
 
     @model_validator(mode="after")
     def _one_device_per_port(self) -> NicLayout:
@@ -47,6 +54,9 @@ class NicLayout(Entry):
         return self
 
 
+NIC_SETS = ("fabric_nics", "storage_nics", "management_nics")  # a server's NIC sets, as the stack file names them
+
+
 class Server(Entry):
     gpu: str | None = None
     gpus: int
@@ -54,6 +64,14 @@ class Server(Entry):
     storage_nics: NicLayout
     management_nics: NicLayout
     source: str
+
+    @model_validator(mode="after")
+    def _every_nic_set_has_a_source(self) -> Server:
+        for name in NIC_SETS:
+            nics: NicLayout = getattr(self, name)
+            if nics.status is None or not nics.source.strip():
+                raise ValueError(f"{name} needs a status and a source")
+        return self
 
 
 class CloudFabric(Entry):

@@ -9,7 +9,6 @@ pulumi itself, and no other verb loads it (tests/test_layers.py).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections import Counter
@@ -48,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(result, Valid) or not result.ok or result.loaded.data is None:
         print(to_json(result) if args.format == "json" else to_text(result))
         return result.exit_code
-    # the Pulumi program's offline runner, only for this verb (by name: mypy's strict check of
-    # cluster/ stops at the Pulumi SDK's untyped calls; tests/test_layers.py counts it as an import)
-    offline = importlib.import_module("components.offline")
-    if offline.program() is None:
+    import components.offline as offline  # the Pulumi program's offline runner: only this verb loads the SDK
+
+    program = offline.program()
+    if program is None:
         print(f"plan: no Pulumi program here: run plan in the project folder (the one with Pulumi.yaml and "
               f"__main__.py, a clone of gpu-cluster); `validate {args.stack}` and `render` work anywhere", file=sys.stderr)
         return 2
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     sha = settings.design_sha256(result.loaded.data)
     references = {core: {"part": settings.CORE, "design_sha256": sha}} if core else {}
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
-                          artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=stack_settings,
+                          artifacts_dir=args.artifacts_dir, program=program, part_settings=stack_settings,
                           references=references)
     plan = as_dict(outcome)
     summary = deployment(result.spec)

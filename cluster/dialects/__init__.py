@@ -96,6 +96,8 @@ class Platform:
     # (switch name, its rendered tree) -> what it runs (None: the tree cannot say; problems reported there);
     # None: the OS does not run here, and the lab runs the FRR equivalent of its routing plan
     translate: Callable[[str, RenderedFiles], Running | None] | None = None
+    # its DHCP relay runs on a routed front-panel port (a host's /31), not only on a VLAN interface
+    relays_on_routed_ports: bool = True
 
 
 @cache

@@ -103,9 +103,6 @@ def host_ports(pools: dict[str, Any], pool: str, data: CableData) -> list[HostPo
         return [HostPort("oob")] * data["links"]
     pairs: Ports = data["ports"]
     per_nic = pools[pool].nics(network).ports_per_nic
-    if network != FABRIC and data["path"] == f"{network}.leaf":
-        # a dedicated storage / management network numbers ports flat: (index, 0)
-        pairs = tuple(divmod(index, per_nic) for index, _ in pairs)
     return [HostPort(network, nic, port, per_nic) for nic, port in pairs]
 
 

@@ -17,6 +17,7 @@ from cluster.addressing import Addresses
 from cluster.breakout import breakout
 from cluster.dialects import platform
 from cluster.ecmp import ecmp_widths
+from cluster.intent.hostnet import DhcpRelay, dhcp_relay
 from cluster.intent.qos import SWITCH_MTU, QosPlan
 from cluster.naming import host_port_label, management_port, switch_port
 from cluster.records import CableData, SwitchNode
@@ -95,6 +96,7 @@ class Switch:
     maximum_paths: int = 1  # BGP ECMP width (cluster.ecmp), capped at the OS's most
     domain_routes: int = 0  # prefixes in its routing domain: what any one BGP neighbor can send it
     bfd: BfdTimers = BFD_TIMERS  # BFD on every BGP session (`neighbors`)
+    dhcp_relay: DhcpRelay | None = None  # DHCP relay from its management host ports (`provisioning`)
 
     @property
     def routed(self) -> bool:
@@ -229,6 +231,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             qos=switch_qos if data["network"] == FABRIC else None,
             maximum_paths=min(widths[name][1], platform(data["os"]).max_paths or widths[name][1]),
             domain_routes=routes.get(data["network"], 0),
+            dhcp_relay=dhcp_relay(spec, ((port.name, port.role, port.network, port.address, port.peer_address)
+                                         for port in ports)) if platform(data["os"]).relays_on_routed_ports else None,
         )
 
 

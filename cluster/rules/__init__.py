@@ -9,6 +9,7 @@ from cluster.rules.bisection import Bisection
 from cluster.rules.cloud import Placement
 from cluster.rules.ecmp import EcmpWidth
 from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
+from cluster.rules.hostnet import HostNetworking
 from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
 from cluster.rules.isolation import Isolation
 from cluster.rules.networks import NetworkOversubscription
@@ -30,6 +31,7 @@ ALL_RULES: list[Rule] = [
     PfcMap(),
     Mtu(),
     AddressPools(),
+    HostNetworking(),
     Placement(),
 ]
 

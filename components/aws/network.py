@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from components.management import ManagementNetworkArgs
     from components.storage import StorageNetworkArgs
 
-ALL_TRAFFIC = {"protocol": "-1", "from_port": 0, "to_port": 0}
+ALL_TRAFFIC: aws.ec2.SecurityGroupIngressArgsDict = {"protocol": "-1", "from_port": 0, "to_port": 0}
 SSM_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 # FSx for Lustre: LNet on TCP 988 and 1018-1023 between clients and file servers.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
@@ -103,8 +103,9 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     routes = _egress(parent, name, args, vpc_id) if cloud.vpc_id is None and cloud.egress == "nat" else None
     subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id, routes)
     profile = _ssm_profile(parent, name, args) if access_of(cloud, "aws") == "ssm" else None
-    ssh = [{"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
-            "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
+    ssh: list[aws.ec2.SecurityGroupIngressArgsDict] = [
+        {"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
+         "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
     group = aws.ec2.SecurityGroup(
         f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster management: SSH from cloud.ssh_cidrs only",
         ingress=ssh, egress=[{**ALL_TRAFFIC, "cidr_blocks": ["0.0.0.0/0"]}],
@@ -118,8 +119,9 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     vpc_id = args.management.network_id
     assert vpc_id is not None
     subnet = _subnet(parent, f"{name}-subnet", args, "storage", vpc_id, args.management.egress_id)
-    lustre = [{"protocol": "tcp", "from_port": low, "to_port": high, "self": True, "description": "Lustre"}
-              for low, high in LUSTRE_PORTS]
+    lustre: list[aws.ec2.SecurityGroupIngressArgsDict] = [
+        {"protocol": "tcp", "from_port": low, "to_port": high, "self": True, "description": "Lustre"}
+        for low, high in LUSTRE_PORTS]
     group = aws.ec2.SecurityGroup(
         f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster storage: Lustre between its members",
         ingress=lustre, egress=[{**ALL_TRAFFIC, "self": True}],

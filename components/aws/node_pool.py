@@ -10,12 +10,14 @@ other card. EFA-only interfaces take no IP, so 32 of them do not exhaust a subne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
 from cluster.catalog import Instance, load_catalog
+from cluster.stackfile import Cloud
 from components.base import child
 
 if TYPE_CHECKING:
@@ -25,37 +27,39 @@ if TYPE_CHECKING:
 DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 
 
-def network_interfaces(instance: Instance, subnet: pulumi.Input[str], primary_groups: list[Any],
-                       fabric_groups: list[Any]) -> list[dict[str, Any]]:
+def network_interfaces(instance: Instance, subnet: pulumi.Input[str], primary_groups: Sequence[pulumi.Input[str]],
+                       fabric_groups: Sequence[pulumi.Input[str]]) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgsDict]:
     """The launch template's interfaces for `instance`, one EFA per EFA-capable card, all in
-    `subnet` (the auto scaling group's)."""
-    interfaces: list[dict[str, Any]] = [{
+    `subnet` (the auto scaling group's). The two flags are strings: the provider takes them as
+    three-state booleans ("true", "false" or unset)."""
+    interfaces: list[aws.ec2.LaunchTemplateNetworkInterfaceArgsDict] = [{
         "network_card_index": 0, "device_index": 0, "interface_type": "interface",
         "subnet_id": subnet, "security_groups": primary_groups,
-        "associate_public_ip_address": False, "delete_on_termination": True,
+        "associate_public_ip_address": "false", "delete_on_termination": "true",
     }]
     efa_cards = [(0, 1)] if instance.efa_on_card0 else []
     efa_cards += [(card, 0) for card in range(1, instance.network_cards)]
     for card, device in efa_cards:
         interfaces.append({
             "network_card_index": card, "device_index": device, "interface_type": "efa-only",
-            "subnet_id": subnet, "security_groups": fabric_groups, "delete_on_termination": True,
+            "subnet_id": subnet, "security_groups": fabric_groups, "delete_on_termination": "true",
         })
     return interfaces
 
 
-def _reservation(cloud: Any) -> dict[str, Any]:
-    """Launch template arguments for a capacity block, an ODCR or spot."""
-    options: dict[str, Any] = {}
-    if cloud.market in ("capacity-block", "spot"):
-        options["instance_market_options"] = {"market_type": cloud.market}
-    if cloud.reservation:
-        options["capacity_reservation_specification"] = {
-            "capacity_reservation_target": {"capacity_reservation_id": cloud.reservation}}
-    return options
+def _market(cloud: Cloud) -> aws.ec2.LaunchTemplateInstanceMarketOptionsArgsDict | None:
+    """The launch template's market options: a capacity block or spot; none on demand."""
+    return {"market_type": cloud.market} if cloud.market in ("capacity-block", "spot") else None
 
 
-def reserved(cloud: Any) -> bool:
+def _reservation(cloud: Cloud) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgsDict | None:
+    """The launch template's target: the capacity block's or the ODCR's reservation id."""
+    if not cloud.reservation:
+        return None
+    return {"capacity_reservation_target": {"capacity_reservation_id": cloud.reservation}}
+
+
+def reserved(cloud: Cloud) -> bool:
     """Capacity from a Capacity Block or a targeted ODCR: then no new cluster placement group.
 
     The reservation's capacity is not in a group made for the pool, so launches fail for
@@ -91,11 +95,12 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
             [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],
             list(efa.security_group_ids)),
         metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
-        **({"iam_instance_profile": {"name": args.management.instance_profile}}
-           if args.management.instance_profile is not None else {}),
+        iam_instance_profile=({"name": args.management.instance_profile}
+                              if args.management.instance_profile is not None else None),
         tag_specifications=[{"resource_type": "instance", "tags": tags}],
         tags=tags,
-        **_reservation(spec.cloud),
+        instance_market_options=_market(spec.cloud),
+        capacity_reservation_specification=_reservation(spec.cloud),
         opts=child(parent),
     )
     group = aws.autoscaling.Group(

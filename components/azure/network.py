@@ -5,12 +5,13 @@ there is nothing to create for it (FACTS.md 1.3)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pulumi
 from pulumi_azure_native import network, resources
 
 from cluster.resolve import access_of
+from cluster.stackfile import Cloud
 from components.addressing import CLOUD_BLOCK, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
@@ -26,7 +27,7 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     assert cloud is not None
     tags = {"gpu-cluster": args.spec.name}
     group = resources.ResourceGroup(f"{name}-rg", location=cloud.region, tags=tags, opts=child(parent))
-    rules = [{
+    rules: list[network.SecurityRuleArgsDict] = [{
         "name": "ssh-from-allowed-cidrs", "priority": 100, "direction": "Inbound", "access": "Allow",
         "protocol": "Tcp", "source_address_prefixes": list(cloud.ssh_cidrs), "source_port_range": "*",
         "destination_address_prefix": "*", "destination_port_range": "22",
@@ -38,14 +39,19 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     nat = _nat(parent, name, cloud, group.name, tags) if cloud.egress == "nat" else None
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group.name, virtual_network_name=vnet.name,
                             address_prefix=network_cidr("management"), network_security_group={"id": nsg.id},
-                            **({"nat_gateway": {"id": nat}} if nat is not None else {}), opts=child(parent))
+                            nat_gateway=_joined(nat), opts=child(parent))
     if access_of(cloud, "azure") == "bastion":
         _bastion(parent, name, cloud, group.name, vnet.name, tags)
     return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name,
                              egress_id=nat)
 
 
-def _nat(parent: pulumi.Resource, name: str, cloud: Any, group: pulumi.Output[str], tags: dict[str, str]
+def _joined(nat: pulumi.Output[str] | None) -> network.SubResourceArgsDict | None:
+    """A subnet's reference to the NAT gateway `nat` (its id), when there is one."""
+    return {"id": nat} if nat is not None else None
+
+
+def _nat(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[str], tags: dict[str, str]
          ) -> pulumi.Output[str]:
     """A NAT gateway with one static Standard public IP: the subnets' way out for images and
     packages, since new VNets have no default outbound access (learn.microsoft.com "Default
@@ -58,7 +64,7 @@ def _nat(parent: pulumi.Resource, name: str, cloud: Any, group: pulumi.Output[st
                               opts=child(parent)).id
 
 
-def _bastion(parent: pulumi.Resource, name: str, cloud: Any, group: pulumi.Output[str], vnet: pulumi.Output[str],
+def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[str], vnet: pulumi.Output[str],
              tags: dict[str, str]) -> None:
     """Azure Bastion (Standard, native-client tunneling) in its own AzureBastionSubnet: `az network
     bastion ssh` reaches the nodes' private addresses, and no node has a public IP
@@ -82,8 +88,7 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     assert group is not None and vnet is not None
     nat = args.management.egress_id
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
-                            address_prefix=network_cidr("storage"),
-                            **({"nat_gateway": {"id": nat}} if nat is not None else {}), opts=child(parent))
+                            address_prefix=network_cidr("storage"), nat_gateway=_joined(nat), opts=child(parent))
     return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group)
 
 

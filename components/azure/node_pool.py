@@ -4,7 +4,7 @@ its 100 VMs), no overprovisioning (extra VMs would join the fabric), manual upgr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pulumi
 from pulumi_azure_native import compute
@@ -19,16 +19,18 @@ DEFAULT_IMAGE = "microsoft-dsvm:ubuntu-hpc:2204:latest"
 ADMIN_USER = "azureuser"
 
 
-def image_reference(image: str) -> dict[str, str]:
+def image_reference(image: str) -> compute.ImageReferenceArgsDict:
     """`publisher:offer:sku:version` -> an image reference; anything else is an image resource id."""
     parts = image.split(":")
     if len(parts) == 4:
-        return dict(zip(("publisher", "offer", "sku", "version"), parts, strict=True))
+        publisher, offer, sku, version = parts
+        return {"publisher": publisher, "offer": offer, "sku": sku, "version": version}
     return {"id": image}
 
 
-def _nic(name: str, subnet: Any, primary: bool, nsg: Any | None) -> dict[str, Any]:
-    nic: dict[str, Any] = {
+def _nic(name: str, subnet: pulumi.Input[str], primary: bool, nsg: pulumi.Input[str] | None
+         ) -> compute.VirtualMachineScaleSetNetworkConfigurationArgsDict:
+    nic: compute.VirtualMachineScaleSetNetworkConfigurationArgsDict = {
         "name": name, "primary": primary, "enable_accelerated_networking": True,
         "ip_configurations": [{"name": name, "primary": primary, "subnet": {"id": subnet}}],
     }
@@ -46,9 +48,20 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     # Password login is off, so the key is the only way in: the resolver requires it on Azure
     # and refuses a `user:` prefix, which keyData does not take (cluster/sshkeys.py).
     assert spec.cloud.ssh_public_key is not None
-    linux: dict[str, Any] = {"disable_password_authentication": True, "ssh": {"public_keys": [{
+    linux: compute.LinuxConfigurationArgsDict = {"disable_password_authentication": True, "ssh": {"public_keys": [{
         "path": f"/home/{ADMIN_USER}/.ssh/authorized_keys", "key_data": spec.cloud.ssh_public_key}]}}
     nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
+    profile: compute.VirtualMachineScaleSetVMProfileArgsDict = {
+        "os_profile": {"computer_name_prefix": f"{spec.name}-{pool.name}"[:15], "admin_username": ADMIN_USER,
+                       "linux_configuration": linux},
+        "storage_profile": {"image_reference": image_reference(spec.cloud.image or DEFAULT_IMAGE),
+                            "os_disk": {"create_option": "FromImage", "caching": compute.CachingTypes.READ_WRITE,
+                                        "managed_disk": {"storage_account_type": "Premium_LRS"}}},
+        "network_profile": {"network_interface_configurations": [
+            _nic("management", args.management.subnet_ids[0], True, nsg),
+            _nic("storage", args.storage.subnet_ids[0], False, None),
+        ]},
+    }
     scale_set = compute.VirtualMachineScaleSet(
         f"{name}-vmss",
         resource_group_name=group,
@@ -58,18 +71,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         overprovision=False,
         platform_fault_domain_count=1,
         orchestration_mode="Uniform",
-        upgrade_policy={"mode": "Manual"},
-        virtual_machine_profile={
-            "os_profile": {"computer_name_prefix": f"{spec.name}-{pool.name}"[:15], "admin_username": ADMIN_USER,
-                           "linux_configuration": linux},
-            "storage_profile": {"image_reference": image_reference(spec.cloud.image or DEFAULT_IMAGE),
-                                "os_disk": {"create_option": "FromImage", "caching": "ReadWrite",
-                                            "managed_disk": {"storage_account_type": "Premium_LRS"}}},
-            "network_profile": {"network_interface_configurations": [
-                _nic("management", args.management.subnet_ids[0], True, nsg),
-                _nic("storage", args.storage.subnet_ids[0], False, None),
-            ]},
-        },
+        upgrade_policy={"mode": compute.UpgradeMode.MANUAL},
+        virtual_machine_profile=profile,
         tags={"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name},
         opts=child(parent),
     )

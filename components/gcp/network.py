@@ -6,7 +6,7 @@ cluster-toolkit blueprints)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
@@ -26,8 +26,9 @@ IAP_RANGE = "35.235.240.0/20"
 MTU = 8896  # gcloud's default and Google's recommendation for GPU and RDMA VPCs
 
 
-def _vpc(parent: pulumi.Resource, name: str, **extra: Any) -> gcp.compute.Network:
-    return gcp.compute.Network(name, auto_create_subnetworks=False, mtu=MTU, opts=child(parent), **extra)
+def _vpc(parent: pulumi.Resource, name: str, network_profile: pulumi.Input[str] | None = None) -> gcp.compute.Network:
+    return gcp.compute.Network(name, auto_create_subnetworks=False, mtu=MTU, network_profile=network_profile,
+                               opts=child(parent))
 
 
 def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: gcp.compute.Network, cidr: str
@@ -97,9 +98,9 @@ def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAtt
 
 def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
     assert args.spec.cloud is not None and args.spec.cloud.zone is not None
+    zone = args.spec.cloud.zone
     project = gcp.organizations.get_project_output().project_id
-    profile = project.apply(lambda project_id: f"projects/{project_id}/global/networkProfiles/"
-                                               f"{args.spec.cloud.zone}-vpc-roce")  # type: ignore[union-attr]
+    profile = project.apply(lambda project_id: f"projects/{project_id}/global/networkProfiles/{zone}-vpc-roce")
     vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)
     subnets = [_subnet(parent, f"{name}-nic{nic}", args, vpc, gpu_nic_cidr(nic)) for nic in range(count)]
     # No firewall rule: a VPC with the RoCE network profile takes only regional network firewall

@@ -5,7 +5,8 @@ workload policy and that `pulumi up` waits for."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
@@ -24,10 +25,10 @@ GPU_NIC_TYPE = {"rdma-vpc": "MRDMA", "multi-vpc": "GVNIC"}
 BOOT_DISK_TYPE = {"rdma-vpc": "hyperdisk-balanced", "multi-vpc": "pd-balanced"}
 
 
-def network_interfaces(layout: str, other_nics: int, management: Any, storage: Any, gpu_subnets: list[Any]
-                       ) -> list[dict[str, Any]]:
+def network_interfaces(layout: str, other_nics: int, management: pulumi.Input[str], storage: pulumi.Input[str],
+                       gpu_subnets: Sequence[pulumi.Input[str]]) -> list[gcp.compute.InstanceTemplateNetworkInterfaceArgsDict]:
     """Management gVNIC, storage gVNIC when the machine has a second one, then the GPU NICs."""
-    interfaces = [{"subnetwork": management, "nic_type": "GVNIC"}]
+    interfaces: list[gcp.compute.InstanceTemplateNetworkInterfaceArgsDict] = [{"subnetwork": management, "nic_type": "GVNIC"}]
     if other_nics >= 2:
         interfaces.append({"subnetwork": storage, "nic_type": "GVNIC"})
     interfaces += [{"subnetwork": subnet, "nic_type": GPU_NIC_TYPE[layout]} for subnet in gpu_subnets]
@@ -51,11 +52,11 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     placement = gcp.compute.ResourcePolicy(
         f"{name}-placement", region=spec.cloud.region,
         workload_policy={"type": "HIGH_THROUGHPUT"}, opts=child(parent))
-    reservation: dict[str, Any] = {"type": "ANY_RESERVATION"}
+    reservation: gcp.compute.InstanceTemplateReservationAffinityArgsDict = {"type": "ANY_RESERVATION"}
     if spec.cloud.reservation:
         reservation = {"type": "SPECIFIC_RESERVATION", "specific_reservation": {
             "key": "compute.googleapis.com/reservation-name", "values": [spec.cloud.reservation]}}
-    scheduling: dict[str, Any] = {"on_host_maintenance": "TERMINATE", "automatic_restart": True}
+    scheduling: gcp.compute.InstanceTemplateSchedulingArgsDict = {"on_host_maintenance": "TERMINATE", "automatic_restart": True}
     if spec.cloud.market == "spot":
         scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
                       "preemptible": True}

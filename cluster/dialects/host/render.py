@@ -8,9 +8,11 @@ cma_roce_tos and the traffic_class knob of qos.sh.
 
 from __future__ import annotations
 
+import json
 import re
 
 from cluster.intent.host import HostPool, SocketPool, host_pool
+from cluster.intent.hostnet import DhcpPlan, HostNetwork, NetNames
 from cluster.intent.qos import QosSide, default_host_priority
 from cluster.naming import fabric_device_source, fabric_devices, management_interfaces, management_interfaces_given
 from cluster.render.engine import render
@@ -71,3 +73,43 @@ def read_host(text: str, planned: list[int]) -> tuple[QosSide, QosSide]:
     mtus = re.findall(r"ip link set dev \S+ mtu (\d+) up$", text, re.M)
     mtu = int(mtus[0]) if mtus else 1500
     return _side(mlnx, mlnx_pfc, mtu, planned), _side(dcb, dcb_pfc, mtu, planned)
+
+
+def render_netplan(view: HostNetwork) -> str:
+    """One host's netplan file: its management and storage ports, addresses and routes."""
+    return render("host/netplan.yaml.j2", net=view)
+
+
+KEA_LEASES = "/var/lib/kea/kea-leases4.csv"  # Debian's and Ubuntu's kea-dhcp4-server default
+
+
+def render_kea(plan: DhcpPlan) -> str:
+    """kea-dhcp4.conf: a subnet per management port (its /31), each handing out the one address the
+    plan gives the host, chosen by the relay's giaddr (the leaf's end of the same /31)."""
+    subnets = [{"id": subnet.id, "subnet": subnet.subnet,
+                "pools": [{"pool": f"{subnet.address} - {subnet.address}"}],
+                "option-data": [{"name": "routers", "data": subnet.router}],
+                "user-context": {"host": subnet.host, "port": subnet.port, "relay": subnet.switch}}
+               for subnet in plan.subnets]
+    dhcp4: dict[str, object] = {
+        "interfaces-config": {"interfaces": ["*"], "dhcp-socket-type": "udp"},
+        "authoritative": True,
+        "lease-database": {"type": "memfile", "persist": True, "name": KEA_LEASES, "lfc-interval": 3600},
+        "valid-lifetime": 86400,
+        "renew-timer": 43200,
+        "rebind-timer": 75600,
+        "match-client-id": False,
+    }
+    if plan.boot_filename is not None:
+        dhcp4["next-server"] = plan.next_server
+        dhcp4["boot-file-name"] = plan.boot_filename
+    dhcp4["user-context"] = {"stack": plan.stack, "server": plan.server,
+                             "about": "every host management port is a /31: the relay's giaddr picks its subnet, "
+                                      "whose one address is the host's planned address"}
+    dhcp4["subnet4"] = subnets
+    return json.dumps({"Dhcp4": dhcp4}, indent=2) + "\n"
+
+
+def render_netnames(view: NetNames) -> str:
+    """A pool's netnames.sh: pins its netplan files' netdev names to each host's NICs by MAC."""
+    return render("host/netnames.sh.j2", names=view)

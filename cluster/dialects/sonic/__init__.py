@@ -74,6 +74,9 @@ PLATFORM = Platform(
     model_problem=_needs_a_sku,
     qos_problem=_lossless_buffers,
     translate=translate,
+    # dhcp_relay serves VLAN interfaces only (sonic-net/SONiC issue 2201, open; routed ports are the open
+    # pull request 2276): a host's routed /31 gets no relay (docs/dialects.md)
+    relays_on_routed_ports=False,
     reference_column=("SONiC SKUs", "the speeds SONiC has a port map for (SONiC at another speed is a SCHEMA error)",
                       _skus_column),
 )

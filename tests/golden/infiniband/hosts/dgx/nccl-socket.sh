@@ -12,7 +12,7 @@ HOST="${1:-$(hostname -s)}"
 CONF="${NCCL_CONF_PATH:-/etc/nccl.conf}"
 case "$HOST" in
   dgx-node-001) ADDRESS=10.176.0.0 ;;
-  dgx-node-002) ADDRESS=10.176.0.2 ;;
+  dgx-node-002) ADDRESS=10.176.0.4 ;;
   *) echo "nccl-socket.sh: $HOST is not a node of pool dgx" >&2; exit 2 ;;
 esac
 NETDEV=$(ip -o -4 addr show to "$ADDRESS/32" | awk '{ print $2; exit }')
