@@ -23,6 +23,7 @@ VERBS = {
     "plan": "list the resources `pulumi up` would register, offline",
     "verify": "compare what the devices report (LLDP, ibnetdiscover) with the design",
     "import": "write a stack file that reproduces a built fabric, from what its devices report",
+    "diff": "a change from one design to another as work: switches, cables to add, remove and move, config diffs",
     "export": "write Slurm topology.conf, Kubernetes labels and Kueue objects, nccl/<pool>.env, cabling.csv and "
               "bom.csv",
     "report": "write one self-contained HTML report with a topology diagram",

@@ -66,7 +66,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
                    "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
     ("uses", {"cluster.report", "cluster.estimate", "cluster.formats", "cluster.report_html", "cluster.deployment",
-              "cluster.lab", "cluster.publish", "cluster.importer"}),
+              "cluster.lab", "cluster.publish", "cluster.importer", "cluster.change"}),
     ("cli", {"cluster.commands", "cluster.cli", "cluster.__main__"}),
 ))
 
