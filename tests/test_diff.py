@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from cluster.change.compare import compare
 from cluster.change.transition import ALL_AT_ONCE, safe, stages
@@ -169,3 +171,37 @@ def test_bad_input_exits_2(argv: list[str], expected: str, tmp_path: Path, capsy
 
 def test_the_readme_lists_the_verb() -> None:
     assert "| `diff OLD NEW" in (ROOT / "README.md").read_text()
+
+
+@st.composite
+def growths(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small packed design, and the same with nodes appended to its last pool."""
+    pools = [{"name": name, "nodes": draw(st.integers(1, 12)), "gpu": "H200",
+              "fabric_nics": {"count": draw(st.sampled_from([2, 4, 8])), "gbps": 400}}
+             for name in draw(st.sampled_from([["a"], ["a", "b"]]))]
+    fabric = {"leaf": {"ports": draw(st.sampled_from([16, 32])), "port_gbps": 400}, "fill": "packed",
+              "planes": draw(st.sampled_from([1, 2])), "design": draw(st.sampled_from(["rail-optimized", "rack-tor"]))}
+    old = {"name": "gen", "target": "onprem", "node_pools": pools, "fabric": fabric}
+    new = copy.deepcopy(old)
+    new["node_pools"][-1]["nodes"] += draw(st.integers(1, 8))
+    return old, new
+
+
+@settings(max_examples=15, deadline=None)
+@given(pair=growths())
+def test_appending_nodes_to_a_packed_design_recables_no_existing_host_on_the_fabric(
+        pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """Within the tiers the design has: a lone leaf that grows a spine tier gives half its ports
+    to uplinks, and its hosts move to make room (a rebuild, not an append; `diff` lists them)."""
+    old, new = (validate_mapping("gen", data) for data in pair)
+    assume(isinstance(old, Valid) and isinstance(new, Valid) and not old.schema_failed and not new.schema_failed)
+    assert isinstance(old, Valid) and isinstance(new, Valid)
+    assert old.topology.fabric_plan is not None and new.topology.fabric_plan is not None
+    assume(old.topology.fabric_plan.spines > 0 and old.topology.fabric_plan.tiers == new.topology.fabric_plan.tiers)
+    assert compare(old, old).empty and stages(old, compare(old, old)) == []
+    change = compare(old, new)
+    existing = {host for hosts in old.topology.hosts_by_pool.values() for host in hosts}
+    assert not [work for work in change.cables_moved + change.cables_removed
+                if work.network == FABRIC and work.lower.device in existing]
+    assert not [port for port in change.host_ports if port.port.startswith("gpu-")]
+    assert set(change.hosts_added) == {host for hosts in new.topology.hosts_by_pool.values() for host in hosts} - existing

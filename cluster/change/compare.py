@@ -141,9 +141,11 @@ def compare(old: Valid, new: Valid) -> Change:
     """OLD and NEW (both built on-prem designs) compared as work."""
     change = Change()
     _switches(change, old.topology, new.topology)
-    old_hosts = {host for hosts in old.topology.hosts_by_pool.values() for host in hosts}
-    new_hosts = {host for hosts in new.topology.hosts_by_pool.values() for host in hosts}
-    change.hosts_added, change.hosts_removed = sorted(new_hosts - old_hosts), sorted(old_hosts - new_hosts)
+    old_hosts = [host for hosts in old.topology.hosts_by_pool.values() for host in hosts]  # in pool, index order
+    new_hosts = [host for hosts in new.topology.hosts_by_pool.values() for host in hosts]
+    old_set, new_set = set(old_hosts), set(new_hosts)
+    change.hosts_added = [host for host in new_hosts if host not in old_set]
+    change.hosts_removed = [host for host in old_hosts if host not in new_set]
     _cables(change, old, new)
     change.files = file_changes(render_tree(old.spec, old.topology), render_tree(new.spec, new.topology))
     change.host_ports = host_port_changes(old, new)
