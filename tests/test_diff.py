@@ -14,7 +14,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from cluster.change.compare import compare
+from cluster.change.compare import CableWork, compare
 from cluster.change.transition import ALL_AT_ONCE, safe, stages
 from cluster.cli import main
 from cluster.exports.cabling import cables
@@ -205,3 +205,27 @@ def test_appending_nodes_to_a_packed_design_recables_no_existing_host_on_the_fab
                 if work.network == FABRIC and work.lower.device in existing]
     assert not [port for port in change.host_ports if port.port.startswith("gpu-")]
     assert set(change.hosts_added) == {host for hosts in new.topology.hosts_by_pool.values() for host in hosts} - existing
+
+
+ONPREM = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in (ROOT / "stacks").glob("*.yaml")
+                if "target: onprem" in path.read_text())
+
+
+@pytest.mark.parametrize("stack", [name for name in ONPREM if name != "dev"])
+def test_every_example_against_dev_both_ways_is_the_same_work_reversed(stack: str) -> None:
+    dev, other = validate("dev"), validate(stack)
+    assert isinstance(dev, Valid) and isinstance(other, Valid)
+    there, back = compare(dev, other), compare(other, dev)
+    assert there.switches_added == back.switches_removed and there.switches_removed == back.switches_added
+    assert there.hosts_added == back.hosts_removed and there.hosts_removed == back.hosts_added
+
+    def ends(works: list[CableWork]) -> set[tuple[str, str, str, str]]:
+        return {(w.lower.device, w.lower.port, w.upper.device, w.upper.port) for w in works}
+
+    assert ends(there.cables_added) == ends(back.cables_removed)
+    assert ends(there.cables_removed) == ends(back.cables_added)
+    assert len(there.cables_moved) == len(back.cables_moved)
+    mirror = {"added": "removed", "removed": "added", "changed": "changed"}
+    assert {(f.path, f.status) for f in there.files} == {(f.path, mirror[f.status]) for f in back.files}
+    assert [delta.new - delta.old for delta in there.bom] == [delta.old - delta.new for delta in back.bom]
+    stages(dev, there)  # the transition is computed on every design without error

@@ -112,7 +112,7 @@ def _stage_line(stage: Stage) -> list[str]:
     title = "all at once" if stage.switch == ALL_AT_ONCE else f"while {stage.switch}'s cables are moved"
     if not stage.unplugged and stage.switch != ALL_AT_ONCE:
         title = f"while {stage.switch} is taken out"
-    tiers = ", ".join(f"{r.tier} {_ratio(r.after)} at {r.after_at}" for r in outcome.ratios) or "no tier above the leaves"
+    tiers = ", ".join(f"{r.tier} {_ratio(r.after)} at {r.after_at}" for r in outcome.ratios) or "no switch with uplinks left"
     line = f"    {title} ({stage.unplugged} fabric cables unplugged): {tiers}"
     before, after = outcome.bisection_before, outcome.bisection_after
     if before is not None and after is not None:
