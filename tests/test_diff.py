@@ -229,3 +229,18 @@ def test_every_example_against_dev_both_ways_is_the_same_work_reversed(stack: st
     assert {(f.path, f.status) for f in there.files} == {(f.path, mirror[f.status]) for f in back.files}
     assert [delta.new - delta.old for delta in there.bom] == [delta.old - delta.new for delta in back.bom]
     stages(dev, there)  # the transition is computed on every design without error
+
+
+def test_a_scalable_unit_on_spines_provisioned_for_it_moves_no_fabric_cable() -> None:
+    """README, Plan a change: prod with 8 spines from the start, then a second leaf group."""
+    old, new = (validate(str(ROOT / "tests/data/diff" / name))
+                for name in ("Pulumi.prod-8-spines.yaml", "Pulumi.prod-plus-su.yaml"))
+    assert isinstance(old, Valid) and isinstance(new, Valid)
+    change = compare(old, new)
+    assert not [work for work in change.cables_moved + change.cables_removed if work.network == FABRIC]
+    assert not [port for port in change.host_ports if port.port.startswith("gpu-")]
+    assert stages(old, change) == []
+    fabric_hosts = {work.lower.device for work in change.cables_added if work.link == "host-leaf" and work.network == FABRIC}
+    assert fabric_hosts == set(change.hosts_added) and len(change.hosts_added) == 64
+    leaves = {name: files for name, files in change.switch_files.items() if name.startswith("leaf-001-")}
+    assert len(leaves) == 8 and all([(f.added, f.removed) for f in files] == [(1, 1)] for files in leaves.values())
