@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import keyword
 import os
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,8 @@ VERBS = {
     "render": "write switch configs and host scripts for an on-prem stack",
     "plan": "list the resources `pulumi up` would register, offline",
     "verify": "compare what the devices report (LLDP, ibnetdiscover) with the design",
+    "import": "write a stack file that reproduces a built fabric, from what its devices report",
+    "diff": "a change from one design to another as work: switches, cables to add, remove and move, config diffs",
     "export": "write Slurm topology.conf, Kubernetes labels and Kueue objects, nccl/<pool>.env, cabling.csv and "
               "bom.csv",
     "report": "write one self-contained HTML report with a topology diagram",
@@ -41,6 +44,12 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def module_of(verb: str) -> str:
+    """The module of a verb: `import` is a Python keyword, so its module is `import_`."""
+    name = verb.replace("-", "_")
+    return f"cluster.commands.{name}_" if keyword.iskeyword(name) else f"cluster.commands.{name}"
+
+
 def parser(verb: str | None = None, prog: str = "python -m cluster") -> argparse.ArgumentParser:
     """The CLI's parser: the full arguments of `verb` (all verbs when None), the others by name."""
     root = _Parser(prog=prog, description="Validate, render and plan GPU cluster designs.")
@@ -48,7 +57,7 @@ def parser(verb: str | None = None, prog: str = "python -m cluster") -> argparse
     verbs = root.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     for name, summary in VERBS.items():
         if verb is None or name == verb:
-            importlib.import_module(f"cluster.commands.{name}").add_parser(verbs)
+            importlib.import_module(module_of(name)).add_parser(verbs)
         else:
             verbs.add_parser(name, help=summary)
     return root
@@ -64,7 +73,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m cluster") -> 
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = _verb_of(argv)
     args = parser(verb or "", prog).parse_args(argv)  # "": no verb module is imported for a usage error
-    module = importlib.import_module(f"cluster.commands.{args.verb.replace('-', '_')}")
+    module = importlib.import_module(module_of(args.verb))
     try:
         code: int = module.run(args)
         sys.stdout.flush()

@@ -28,7 +28,8 @@ class Neighbor:
     `remote_ports` lists what the remote port may be called, preferred first (port id, then
     description: Linux hosts send their MAC as port id and the name only as description).
     `age` is seconds since the entry appeared or last changed (smaller = fresher), `gbps` the
-    link speed when the format reports it.
+    link speed when the format reports it, `remote_description` the neighbor's system
+    description where the format carries it (a switch names its model there).
     """
 
     local_port: str
@@ -36,6 +37,7 @@ class Neighbor:
     remote_ports: tuple[str, ...]
     age: float | None = None
     gbps: float | None = None
+    remote_description: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ MAC = re.compile(r"^[0-9a-f]{2}([:-]?[0-9a-f]{2}){5}$|^[0-9a-f]{4}\.[0-9a-f]{4}\
 # Bounded digit runs: a value no device reports becomes "unknown", never a 5,000-digit int().
 LLDPD_AGE = re.compile(r"^\s*(\d{1,9})\s+days?,\s*(\d{1,9}):(\d{1,9}):(\d{1,9})\s*$")
 DIGITS = re.compile(r"\d{1,12}")
-MAU_SPEED = re.compile(r"^(\d+)(G|M)(?:ig)?base", re.IGNORECASE)
+# lldpd names 10G and faster `10GbaseT`, `400GbaseCR8`, and slower ones in Mb/s with no unit:
+# `1000BaseTFD`, `100BaseTXFD`.
+MAU_SPEED = re.compile(r"^(\d{1,5})(G|M)?(?:ig)?base", re.IGNORECASE)
 
 
 def is_mac(text: str) -> bool:
@@ -73,14 +77,14 @@ def lldpd_age(text: object) -> float | None:
 
 
 def mau_gbps(text: object) -> float | None:
-    """An 802.3 MAU type as lldpd prints it ("100GbaseCR4 - ...", "10GigBaseR") -> Gb/s."""
+    """An 802.3 MAU type as lldpd prints it ("100GbaseCR4 - ...", "10GigBaseR", "1000BaseTFD") -> Gb/s."""
     if not isinstance(text, str):
         return None
     match = MAU_SPEED.match(text.strip())
     if match is None:
         return None
     value = float(match.group(1))
-    return value if match.group(2).upper() == "G" else value / 1000
+    return value if (match.group(2) or "").upper() == "G" else value / 1000
 
 
 def bounded_int(digits: str) -> int:

@@ -559,9 +559,9 @@ class _Resolver:
             if value and value % planes:
                 self.error(f"fabric.{key}", f"{value} {key} cannot be split over {planes} planes",
                            f"use a multiple of {planes}")
-        if raw.pods and raw.leaves and (raw.leaves // planes) % raw.pods:
-            self.error("fabric.pods", f"{raw.leaves // planes} leaves per plane do not split evenly into {raw.pods} pods",
-                       "choose pods that divide the leaves per plane")
+        # Pods take whole leaf groups, ceil(groups / pods) each and the last one what is left, as the
+        # sizer splits them (5 groups in 3 pods: 2, 2, 1), so any split it chose can be written as
+        # designed; a split that leaves a pod without leaves is refused by cluster.limits.
         if raw.pods and raw.spines and (raw.spines // planes) % raw.pods:
             self.error("fabric.pods", f"{raw.spines // planes} spines per plane do not split evenly into {raw.pods} pods",
                        "choose pods that divide the spines per plane")

@@ -163,7 +163,7 @@ class Fabric(Model):
     spines: Count | None = None
     # as-designed cores (omitted: sized; 0 with no pods: two tiers)
     cores: Count | None = None
-    # three tiers: leaf groups and spines split evenly into this many pods
+    # three tiers: leaf groups split into this many pods (ceil(groups / pods) each, the last may hold fewer), spines evenly
     pods: Count | None = None
     # links from each leaf to the spine tier (omitted: sized for max_oversubscription)
     leaf_uplinks: Count | None = None

@@ -10,6 +10,7 @@ of every L below it, so the worst L for each U is read off its cables (linear in
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from cluster.bisection import Cut, bisections
@@ -151,6 +152,20 @@ def _without(load: SwitchLoad, down_links: int, down_gbps: float, up_links: int,
 
 def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str],
              link: tuple[str, str] | None) -> Outcome:
+    fewer: dict[tuple[str, str], int] = {}
+    if link is not None:
+        lower, upper = link
+        if not topology.graph.has_edge(lower, upper, key=FABRIC):
+            raise UnknownDevice(f"{lower}~{upper}")
+        cable = topology.cable(lower, upper, FABRIC)
+        fewer[(cable["lower"], cable["upper"])] = 1
+    return degrade(topology, spec, label, failed, fewer)
+
+
+def degrade(topology: Topology, spec: ClusterSpec, label: str, failed: Set[str],
+            fewer: Mapping[tuple[str, str], int]) -> Outcome:
+    """The fabric without the switches `failed` and with `fewer[(lower, upper)]` fewer links in
+    each of those fabric bundles (a failure, or the cables unplugged while a change is made)."""
     loads = topology.switch_loads
     switches = fabric_switches(topology)
     changed: dict[str, SwitchLoad] = {}
@@ -164,19 +179,15 @@ def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str]
                 changed[other] = _without(load, 0, 0, cable["links"], bandwidth)
             else:
                 changed[other] = _without(load, cable["links"], bandwidth, 0, 0)
-    fewer: dict[tuple[str, str], int] = {}
-    if link is not None:
-        lower, upper = link
-        if not topology.graph.has_edge(lower, upper, key=FABRIC):
-            raise UnknownDevice(f"{lower}~{upper}")
-        cable = topology.cable(lower, upper, FABRIC)
-        lower, upper = cable["lower"], cable["upper"]
-        fewer[(lower, upper)] = 1
+    for (lower, upper), count in sorted(fewer.items()):
+        if lower in failed or upper in failed:
+            continue
+        gbps = topology.cable(lower, upper, FABRIC)["gbps"]
         for name, up in ((lower, True), (upper, False)):
             if name in switches:
                 load = changed.get(name, loads[name])
-                changed[name] = (_without(load, 0, 0, 1, cable["gbps"]) if up
-                                 else _without(load, 1, cable["gbps"], 0, 0))
+                changed[name] = (_without(load, 0, 0, count, count * gbps) if up
+                                 else _without(load, count, count * gbps, 0, 0))
     ratios = []
     by_tier: dict[str, list[tuple[str, SwitchLoad, SwitchLoad]]] = defaultdict(list)
     for name, data in switches.items():
@@ -192,11 +203,11 @@ def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str]
         ratios.append(TierRatio(tier, before_load.oversubscription, before_name, _ratio(after_load), after_name))
     cut_off = tuple(sorted(name for name, load in changed.items()
                            if loads[name].up_links and not load.up_links and load.down_links))
-    where = sorted(failed) or ([link[0]] if link else [])
+    where = sorted(failed) or sorted(lower for lower, _ in fewer)
     first = topology.nodes[where[0]] if where else None  # a failed switch, or a failed cable's lower end
     pod = first["pod"] if first is not None and first["kind"] == "switch" else None  # None on the core tier
     cuts_before = bisections(topology, pod=pod)
-    cuts_after = bisections(topology, without=failed, fewer_links=fewer, pod=pod)
+    cuts_after = bisections(topology, without=set(failed), fewer_links=dict(fewer), pod=pod)
     return Outcome(
         failed=label,
         ratios=tuple(ratios),
@@ -204,7 +215,7 @@ def _outcome(topology: Topology, spec: ClusterSpec, label: str, failed: set[str]
         bisection_after=cuts_after.fabric,
         pod_before=cuts_before.pod,
         pod_after=cuts_after.pod,
-        lost_rails=tuple(lost_rails(topology, spec, failed, fewer)),
+        lost_rails=tuple(lost_rails(topology, spec, set(failed), dict(fewer))),
         cut_off=cut_off,
     )
 
@@ -230,7 +241,8 @@ def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
     pools = {pool.name: pool for pool in spec.pools}
     per_gpu = {name: pool.gpu_ports() for name, pool in pools.items()}
     lost: list[LostRail] = []
-    devices = sorted(failed) + [upper for (lower, upper) in fewer if topology.nodes[lower]["kind"] == "host"]
+    devices = sorted(failed) + sorted({upper for (lower, upper) in fewer
+                                      if topology.nodes[lower]["kind"] == "host" and upper not in failed})
     for device in devices:
         data = topology.switch(device)
         hosts: list[str] = []
@@ -240,7 +252,7 @@ def lost_rails(topology: Topology, spec: ClusterSpec, failed: set[str],
                 continue
             if device not in failed and fewer.get((host, device), 0) == 0:
                 continue
-            ports = set(edge["ports"]) if device in failed else set(edge["ports"][-1:])
+            ports = set(edge["ports"]) if device in failed else set(edge["ports"][-fewer[(host, device)]:])
             pool = topology.host(host)["pool"]
             hosts.append(host)
             for used in per_gpu[pool]:

@@ -66,7 +66,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
                    "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
     ("uses", {"cluster.resizing", "cluster.starter", "cluster.report", "cluster.estimate", "cluster.formats",
-              "cluster.report_html", "cluster.deployment", "cluster.lab", "cluster.publish"}),
+              "cluster.report_html", "cluster.deployment", "cluster.lab", "cluster.publish", "cluster.importer",
+              "cluster.change"}),
     ("cli", {"cluster.commands", "cluster.cli", "cluster.__main__"}),
 ))
 

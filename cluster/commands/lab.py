@@ -1,4 +1,4 @@
-"""`lab up|check|fail|restore|down|status|export STACK`: the design's GPU fabric in real FRR on this machine.
+"""`lab up|check|fail|restore|down|status|export|lldp STACK`: the design's GPU fabric in real FRR on this machine.
 
 Exit codes as `validate`: 0 clean, 1 findings (`check`, `fail`) , 2 unusable input (a rendered tree
 the lab cannot use: LAB-INPUT findings, every one at once, nothing built or written), a machine
@@ -24,7 +24,7 @@ from cluster.topology import Topology
 if TYPE_CHECKING:  # the lab's modules load only when a lab action runs
     from cluster.lab.model import Planned, Slice
 
-ACTIONS = ("up", "check", "fail", "restore", "down", "status", "export")
+ACTIONS = ("up", "check", "fail", "restore", "down", "status", "export", "lldp")
 MAX_RENDERED_FILE = 64 * 1024 * 1024
 #: Resident memory of one switch's daemons as measured here (zebra ~15 MB, bgpd ~20-30 MB,
 #: bfdd ~8 MB, lldpd ~7 MB; benchmarks/lab.py), plus bgpd's cost per session, and of one host.
@@ -60,6 +60,9 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     restore.add_argument("--timeout", type=float, default=120, help="seconds to wait for convergence (default 120)")
     actions.add_parser("down", parents=[stack, state], help="remove everything the lab created")
     actions.add_parser("status", parents=[stack, state, output], help="what the lab holds and whether it is up")
+    lldp = actions.add_parser("lldp", parents=[stack, state],
+                              help="write every device's LLDP neighbors (lldpctl -f json), as verify and import read them")
+    lldp.add_argument("--out", required=True, metavar="DIR", help="the folder to write <device>.json files into")
     export = actions.add_parser("export", parents=[stack], help="write the lab as a containerlab topology")
     export.add_argument("--format", choices=("containerlab",), default="containerlab", dest="export_format")
     export.add_argument("--slice", default=None, help="as for `lab up` (default all)")
@@ -376,5 +379,17 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lldp(args: argparse.Namespace) -> int:
+    from cluster.lab.observe import lldp
+
+    lab = _running(args)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    lldp(lab, folder)
+    print(printable(f"lab lldp: {lab.state['stack']}: {len(lab.state['namespaces'])} neighbor files (lldpctl -f json) "
+                    f"in {folder}, for `verify --lldp` and `import --lldp`"))
+    return 0
+
+
 ACTION_RUN = {"up": _up, "check": _check, "fail": _fail, "restore": _restore, "down": _down, "status": _status,
-              "export": _export}
+              "export": _export, "lldp": _lldp}

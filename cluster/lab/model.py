@@ -70,6 +70,7 @@ class LabSwitch:
     interfaces: tuple[Interface, ...]
     frr_conf: str
     source: str  # where frr_conf and the addresses come from
+    model: str = ""  # the switch model, which its LLDP system description names as the switch's OS does
 
 
 @dataclass(frozen=True)
@@ -364,7 +365,8 @@ def _translated(view: Any, tree: _Tree, ports: list[str], translate: Translate) 
     dead = RunningPort(None, 1500, up=False)  # a port the files do not create
     interfaces = tuple(Interface(ifname(port), port, (found := running.ports.get(port, dead)).address, found.mtu, found.up)
                        for port in ports)
-    return LabSwitch(view.name, view.tier, view.os, running.loopback, interfaces, running.frr_conf, running.source)
+    return LabSwitch(view.name, view.tier, view.os, running.loopback, interfaces, running.frr_conf, running.source,
+                     view.model)
 
 
 def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:
@@ -373,7 +375,7 @@ def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:
     dialect = platform(view.os).config_file
     return LabSwitch(view.name, view.tier, view.os, f"{view.loopback}/32" if view.loopback else None, interfaces,
                      render("frr/bgpd.conf.j2", switch=view),
-                     f"FRR equivalent of switches/{view.name}/{dialect}'s routing plan")
+                     f"FRR equivalent of switches/{view.name}/{dialect}'s routing plan", view.model)
 
 
 def _host(name: str, pool: str, tree: _Tree, rails: list[str]) -> LabHost | None:

@@ -277,7 +277,7 @@ def _build(lab: Lab, plan: LabPlan) -> None:
     for switch in plan.switches:
         start_frr(lab, switch.name, switch.frr_conf)
     for device in plan.devices:
-        _start_lldpd(lab, device.name, isinstance(device, LabSwitch),
+        _start_lldpd(lab, device.name, device.model if isinstance(device, LabSwitch) else None,
                      {i.name: i.port for i in device.interfaces if i.name != i.port})
     for switch in plan.switches:
         load_frr(lab, switch.name)
@@ -356,11 +356,15 @@ def load_frr(lab: Lab, device: str) -> None:
         raise LabError(f"{device}: FRR refused its config: {'; '.join(errors)[:500]}")
 
 
-def _start_lldpd(lab: Lab, device: str, is_switch: bool, port_ids: dict[str, str]) -> None:
+def _start_lldpd(lab: Lab, device: str, model: str | None, port_ids: dict[str, str]) -> None:
+    """lldpd for a device; a switch (`model` given) advertises its ports by name and its model in
+    its system description, as a switch OS does (`import` reads the model from it)."""
     folder = _node_folder(lab, device)
     lines = [f"configure system hostname {device}", "configure lldp tx-interval 1"]
-    if is_switch:
+    if model is not None:
         lines.append("configure lldp portidsubtype ifname")
+        if model:
+            lines.append(f'configure system description "gpu-cluster lab switch, model {model}"')
         # A port whose platform name Linux cannot carry (EOS Ethernet3/5) advertises that name.
         lines.extend(f"configure ports {name} lldp portidsubtype local {port} description {port}"
                      for name, port in port_ids.items())

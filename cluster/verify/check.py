@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.findings import Finding, Severity, apply_policy, shown
+from cluster.lldp import Neighbor
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.expected import Cable, by_end, port_aliases
-from cluster.verify.infiniband import parse_ib, parse_node_name_map
+from cluster.verify.infiniband import IbLink, parse_ib, parse_node_name_map
 from cluster.verify.match import Claim, Comparison, compare, resolve, unseen_findings
 from cluster.verify.observe import Names, ib_claims, lldp_claims, parsed, read_lldp_dir
 
@@ -56,25 +57,38 @@ IB_MAP_HINT = 'write one `0xGUID "design name"` line per node, as ibnetdiscover\
 def gather(topology: Topology, cables: list[Cable], lldp: Path | None, ib: Path | None,
            ib_map: Path | None) -> Gathered:
     """Claims from every input, in design names; every unreadable input as a finding."""
+    unreadable: list[Finding] = []
+    devices: dict[str, list[Neighbor]] = {}
+    links: list[IbLink] | None = None
+    guid_names: dict[int, str] | None = {}
+    if lldp is not None:
+        devices, unreadable = read_lldp_dir(lldp)
+    if ib is not None:
+        guid_names = (parsed(ib_map, "node-name map", parse_node_name_map, IB_MAP_HINT, unreadable)
+                      if ib_map is not None else {})
+        links = parsed(ib, "ibnetdiscover output", parse_ib, IB_HINT, unreadable)
+    gathered = claims_of(topology, cables, devices, links if guid_names is not None else None, guid_names or {})
+    gathered.unreadable = unreadable
+    return gathered
+
+
+def claims_of(topology: Topology, cables: list[Cable], devices: dict[str, list[Neighbor]],
+              links: list[IbLink] | None, guid_names: dict[int, str]) -> Gathered:
+    """Claims in design names from parsed input: LLDP neighbors per reporting device (by the
+    name its file gives) and an InfiniBand discovery's links, when there was one."""
     names = Names(devices=frozenset(topology.graph.nodes), ports=port_aliases(topology, cables))
     gathered = Gathered(claims=[], reporting=set(), unreadable=[])
-    if lldp is not None:
-        devices, gathered.unreadable = read_lldp_dir(lldp)
-        for device, neighbors in devices.items():
-            name = names.device(device)
-            if name not in names.devices:
-                gathered.foreign.append(shown(device))
-            gathered.reporting.add((name, "*"))
-            gathered.claims.extend(lldp_claims(name, neighbors, names))
-    if ib is not None:
-        guid_names = (parsed(ib_map, "node-name map", parse_node_name_map, IB_MAP_HINT, gathered.unreadable)
-                      if ib_map is not None else {})
-        links = parsed(ib, "ibnetdiscover output", parse_ib, IB_HINT, gathered.unreadable)
-        if links is not None and guid_names is not None:
-            gathered.claims.extend(ib_claims(links, guid_names, names))
-            # A discovery walks the whole subnet: every fabric device has reported, present or not.
-            gathered.reporting.update((name, "fabric") for name, node in topology.nodes.items()
-                                      if node["kind"] == "host" or node["network"] == "fabric")
+    for device, neighbors in devices.items():
+        name = names.device(device)
+        if name not in names.devices:
+            gathered.foreign.append(shown(device))
+        gathered.reporting.add((name, "*"))
+        gathered.claims.extend(lldp_claims(name, neighbors, names))
+    if links is not None:
+        gathered.claims.extend(ib_claims(links, guid_names, names))
+        # A discovery walks the whole subnet: every fabric device has reported, present or not.
+        gathered.reporting.update((name, "fabric") for name, node in topology.nodes.items()
+                                  if node["kind"] == "host" or node["network"] == "fabric")
     return gathered
 
 

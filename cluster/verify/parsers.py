@@ -50,6 +50,7 @@ def parse_lldpctl_json(text: str) -> list[Neighbor]:
             names = [name for name, value in chassis.items() if isinstance(value, dict)] if isinstance(chassis, dict) else []
             # Without a system name lldpd keys the chassis by "id"; keep it as the device.
             device = names[0] if names and names[0] != "id" else ""
+            described = chassis[names[0]].get("descr") if names else None
             port = entry.get("port") or {}
             if not isinstance(port, dict):
                 raise NeighborFormatError(f'interface {excerpt(local)}: expected "port" to be an object')
@@ -62,6 +63,7 @@ def parse_lldpctl_json(text: str) -> list[Neighbor]:
                 remote_ports=candidate_ports(port_id_value, port.get("descr")),
                 age=lldpd_age(entry.get("age")),
                 gbps=mau_gbps(negotiation.get("current")) if isinstance(negotiation, dict) else None,
+                remote_description=text_of(described),
             ))
     return neighbors
 
@@ -87,6 +89,7 @@ def parse_lldpctl_json0(text: str) -> list[Neighbor]:
                 remote_ports=candidate_ports(first_of(port.get("id")).get("value"), first_value(port.get("descr"))),
                 age=lldpd_age(entry.get("age")),
                 gbps=mau_gbps(first_value(negotiation.get("current"))),
+                remote_description=text_of(first_value(chassis.get("descr"))),
             ))
     return neighbors
 

@@ -1,0 +1,128 @@
+"""What the devices report, as links between named ports: the input of an import.
+
+The neighbor data is read by the parsers `verify` uses (every LLDP format of
+cluster.verify.parsers, ibnetdiscover plain and `-p`, a node-name map), with the same bounds and
+the same CABLE-INPUT findings for a file that cannot be read. Reported names are taken as the
+devices give them, less a domain (`leaf-001-r0.dc1.example.com` is `leaf-001-r0`); a port is
+taken by its name, not a MAC (Linux hosts send the MAC as port id and the name as description).
+Each port gets one peer, the freshest report first (cluster.verify.match.resolve), so a port
+that still lists its old neighbor after re-cabling is no second link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster.findings import Finding, printable
+from cluster.lldp import Neighbor, is_mac
+from cluster.verify.check import IB_HINT, IB_MAP_HINT
+from cluster.verify.expected import BMC_PORT, End
+from cluster.verify.infiniband import IbLink, IbPort, parse_ib, parse_node_name_map
+from cluster.verify.match import Claim, Link, resolve
+from cluster.verify.observe import BMC_SUFFIXES, parsed, read_lldp_dir
+
+#: What a description is read for (a model name) fits in far less; a device may send anything.
+DESCRIPTION_CHARACTERS = 256
+SHOWN_CHARACTERS = 60
+
+
+@dataclass
+class Observed:
+    """Every link the data shows, the system description each device is reported with, and
+    every input that could not be read (then nothing is imported).
+
+    `lldp` and `ib` keep the parsed input for the comparison with the imported design;
+    `reporting` are the devices with a neighbor file, `discovered` is set when an InfiniBand
+    discovery walked the fabric (every fabric device has reported then).
+    """
+
+    links: list[Link]
+    descriptions: dict[str, str]
+    problems: list[Finding]
+    lldp: dict[str, list[Neighbor]] = field(default_factory=dict)
+    ib: list[IbLink] = field(default_factory=list)
+    guid_names: dict[int, str] = field(default_factory=dict)
+    reporting: set[str] = field(default_factory=set)
+    discovered: bool = False
+
+    @property
+    def devices(self) -> set[str]:
+        return {end.device for link in self.links for end in (link.a, link.b)}
+
+
+def device_name(reported: str) -> str:
+    """A reported system name as a device name: trimmed, lower-case, without its domain."""
+    return reported.strip().split(".")[0].lower()
+
+
+def port_name(candidates: tuple[str, ...]) -> str:
+    """The port a neighbor is reported on: its name, not its MAC, where the data has one."""
+    readable = [candidate for candidate in candidates if candidate and not is_mac(candidate)]
+    return (readable or [candidate for candidate in candidates if candidate] or ["?"])[0]
+
+
+def bmc_host(reported: str) -> str | None:
+    """The host a BMC that names itself after it belongs to (`gpu-node-001-bmc`)."""
+    name = device_name(reported)
+    for suffix in BMC_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
+def lldp_claims(device: str, neighbors: list[Neighbor], descriptions: dict[str, str]) -> list[Claim]:
+    """One device's LLDP neighbors as claims in reported names (its neighbors' descriptions kept)."""
+    claims = []
+    for neighbor in neighbors:
+        host = bmc_host(neighbor.remote_device)
+        remote = End(host, BMC_PORT) if host else End(device_name(neighbor.remote_device),
+                                                       port_name(neighbor.remote_ports))
+        if neighbor.remote_description and not host:
+            descriptions.setdefault(remote.device, neighbor.remote_description[:DESCRIPTION_CHARACTERS])
+        claims.append(Claim(End(device, neighbor.local_port.strip()), remote, neighbor.age, neighbor.gbps))
+    return claims
+
+
+def ib_end(port: IbPort, guid_names: dict[int, str], descriptions: dict[str, str]) -> End:
+    """An InfiniBand port: a switch port by number, an HCA port as `<hca>/<port>` of its host, as
+    `verify` reads them. A switch's node description is kept for its model: a node-name map names
+    a switch that still has its default one (`MF0;<host>:MQM9700/U1`)."""
+    label = guid_names.get(port.guid, port.description).strip()
+    if port.kind == "CA":
+        host, _, hca = label.partition(" ")
+        return End(device_name(host), f"{hca.strip()}/{port.port}" if hca.strip() else str(port.port))
+    name = device_name(label)
+    descriptions.setdefault(name, port.description[:DESCRIPTION_CHARACTERS])
+    return End(name, str(port.port))
+
+
+def observe(lldp: Path | None, ib: Path | None, ib_map: Path | None) -> Observed:
+    """Read every input; with any unreadable, no links (the problems say which and how to fix)."""
+    observed = Observed(links=[], descriptions={}, problems=[])
+    claims: list[Claim] = []
+    if lldp is not None:
+        devices, observed.problems = read_lldp_dir(lldp)
+        for file_device, neighbors in sorted(devices.items()):
+            device = device_name(file_device)
+            observed.lldp[device] = neighbors
+            observed.reporting.add(device)
+            claims.extend(lldp_claims(device, neighbors, observed.descriptions))
+    if ib is not None:
+        names = parsed(ib_map, "node-name map", parse_node_name_map, IB_MAP_HINT, observed.problems) if ib_map else {}
+        links = parsed(ib, "ibnetdiscover output", parse_ib, IB_HINT, observed.problems)
+        if links is not None and names is not None:
+            observed.ib, observed.guid_names, observed.discovered = links, names, True
+            for link in links:
+                claims.append(Claim(ib_end(link.a, names, observed.descriptions),
+                                    ib_end(link.b, names, observed.descriptions), None, link.gbps))
+    if observed.problems:
+        return observed
+    observed.links = resolve(claims, {})
+    return observed
+
+
+def shown_description(description: str) -> str:
+    """A reported description as a comment or a message quotes it: printable, at most 60 characters."""
+    text = printable(" ".join(description.split()))
+    return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 3] + "..."
