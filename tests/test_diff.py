@@ -243,4 +243,11 @@ def test_a_scalable_unit_on_spines_provisioned_for_it_moves_no_fabric_cable() ->
     fabric_hosts = {work.lower.device for work in change.cables_added if work.link == "host-leaf" and work.network == FABRIC}
     assert fabric_hosts == set(change.hosts_added) and len(change.hosts_added) == 64
     leaves = {name: files for name, files in change.switch_files.items() if name.startswith("leaf-001-")}
-    assert len(leaves) == 8 and all([(f.added, f.removed) for f in files] == [(1, 1)] for files in leaves.values())
+    # each leaf's file changes only where the design says the unit reaches it: its management port's
+    # place on the out-of-band leaves, and the route limit per session, which follows the routing domain
+    assert len(leaves) == 8
+    for files in leaves.values():
+        changed = [line[1:] for file in files for line in file.diff.splitlines()
+                   if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
+        assert changed and all(line.startswith("# Management port ") or "prefix-limits inbound maximum" in line
+                               for line in changed), changed[:4]
