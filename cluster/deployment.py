@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cluster.catalog import load_catalog
 from cluster.resolve import access_of
-from cluster.spec import ClusterSpec
+from cluster.spec import ClusterSpec, PoolSpec
 
 PROVIDER = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
 GROUP = {"aws": "auto scaling group", "gcp": "managed instance group", "azure": "VM scale set"}
@@ -54,9 +54,9 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     for pool in spec.pools:
         instance = catalog.instance(target, pool.instance_type or "")
         assert instance is not None  # the resolver rejects unknown instance types
-        where = cloud.zone or cloud.region
+        where = (pool.capacity.zone if pool.capacity else None) or cloud.region
         creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in one "
-                       f"{GROUP[target]} in {where}, {_placement(spec)}; no public IP on any node")
+                       f"{GROUP[target]} in {where}, {_placement(spec, pool)}; no public IP on any node")
         vcpus = pool.nodes * instance.vcpus
         if target == "aws":
             todo.append(f"quota: {vcpus:,} vCPUs of EC2 'Running On-Demand P instances' in {cloud.region} for pool "
@@ -72,7 +72,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
                    f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
-    todo.append(_reservation(spec))
+    todo.extend(_reservations(spec))
     todo.append(f"image: {cloud.image} must carry {IMAGE_NEEDS[target]}" if cloud.image else
                 f"image: the default is {DEFAULT_IMAGE[target]}; check it is published in {cloud.region} for your "
                 "project or account")
@@ -90,10 +90,10 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     return Deployment(tuple(creates), tuple(todo))
 
 
-def _placement(spec: ClusterSpec) -> str:
+def _placement(spec: ClusterSpec, pool: PoolSpec) -> str:
     assert spec.cloud is not None
     if spec.target == "aws":
-        if spec.cloud.market == "capacity-block" or spec.cloud.reservation:
+        if pool.capacity is not None and pool.capacity.reserved:
             return "placed by its reservation (no new placement group)"
         return "in a new cluster placement group"
     if spec.target == "gcp":
@@ -112,17 +112,32 @@ def _egress(spec: ClusterSpec) -> str:
             "azure": "way out: a NAT gateway on the management and storage subnets"}[spec.target]
 
 
-def _reservation(spec: ClusterSpec) -> str:
+def _reservations(spec: ClusterSpec) -> list[str]:
+    """What each reservation must hold (type, zone, nodes of every pool that draws on it), or why
+    pools without one may not start."""
     assert spec.cloud is not None
     cloud = spec.cloud
-    nodes = sum(pool.nodes for pool in spec.pools)
     if spec.target == "azure":
-        return (f"capacity: {nodes} ND VMs in {cloud.region}: the scale set asks for them on demand (cloud.reservation "
-                "is not used on Azure); arrange capacity with Azure ahead of time")
-    if cloud.reservation is None:
-        return (f"reservation: none: {nodes} GPU nodes on demand in one {'zone' if cloud.zone else 'region'} are "
-                "rarely available at once; get a Capacity Block / ODCR (AWS) or a reservation (GCP) and name it "
-                "in cloud.reservation")
-    kind = {"aws": "Capacity Block" if cloud.market == "capacity-block" else "ODCR", "gcp": "reservation"}[spec.target]
-    return (f"reservation: {kind} {cloud.reservation} must exist in {cloud.zone or cloud.region} with room for "
-            f"{nodes} nodes of the pools' type, and be active whenever the group launches")
+        return [f"capacity: {spec.nodes} ND VMs in {cloud.region}: the scale set asks for them on demand "
+                "(reservations are not used on Azure); arrange capacity with Azure ahead of time"]
+    lines = []
+    unreserved = [pool for pool in spec.pools if pool.capacity is None or pool.capacity.reservation is None]
+    if unreserved:
+        nodes = sum(pool.nodes for pool in unreserved)
+        names = ", ".join(pool.name for pool in unreserved)
+        lines.append(f"reservation: none: pool(s) {names}, {nodes} GPU nodes on demand in one zone are rarely "
+                     "available at once; get a Capacity Block / ODCR (AWS) or a reservation (GCP) and name it in "
+                     "cloud.reservation or the pool's cloud.reservation")
+    sharing: dict[str, list[PoolSpec]] = {}
+    for pool in spec.pools:
+        if pool.capacity is not None and pool.capacity.reservation is not None:
+            sharing.setdefault(pool.capacity.reservation, []).append(pool)
+    for reservation, pools in sharing.items():
+        first = pools[0]
+        assert first.capacity is not None
+        kind = ("reservation" if spec.target == "gcp" else
+                "Capacity Block" if first.capacity.market == "capacity-block" else "ODCR")
+        lines.append(f"reservation: {kind} {reservation} must exist in {first.capacity.zone or cloud.region} with room "
+                     f"for {sum(pool.nodes for pool in pools)} x {first.instance_type} (pool(s) "
+                     f"{', '.join(pool.name for pool in pools)}), and be active whenever the group launches")
+    return lines

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from cluster import dialects
 from cluster import stackfile as sf
+from cluster.capacity import capacity_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
@@ -284,6 +285,10 @@ class _Resolver:
                            f"pool {pool_spec.name} takes host address block {pool_spec.host_block} by {given}, "
                            f"which pool {other.name} already has",
                            "give every pool its own address_block (0, 1, 2, ...), or none at all")
+        if raw.target in CLOUD_TARGETS and raw.cloud is not None:
+            by_index = {pool_spec.index: pool_spec for pool_spec in pools}
+            self.findings.extend(capacity_findings(raw.target, raw.cloud, [
+                (pool, by_index[index]) for index, pool in enumerate(raw.node_pools) if index in by_index]))
         total = sum(pool.nodes for pool in raw.node_pools)
         if total > MAX_TOTAL_NODES:
             self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
@@ -304,6 +309,9 @@ class _Resolver:
 
     def onprem_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
         path = f"node_pools[{index}]"
+        if pool.cloud is not None:
+            self.ignored(f"{path}.cloud", "a pool's cloud settings are ignored on premises",
+                         "remove it, or set target to aws, gcp or azure")
         if pool.instance_type is not None:
             self.ignored(
                 f"{path}.instance_type",
@@ -399,6 +407,8 @@ class _Resolver:
         if pool.address_block is not None:
             self.ignored(f"{path}.address_block", f"address_block is ignored on {target}: the provider addresses "
                          "the instances", "remove address_block")
+        if self.raw.cloud is None:
+            return None  # reported: cloud.region is required
         fabric = instance.fabric
         other = instance.other_nics or NicLayout(count=1, gbps=0)
         return PoolSpec(
@@ -414,6 +424,7 @@ class _Resolver:
             fabric_kind=fabric.kind,
             storage_nics=Nics(count=other.count, gbps=other.gbps),
             management_nics=Nics(count=other.count, gbps=other.gbps),
+            capacity=pool_capacity(self.raw.cloud, pool, path),
         )
 
     # ----- fabric and networks

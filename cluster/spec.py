@@ -56,6 +56,23 @@ class Nics(Spec):
         return self.ports * self.gbps
 
 
+class PoolCapacity(Spec):
+    """Where a cloud pool's nodes run and how they are bought: the pool's own `cloud` keys, else the
+    cluster's. `*_path` name the stack-file key each value came from (findings point there)."""
+
+    zone: str | None
+    market: Literal["on-demand", "capacity-block", "spot"]
+    reservation: str | None  # the Capacity Block / ODCR id, or the GCP reservation name
+    zone_path: str = "cloud.zone"
+    market_path: str = "cloud.market"
+    reservation_path: str = "cloud.reservation"
+
+    @property
+    def reserved(self) -> bool:
+        """Capacity held for the pool: a Capacity Block or a reservation it targets."""
+        return self.market == "capacity-block" or self.reservation is not None
+
+
 class PoolSpec(Spec):
     name: str
     index: int
@@ -71,6 +88,7 @@ class PoolSpec(Spec):
     management_nics: Nics
     address_block: int | None = None  # as the stack file gives it
     catalog_nics: tuple[str, ...] = ()  # NIC sets the server catalog filled in (the stack file gave none)
+    capacity: PoolCapacity | None = None  # cloud targets: zone, market and reservation
 
     @property
     def path(self) -> str:

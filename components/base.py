@@ -29,6 +29,14 @@ class NetworkAttachment:
     # instance profile (Session Manager access).
     egress_id: pulumi.Output[str] | None = None
     instance_profile: pulumi.Output[str] | None = None
+    # Zonal networks per zone the pools use (AWS: the fabric subnet of each zone; GCP: the RDMA
+    # VPC's subnets of each zone's RoCE profile), when pools sit in more than one zone. A pool in
+    # the cluster's own zone uses `subnet_ids`.
+    zones: Mapping[str, tuple[pulumi.Output[str], ...]] = field(default_factory=dict)
+
+    def subnets_in(self, zone: str | None) -> tuple[pulumi.Output[str], ...]:
+        """The subnets of `zone` (the cluster's zone: `subnet_ids`)."""
+        return self.zones.get(zone, self.subnet_ids) if zone is not None else self.subnet_ids
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from cluster.resolve import access_of
-from components.addressing import CLOUD_BLOCK, network_cidr
+from components.addressing import CLOUD_BLOCK, network_cidr, zone_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
@@ -35,17 +35,19 @@ def _tags(args: ConcernArgs, name: str, network: str) -> dict[str, str]:
 
 
 def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: str, vpc_id: pulumi.Input[str],
-            route_table_id: pulumi.Output[str] | None = None) -> pulumi.Output[str]:
+            route_table_id: pulumi.Output[str] | None = None, zone: str | None = None) -> pulumi.Output[str]:
     """The id of the network's subnet: cloud.subnet_ids.<network> if given, else a new private
-    one on `route_table_id` (the NAT route) when there is one."""
+    one on `route_table_id` (the NAT route) when there is one. `zone`: a fabric subnet for pools in
+    another zone than cloud.zone."""
     cloud = args.spec.cloud
     assert cloud is not None
-    existing = getattr(cloud.subnet_ids, network, None) if cloud.subnet_ids else None
+    existing = getattr(cloud.subnet_ids, network, None) if cloud.subnet_ids and zone is None else None
     if existing is not None:
         return pulumi.Output.from_input(existing)
     subnet = aws.ec2.Subnet(
-        name, vpc_id=vpc_id, cidr_block=network_cidr(network), availability_zone=cloud.zone,
-        map_public_ip_on_launch=False, tags=_tags(args, name, network), opts=child(parent))
+        name, vpc_id=vpc_id, cidr_block=network_cidr(network) if zone is None else zone_cidr(zone),
+        availability_zone=zone or cloud.zone, map_public_ip_on_launch=False, tags=_tags(args, name, network),
+        opts=child(parent))
     if route_table_id is not None:
         aws.ec2.RouteTableAssociation(f"{name}-routes", subnet_id=subnet.id, route_table_id=route_table_id,
                                       opts=child(parent))
@@ -130,14 +132,18 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:
-    """Fabric subnet for the EFA-only interfaces and the EFA security group: all traffic to and
-    from itself, nothing else (what EFA requires)."""
+    """Fabric subnet for the EFA-only interfaces (one more in each other zone a pool sits in) and the
+    EFA security group: all traffic to and from itself, nothing else (what EFA requires)."""
     vpc_id = args.management.network_id
-    assert vpc_id is not None
+    assert vpc_id is not None and args.spec.cloud is not None
     subnet = _subnet(parent, f"{name}-subnet", args, "fabric", vpc_id, args.management.egress_id)
+    others = sorted({pool.capacity.zone for pool in args.spec.pools if pool.capacity is not None
+                     and pool.capacity.zone not in (None, args.spec.cloud.zone)} - {None})
+    zones = {zone: (_subnet(parent, f"{name}-{zone}-subnet", args, "fabric", vpc_id, args.management.egress_id,
+                            zone=zone),) for zone in others if zone is not None}
     group = aws.ec2.SecurityGroup(
         f"{name}-efa-sg", vpc_id=vpc_id, description="gpu-cluster EFA: all traffic to and from itself",
         ingress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
         egress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
         tags=_tags(args, f"{name}-efa-sg", "fabric"), opts=child(parent))
-    return FabricAttachments({"efa": NetworkAttachment("fabric", (subnet,), (group.id,), network_id=vpc_id)})
+    return FabricAttachments({"efa": NetworkAttachment("fabric", (subnet,), (group.id,), network_id=vpc_id, zones=zones)})

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_gcp as gcp
 
-from cluster.catalog import load_catalog
+from cluster.catalog import Catalog, load_catalog
 from cluster.resolve import access_of
 from components.addressing import gpu_nic_cidr, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
@@ -90,15 +90,32 @@ def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAtt
         nics[instance.layout] = max(nics.get(instance.layout, 0), instance.fabric.count)
     layouts: dict[str, NetworkAttachment] = {}
     if "rdma-vpc" in nics:
-        layouts["rdma-vpc"] = _rdma_vpc(parent, f"{name}-rdma", args, nics["rdma-vpc"])
+        layouts["rdma-vpc"] = _rdma_vpcs(parent, f"{name}-rdma", args, nics["rdma-vpc"])
     if "multi-vpc" in nics:
         layouts["multi-vpc"] = _gpu_vpcs(parent, f"{name}-gpu", args, nics["multi-vpc"])
     return FabricAttachments(layouts)
 
 
-def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
-    assert args.spec.cloud is not None and args.spec.cloud.zone is not None
-    zone = args.spec.cloud.zone
+def _rdma_vpcs(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
+    """One RDMA VPC per zone its pools sit in: a RoCE network profile, and so its VPC, serves one
+    zone (FACTS.md 1.2, rdma-network-profiles). cloud.zone's keeps the plain name."""
+    assert args.spec.cloud is not None
+    home = args.spec.cloud.zone
+    catalog = load_catalog()
+    used = sorted({pool.capacity.zone for pool in args.spec.pools if pool.capacity is not None
+                   and pool.capacity.zone is not None and _layout(catalog, pool.instance_type) == "rdma-vpc"})
+    vpcs = {zone: _rdma_vpc(parent, name if zone == home else f"{name}-{zone}", args, count, zone) for zone in used}
+    first = vpcs[home] if home in vpcs else vpcs[used[0]]
+    return NetworkAttachment("fabric", first.subnet_ids, network_id=first.network_id,
+                             zones={zone: vpc.subnet_ids for zone, vpc in vpcs.items()})
+
+
+def _layout(catalog: Catalog, instance_type: str | None) -> str | None:
+    instance = catalog.instance("gcp", instance_type or "")
+    return instance.layout if instance is not None else None
+
+
+def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int, zone: str) -> NetworkAttachment:
     project = gcp.organizations.get_project_output().project_id
     profile = project.apply(lambda project_id: f"projects/{project_id}/global/networkProfiles/{zone}-vpc-roce")
     vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)

@@ -37,8 +37,8 @@ def network_interfaces(layout: str, other_nics: int, management: pulumi.Input[st
 
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """Placement policy, instance template and managed instance group; returns the group's id."""
-    spec, pool = args.spec, args.pool
-    assert pool.instance_type is not None and spec.cloud is not None
+    spec, pool, capacity = args.spec, args.pool, args.pool.capacity
+    assert pool.instance_type is not None and spec.cloud is not None and capacity is not None
     instance = load_catalog().instance("gcp", pool.instance_type)
     assert instance is not None and instance.layout is not None
     fabric = args.fabric.layouts[instance.layout]
@@ -53,11 +53,11 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         f"{name}-placement", region=spec.cloud.region,
         workload_policy={"type": "HIGH_THROUGHPUT"}, opts=child(parent))
     reservation: gcp.compute.InstanceTemplateReservationAffinityArgsDict = {"type": "ANY_RESERVATION"}
-    if spec.cloud.reservation:
+    if capacity.reservation:
         reservation = {"type": "SPECIFIC_RESERVATION", "specific_reservation": {
-            "key": "compute.googleapis.com/reservation-name", "values": [spec.cloud.reservation]}}
+            "key": "compute.googleapis.com/reservation-name", "values": [capacity.reservation]}}
     scheduling: gcp.compute.InstanceTemplateSchedulingArgsDict = {"on_host_maintenance": "TERMINATE", "automatic_restart": True}
-    if spec.cloud.market == "spot":
+    if capacity.market == "spot":
         scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
                       "preemptible": True}
     other = instance.other_nics.count if instance.other_nics else 1
@@ -69,7 +69,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
                 "disk_size_gb": 200, "disk_type": BOOT_DISK_TYPE[instance.layout]}],
         network_interfaces=network_interfaces(instance.layout, other, args.management.subnet_ids[0],
                                               args.storage.subnet_ids[0],
-                                              list(fabric.subnet_ids[:instance.fabric.count])),
+                                              list(fabric.subnets_in(capacity.zone)[:instance.fabric.count])),
         reservation_affinity=reservation,
         scheduling=scheduling,
         metadata=metadata,
@@ -79,7 +79,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     group = gcp.compute.InstanceGroupManager(
         f"{name}-group",
         base_instance_name=f"{spec.name}-{pool.name}",
-        zone=spec.cloud.zone,
+        zone=capacity.zone,
         versions=[{"instance_template": template.id, "name": "primary"}],
         target_size=pool.nodes,
         resource_policies={"workload_policy": placement.id},
