@@ -73,7 +73,7 @@ def capacity_findings(target: str, cloud: sf.Cloud, pools: list[tuple[sf.NodePoo
         assert pool.capacity is not None
         if pool.capacity.zone_path != "cloud.zone" and pool.capacity.zone is not None:
             yield from zone_findings(target, cloud.region, {pool.capacity.zone: pool.capacity.zone_path})
-        yield from _market(target, pool.capacity)
+        yield from _market(target, pool, pool.capacity)
         holds = described(cloud, raw)
         if holds is not None:
             yield from _against(holds, pool, pool.capacity)
@@ -90,8 +90,21 @@ def zone_findings(target: str, region: str, zones: dict[str, str]) -> Iterator[F
                          f"set {path} to a zone of {region} (or cloud.region to the zone's region)")
 
 
-def _market(target: str, capacity: PoolCapacity) -> Iterator[Finding]:
-    if capacity.market == "capacity-block" and target != "aws":
+def _market(target: str, pool: PoolSpec, capacity: PoolCapacity) -> Iterator[Finding]:
+    """The market as the provider takes it. A reservation holds On-Demand capacity: EC2 fills "On-Demand
+    capacity" from unused Capacity Reservations (EC2 API, OnDemandCapacityReservationOptions) and bills
+    them at the On-Demand rate, a Capacity Block has its own market type; Cluster Toolkit's A3 Ultra
+    blueprint reads "if you have a reservation, keep RESERVATION_BOUND. IF you do NOT have a
+    reservation, set this to SPOT" (examples/machine-learning/a3-ultragpu-8g/a3ultra-vm-deployment.yaml
+    at 1047080375af). Spot with a reservation buys neither."""
+    if capacity.market == "spot" and capacity.reservation is not None:
+        path = capacity.market_path if capacity.market_path != "cloud.market" else capacity.reservation_path
+        yield schema(path, f"market spot with reservation {capacity.reservation}: a reservation holds On-Demand "
+                     "capacity, which Spot instances never use, so the group would bid for Spot capacity while the "
+                     "reservation stays empty",
+                     f"set {capacity.market_path} to on-demand to use the reservation, or take pool {pool.name} off it "
+                     f"({pool.path}.cloud.reservation: none) to buy Spot")
+    elif capacity.market == "capacity-block" and target != "aws":
         yield schema(capacity.market_path, f"market capacity-block is an EC2 Capacity Block, which {target} does not "
                      "offer", "use on-demand with a reservation (cloud.reservation), or spot")
     elif capacity.market == "capacity-block" and capacity.reservation is None:

@@ -130,6 +130,7 @@ def test_gcp_pools_in_two_zones_get_an_rdma_vpc_each() -> None:
 @pytest.mark.parametrize("stack, code, path", [
     ("aws-three-types", 2, "cloud.reservation"),
     ("aws-odcr-too-small", 2, "cloud.reservation"),
+    ("aws-spot-reservation", 2, "cloud.reservation"),
     ("aws-three-reservations", 0, None),
 ])
 def test_review_stacks_through_the_cli(stack: str, code: int, path: str | None) -> None:
@@ -154,3 +155,23 @@ def test_the_spec_carries_each_pools_capacity() -> None:
     assert (first.zone, first.market, first.reservation) == ("us-east-1a", "on-demand", "cr-0123456789abcdef0")
     assert (second.zone, second.market, second.reservation) == ("us-east-1b", "spot", None)
     assert (second.zone_path, second.reservation_path) == ("node_pools[1].cloud.zone", "node_pools[1].cloud.reservation")
+
+
+@pytest.mark.parametrize("data, path", [
+    (cloud_stack("aws", "p5.48xlarge", market="spot", reservation="cr-0123456789abcdef0"), "cloud.reservation"),
+    (aws_pools(with_cloud(P5, market="spot"), reservation="cr-0123456789abcdef0"), "node_pools[0].cloud.market"),
+    (aws_pools(with_cloud(P5, reservation="cr-0123456789abcdef0"), market="spot"), "node_pools[0].cloud.reservation"),
+    (cloud_stack("gcp", "a3-ultragpu-8g", market="spot", reservation="a3u-block"), "cloud.reservation"),
+])
+def test_spot_with_a_reservation_is_refused(data: dict[str, Any], path: str) -> None:
+    """A reservation holds On-Demand capacity: Spot instances would leave it empty."""
+    (finding,) = run(data).findings
+    assert (finding.rule, str(finding.severity), finding.path) == ("SCHEMA", "error", path)
+    assert "a reservation holds On-Demand capacity" in finding.message and "on-demand" in finding.hint
+
+
+def test_spot_without_a_reservation_and_a_pool_taken_off_the_clusters_reservation_pass() -> None:
+    assert findings(cloud_stack("aws", "p5.48xlarge", market="spot")) == []
+    data = aws_pools(P5, with_cloud(P5EN, market="spot", reservation="none"),
+                     reservation={"id": "cr-0123456789abcdef0", "instance_type": "p5.48xlarge"})
+    assert findings(data) == []
