@@ -97,6 +97,9 @@ def _placement(spec: ClusterSpec, pool: PoolSpec) -> str:
             return "placed by its reservation (no new placement group)"
         return "in a new cluster placement group"
     if spec.target == "gcp":
+        if pool.capacity is not None and pool.capacity.reservation is not None:
+            return ("placed by its reservation (no workload policy), template updates applied only when a VM is "
+                    "recreated; `pulumi up` waits until every VM runs")
         return "placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs"
     return "in one placement group (one InfiniBand fabric)"
 

@@ -269,6 +269,16 @@ def _gcp_group_placement(group: PolicyResource) -> Iterator[str]:
         return
     workload = _map(group.props.get("resourcePolicies")).get("workloadPolicy")
     compact = any(_items(template.props.get("resourcePolicies")) for template in templates)
+    reserved = [template for template in templates
+                if _map(template.props.get("reservationAffinity")).get("type") == "SPECIFIC_RESERVATION"]
+    if reserved:
+        # The reservation's blocks place its VMs; "vanilla reservations don't support external
+        # policies" (Cluster Toolkit's Slurm resume.py, update_reservation_props).
+        if workload or compact:
+            yield (f"managed instance group {group.name}: a placement or workload policy on VMs bound to a specific "
+                   f"reservation (template {reserved[0].name}); the reservation places them and takes no external "
+                   "policy: remove the policy")
+        return
     if not workload and not compact:
         yield (f"managed instance group {group.name}: no workload policy (resourcePolicies.workloadPolicy) and no "
                "compact placement policy in its template; GPU VMs need a HIGH_THROUGHPUT workload policy")

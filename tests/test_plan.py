@@ -105,7 +105,8 @@ def test_json_gives_card_and_device_indexes_as_integers(capsys: pytest.CaptureFi
      ["quota: 3,072 vCPUs of EC2 'Running On-Demand P instances' in us-east-1",
       "reservation: Capacity Block cr-0123456789abcdef0 must exist in us-east-1a", "image: the default is the Deep "
       "Learning Base OSS Nvidia Driver GPU AMI", "client: the AWS CLI with the Session Manager plugin"]),
-    ("gcp-a3ultra", ["placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs",
+    ("gcp-a3ultra", ["placed by its reservation (no workload policy), template updates applied only when a VM is "
+                     "recreated; `pulumi up` waits until every VM runs",
                      "way out: Cloud NAT", "way in: IAP TCP forwarding"],
      ["quota: 128 H200 GPUs in us-central1", "reservation: reservation a3ultra-reservation must exist in "
       "us-central1-b", "network profile: us-central1-b-vpc-roce must exist"]),

@@ -189,11 +189,12 @@ def test_groups_of_cpu_nodes_need_no_placement_group() -> None:
 
 
 def test_gcp_mig_without_a_workload_policy_is_rejected() -> None:
-    assert analyze_stack(_edited("gcp-a3ultra", {})) == []
-    (message,) = _messages(analyze_stack(_edited("gcp-a3ultra", {"h200-group": lambda props: props.pop(
+    unreserved = run_program(cloud_stack("gcp", "a3-ultragpu-8g"))
+    assert analyze_stack(_edited(unreserved, {})) == []
+    (message,) = _messages(analyze_stack(_edited(unreserved, {"gpu-group": lambda props: props.pop(
         "resourcePolicies")})), "gpu-placement-group")
     assert "no workload policy (resourcePolicies.workloadPolicy)" in message
-    (message,) = _messages(analyze_stack(_edited("gcp-a3ultra", {"h200-placement": lambda props: props.update(
+    (message,) = _messages(analyze_stack(_edited(unreserved, {"gpu-placement": lambda props: props.update(
         workloadPolicy={"type": "HIGH_AVAILABILITY"})})), "gpu-placement-group")
     assert "type 'HIGH_AVAILABILITY'; GPU VMs need HIGH_THROUGHPUT" in message
 

@@ -47,6 +47,10 @@ def _aws(**cloud: Any) -> Any:
     return run_program(cloud_stack("aws", "p5e.48xlarge", **cloud))
 
 
+def _gcp(**cloud: Any) -> Any:
+    return run_program(cloud_stack("gcp", "a3-ultragpu-8g", **cloud))
+
+
 def _mega() -> Any:
     return run_program({**cloud_stack("gcp", "a3-megagpu-8g"), "policy": {"suppress": ["FAB-GPU-NIC"]}})
 
@@ -88,8 +92,9 @@ def new_group_beside_the_block() -> Pairs:
 ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     # --- right: passes
     ("aws-p5e as planned (Capacity Block, no new placement group)", lambda: pairs_of(recorded("aws-p5e")), None),
-    ("gcp-a3ultra as planned (MIG with a HIGH_THROUGHPUT workload policy)",
+    ("gcp-a3ultra as planned (MIG bound to its reservation, no external policy)",
      lambda: pairs_of(recorded("gcp-a3ultra")), None),
+    ("A3 Ultra without a reservation (MIG with a HIGH_THROUGHPUT workload policy)", lambda: pairs_of(_gcp()), None),
     ("azure-ndh200 as planned", lambda: pairs_of(recorded("azure-ndh200")), None),
     ("targeted ODCR without a new placement group", lambda: pairs_of(_aws(reservation="cr-0123456789abcdef0")), None),
     ("on demand in a cluster placement group", lambda: pairs_of(_aws()), None),
@@ -125,8 +130,11 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     ("SSH through two /1 CIDRs (Azure)", lambda: pairs_of(recorded("azure-ndh200"), {
         "management-nsg": halves("securityRules")}), "ssh-not-open-to-world"),
     ("a new placement group beside a Capacity Block", new_group_beside_the_block, "gpu-placement-group"),
-    ("a MIG without a workload policy", lambda: pairs_of(recorded("gcp-a3ultra"), {
-        "h200-group": lambda props: props.pop("resourcePolicies")}), "gpu-placement-group"),
+    ("a MIG without a workload policy or a reservation", lambda: pairs_of(_gcp(), {
+        "gpu-group": lambda props: props.pop("resourcePolicies")}), "gpu-placement-group"),
+    ("a workload policy on a MIG bound to a reservation", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "h200-group": lambda props: props.update(resourcePolicies={"workloadPolicy": "wp"})}),
+     "gpu-placement-group"),
     ("a public IP on a GPU node", lambda: pairs_of(recorded("aws-p5e"), {
         "h200-template": lambda props: props["networkInterfaces"][0].update(associatePublicIpAddress=True)}),
      "gpu-no-public-ip"),

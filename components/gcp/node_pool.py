@@ -1,7 +1,7 @@
-"""GCP node pool: a HIGH_THROUGHPUT workload policy, instance template (gVNIC management and storage
-NICs, then one NIC per GPU NIC: MRDMA on the RDMA VPC, gVNIC on the GPU VPCs), reservation
-affinity when the stack names one, and a managed instance group of `nodes` VMs that carries the
-workload policy and that `pulumi up` waits for."""
+"""GCP node pool: a HIGH_THROUGHPUT workload policy unless the pool draws on a reservation, an
+instance template (gVNIC management and storage NICs, then one NIC per GPU NIC: MRDMA on the RDMA
+VPC, gVNIC on the GPU VPCs) bound to the pool's reservation when it has one, and a managed
+instance group of `nodes` VMs that `pulumi up` waits for and that never rolls its VMs on its own."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from cluster.catalog import load_catalog
+from cluster.spec import PoolCapacity
 from cluster.sshkeys import split_user
 from components.base import child
 
@@ -35,31 +36,62 @@ def network_interfaces(layout: str, other_nics: int, management: pulumi.Input[st
     return interfaces
 
 
+# A template change (an image, an SSH key) must not roll GPU VMs by itself, nor create a VM beside
+# the one it replaces: a reservation has no room for a surge VM, and GPU quota rarely does.
+# OPPORTUNISTIC applies the new template only when a VM is recreated anyway; RECREATE with no surge
+# deletes a VM before making its replacement under the same name (Cluster Toolkit's HTCondor
+# access point MIG: "max_surge_fixed = 0 # must be 0 to preserve hostnames", replacement_method
+# RECREATE, type OPPORTUNISTIC by default, community/modules/scheduler/htcondor-access-point/main.tf
+# at 1047080375af; pulumi-gcp InstanceGroupManagerUpdatePolicy: RECREATE needs max_unavailable > 0).
+UPDATE_POLICY: gcp.compute.InstanceGroupManagerUpdatePolicyArgsDict = {
+    "type": "OPPORTUNISTIC", "minimal_action": "REPLACE", "replacement_method": "RECREATE",
+    "max_surge_fixed": 0, "max_unavailable_fixed": 1,
+}
+# Machine series sold through dense (blocks, calendar) reservations: a VM on one is bound to it.
+BOUND_LAYOUTS = ("rdma-vpc",)
+
+
+def _capacity(capacity: PoolCapacity, layout: str) -> tuple[gcp.compute.InstanceTemplateReservationAffinityArgsDict,
+                                                             gcp.compute.InstanceTemplateSchedulingArgsDict]:
+    """The template's reservation affinity and scheduling, as Cluster Toolkit sets them: with a
+    reservation, SPECIFIC_RESERVATION and, for A3 Ultra / A4, provisioning model RESERVATION_BOUND
+    (examples/machine-learning/a3-ultragpu-8g/a3ultra-vm.yaml and a4-highgpu-8g/a4high-vm.yaml
+    `provisioning_model: RESERVATION_BOUND`; the Slurm controller's resume.py sets it for a dense
+    reservation); SPOT only without one; otherwise standard on-demand."""
+    scheduling: gcp.compute.InstanceTemplateSchedulingArgsDict = {"on_host_maintenance": "TERMINATE",
+                                                                  "automatic_restart": True}
+    if capacity.reservation:
+        if layout in BOUND_LAYOUTS:
+            scheduling["provisioning_model"] = "RESERVATION_BOUND"
+        return ({"type": "SPECIFIC_RESERVATION", "specific_reservation": {
+            "key": "compute.googleapis.com/reservation-name", "values": [capacity.reservation]}}, scheduling)
+    if capacity.market == "spot":
+        scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
+                      "preemptible": True}
+    return {"type": "ANY_RESERVATION"}, scheduling
+
+
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
-    """Placement policy, instance template and managed instance group; returns the group's id."""
+    """Placement policy (without a reservation), instance template and managed instance group;
+    returns the group's id.
+
+    Without a reservation a HIGH_THROUGHPUT workload policy on the group places its VMs close
+    together: Google's way for A3 High / Mega / Ultra and A4 MIGs
+    (cloud.google.com/compute/docs/instance-groups/about-workload-policies; pulumi-gcp
+    ResourcePolicy.workload_policy and InstanceGroupManager.resource_policies.workload_policy). With
+    one, none: the reservation's own blocks place the VMs, and "vanilla reservations don't support
+    external policies" (Cluster Toolkit's Slurm resume.py update_reservation_props; its
+    gke-a3-ultragpu blueprint sets the reservation affinity and no placement policy)."""
     spec, pool, capacity = args.spec, args.pool, args.pool.capacity
     assert pool.instance_type is not None and spec.cloud is not None and capacity is not None
     instance = load_catalog().instance("gcp", pool.instance_type)
     assert instance is not None and instance.layout is not None
     fabric = args.fabric.layouts[instance.layout]
     labels = {"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name}
-    # A workload policy of type HIGH_THROUGHPUT on the managed instance group, not a compact
-    # placement policy in its template: Google's way to place A3 High / Mega / Ultra and A4 VMs
-    # of a MIG close together (cloud.google.com/compute/docs/instance-groups/about-workload-policies
-    # and create-workload-policies; pulumi-gcp ResourcePolicy.workload_policy and
-    # InstanceGroupManager.resource_policies.workload_policy, a full or partial URL: the
-    # policy's id is `projects/<p>/regions/<r>/resourcePolicies/<name>`).
-    placement = gcp.compute.ResourcePolicy(
+    placement = None if capacity.reservation else gcp.compute.ResourcePolicy(
         f"{name}-placement", region=spec.cloud.region,
         workload_policy={"type": "HIGH_THROUGHPUT"}, opts=child(parent))
-    reservation: gcp.compute.InstanceTemplateReservationAffinityArgsDict = {"type": "ANY_RESERVATION"}
-    if capacity.reservation:
-        reservation = {"type": "SPECIFIC_RESERVATION", "specific_reservation": {
-            "key": "compute.googleapis.com/reservation-name", "values": [capacity.reservation]}}
-    scheduling: gcp.compute.InstanceTemplateSchedulingArgsDict = {"on_host_maintenance": "TERMINATE", "automatic_restart": True}
-    if capacity.market == "spot":
-        scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
-                      "preemptible": True}
+    reservation, scheduling = _capacity(capacity, instance.layout)
     other = instance.other_nics.count if instance.other_nics else 1
     metadata = {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key else {}
     template = gcp.compute.InstanceTemplate(
@@ -82,7 +114,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         zone=capacity.zone,
         versions=[{"instance_template": template.id, "name": "primary"}],
         target_size=pool.nodes,
-        resource_policies={"workload_policy": placement.id},
+        resource_policies={"workload_policy": placement.id} if placement is not None else None,
+        update_policy=UPDATE_POLICY,
         # `pulumi up` returns only when every VM is running (STABLE), so a missing reservation or
         # quota fails the update instead of leaving an empty group that looks deployed.
         wait_for_instances=True,
