@@ -17,7 +17,10 @@ config = pulumi.Config("gpu-cluster")
 stack = pulumi.get_stack()
 # load: the stack's gpu-cluster:cluster, or the design of the stack gpu-cluster:design names
 stack_settings = {key: config.get(key) for key in settings.SETTINGS if config.get(key) is not None}
-loaded = loader.from_config(stack, config.get_object("cluster"), stack_settings)
+# the provider settings beside the design (aws:region, gcp:project, ...): compared with `cloud`
+provider_config = {key: value for key in loader.PROVIDER_KEYS
+                   if (value := pulumi.Config(key.split(":")[0]).get(key.split(":")[1])) is not None}
+loaded = loader.from_config(stack, config.get_object("cluster"), stack_settings, provider_config)
 result = pipeline.check(loaded)  # spec -> graph -> rules
 
 if not isinstance(result, pipeline.Valid) or not result.ok or loaded.data is None:

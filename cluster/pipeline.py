@@ -118,7 +118,7 @@ def _redacted(finding: Finding, values: set[str]) -> Finding:
 def _check(loaded: Loaded, rules: list[Rule] | None) -> Result:
     if loaded.data is None or loaded.findings:
         return _invalid(loaded, list(loaded.findings))
-    spec, findings = resolve(loaded.data, RULE_IDS)
+    spec, findings = resolve(loaded.data, RULE_IDS, provider_config=loaded.provider_config)
     if spec is None:
         return _invalid(loaded, findings)
     too_large, plan = limit_findings(spec)  # the fabric sized once, for the limits and the build

@@ -68,10 +68,12 @@ def _pool_problem(text: str) -> str | None:
 
 
 class _Resolver:
-    def __init__(self, raw: sf.StackFile, catalog: Catalog, rule_ids: tuple[str, ...]) -> None:
+    def __init__(self, raw: sf.StackFile, catalog: Catalog, rule_ids: tuple[str, ...],
+                 provider_config: dict[str, str] | None = None) -> None:
         self.raw = raw
         self.catalog = catalog
         self.rule_ids = rule_ids
+        self.provider_config = provider_config or {}
         self.findings: list[Finding] = []
 
     def error(self, path: str, message: str, hint: str) -> None:
@@ -618,6 +620,33 @@ class _Resolver:
                        "Manager, so no session can start",
                        "keep egress: nat (the default), or deploy into a VPC with SSM endpoints (cloud.vpc_id)")
 
+    def provider_settings(self, target: str, cloud: sf.Cloud) -> sf.Cloud:
+        """The stack's provider settings (aws:region, gcp:project, ...) against `cloud`, which the
+        cluster's explicit provider is built from: a provider setting that says otherwise would have
+        put the resources of an earlier version elsewhere, and says the stack file disagrees with
+        itself. Returns `cloud` with the project / subscription the settings supply."""
+        given = {key: value for key, value in self.provider_config.items() if key.split(":")[0] == PROVIDER[target]}
+        same = {"aws:region": cloud.region, "gcp:region": cloud.region, "gcp:zone": cloud.zone,
+                "gcp:project": cloud.project, "azure-native:location": cloud.region,
+                "azure-native:subscriptionId": cloud.subscription}
+        for key, value in sorted(given.items()):
+            wanted = same.get(key)
+            if wanted is None or _normal(value) == _normal(wanted):
+                continue
+            field = {"gcp:zone": "zone", "gcp:project": "project", "azure-native:subscriptionId": "subscription"}.get(
+                key, "region")
+            self.error(f"config.{key}", f"{key} is {value}, but cloud.{field} is {wanted}: the cluster's resources are "
+                       f"created by a provider for cloud.{field}, so the two must not disagree",
+                       f"set {key} to {wanted}, or remove it (cloud.{field} is the one that counts)")
+        for key, owner in (("project", "gcp"), ("subscription", "azure")):
+            if getattr(cloud, key) is not None and target != owner:
+                self.ignored(f"cloud.{key}", f"cloud.{key} is used on {owner} only", f"remove cloud.{key}")
+        if target == "gcp" and cloud.project is None and "gcp:project" in given:
+            return cloud.model_copy(update={"project": given["gcp:project"]})
+        if target == "azure" and cloud.subscription is None and "azure-native:subscriptionId" in given:
+            return cloud.model_copy(update={"subscription": given["azure-native:subscriptionId"]})
+        return cloud
+
     def login(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
         password login disabled and so no other way in (cluster.sshkeys)."""
@@ -681,6 +710,7 @@ class _Resolver:
     def cluster(self) -> ClusterSpec | None:
         raw = self.raw
         cloud_target = raw.target in CLOUD_TARGETS
+        cloud = raw.cloud
         if cloud_target:
             if raw.cloud is None:
                 self.error("cloud", f"cloud.region is required on {raw.target}", "add `cloud: {region: ..., zone: ...}`")
@@ -689,6 +719,7 @@ class _Resolver:
             if raw.cloud is not None:
                 self.login(raw.target, raw.cloud)
                 self.access(raw.target, raw.cloud)
+                cloud = self.provider_settings(raw.target, raw.cloud)
             for key in ("fabric", "storage", "management", "oob"):
                 if getattr(raw, key) is not None:
                     self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
@@ -719,7 +750,7 @@ class _Resolver:
         return ClusterSpec(
             name=raw.name,
             target=raw.target,
-            cloud=raw.cloud,
+            cloud=cloud,
             pools=tuple(pools),
             fabric=fabric,
             storage=storage,
@@ -735,6 +766,15 @@ class _Resolver:
         )
 
 
+# The provider package of each cloud target (its settings are `<package>:<key>`).
+PROVIDER = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}
+
+
+def _normal(value: str) -> str:
+    """Azure writes a location as `eastus` or `East US`."""
+    return value.replace(" ", "").lower()
+
+
 # Access paths per target, the default first (cloud.access).
 ACCESS = {"aws": ("ssm", "none"), "gcp": ("iap", "none"), "azure": ("bastion", "none")}
 
@@ -744,16 +784,17 @@ def access_of(cloud: sf.Cloud, target: str) -> str:
     return cloud.access or ACCESS[target][0]
 
 
-def resolve(data: dict[str, Any], rule_ids: tuple[str, ...],
-            catalog: Catalog | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
+def resolve(data: dict[str, Any], rule_ids: tuple[str, ...], catalog: Catalog | None = None,
+            provider_config: dict[str, str] | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
     """Check the raw mapping against the contract and fill defaults. Never raises on bad input.
 
     `rule_ids` are the ids `policy.suppress` may name (the rule set's registry, given by the
-    pipeline: resolving comes before the rules and imports none of them)."""
+    pipeline: resolving comes before the rules and imports none of them); `provider_config` the
+    stack's provider settings (cluster.loader.PROVIDER_KEYS), checked against `cloud`."""
     try:
         raw = sf.StackFile.model_validate(data)
     except ValidationError as error:
         return None, pydantic_findings(error)
-    resolver = _Resolver(raw, catalog or load_catalog(), rule_ids)
+    resolver = _Resolver(raw, catalog or load_catalog(), rule_ids, provider_config)
     spec = resolver.cluster()
     return spec, resolver.findings

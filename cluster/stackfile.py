@@ -264,6 +264,10 @@ class Cloud(Model):
     reservation: ReservationId | Reservation | None = None
     # how the instances are bought (a pool's cloud.market overrides it)
     market: Market = "on-demand"
+    # GCP (optional): the project the cluster goes into; default the stack's gcp:project
+    project: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")] | None = None
+    # Azure (optional): the subscription id; default the stack's azure-native:subscriptionId
+    subscription: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")] | None = None
     # ranges allowed to reach SSH (never wider than a /8)
     ssh_cidrs: list[Cidr] = Field(default_factory=list, max_length=64)
     # Optional (Pulumi components): node image (AWS AMI id or `resolve:ssm:` parameter, GCP image

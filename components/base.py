@@ -46,9 +46,12 @@ class FabricAttachments:
     layouts: dict[str, NetworkAttachment] = field(default_factory=dict)
 
 
-def child(parent: pulumi.Resource, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
-    """Options for a child of `parent` (every child gets parent=self)."""
-    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+def child(parent: pulumi.Resource, depends_on: list[pulumi.Resource] | None = None,
+          provider: pulumi.ProviderResource | None = None) -> pulumi.ResourceOptions:
+    """Options for a child of `parent` (every child gets parent=self). `provider`: the cluster's
+    explicit provider, which the child's own children inherit through their parent."""
+    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on,
+                                  providers=[provider] if provider is not None else None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,7 @@ from components.fabric import GpuFabric, GpuFabricArgs
 from components.management import ManagementNetwork, ManagementNetworkArgs
 from components.node_pool import GpuNodePool, GpuNodePoolArgs
 from components.storage import StorageNetwork, StorageNetworkArgs
+from components.targets import networks
 
 
 @dataclass(frozen=True)
@@ -57,22 +58,27 @@ class GpuCluster(pulumi.ComponentResource):
 
             gate = core_gate(self, args.part, args.core_stack, args.design_sha256)
         common: _Common = {"spec": spec, "topology": topology, "artifacts_dir": directory, "gate": gate}
+        # Clouds: one explicit provider built from `cloud` (region, zone, project, subscription), so
+        # the stack's aws:region / gcp:project / azure-native:location cannot send the resources
+        # elsewhere; every resource of the cluster inherits it through its parent.
+        provider = networks(spec.target).provider(self, f"{name}-{spec.target}", spec)
         self.management = ManagementNetwork(
-            f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})), child(self))
+            f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})),
+            child(self, provider=provider))
         management = self.management.attachment
         self.storage = StorageNetwork(
             f"{name}-storage", StorageNetworkArgs(**common, artifacts=owned.get("storage", {}), management=management),
-            child(self))
+            child(self, provider=provider))
         self.fabric = GpuFabric(
             f"{name}-fabric", GpuFabricArgs(**common, artifacts=owned.get("fabric", {}), management=management),
-            child(self))
+            child(self, provider=provider))
         self.node_pools = {
             pool.name: GpuNodePool(
                 f"{name}-{pool.name}",
                 GpuNodePoolArgs(**common, artifacts=owned.get(f"pool:{pool.name}", {}), pool=pool,
                                 management=management, storage=self.storage.attachment,
                                 fabric=self.fabric.attachments),
-                child(self))
+                child(self, provider=provider))
             for pool in spec.pools
         }
         if owned.get("cluster"):

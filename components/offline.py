@@ -62,6 +62,7 @@ class Registration:
     # Input name -> URNs of the resources that input's value comes from (the engine's
     # propertyDependencies, which deploy-time policies see too); only inputs that have any.
     dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    provider: str = ""  # the explicit provider's reference (`<urn>::<id>`), "" for the default one
 
 
 @dataclass
@@ -163,7 +164,8 @@ class _RecordingMonitor(mocks.MockMonitor):
             dependencies = {key: tuple(value.urns) for key, value in sorted(request.propertyDependencies.items())
                             if value.urns}
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
-                                              bool(request.custom), inputs, dependencies=dependencies))
+                                              bool(request.custom), inputs, dependencies=dependencies,
+                                              provider=request.provider))
         return response
 
 
@@ -204,11 +206,13 @@ logging.getLogger("asyncio").addFilter(_ReportedFailures())
 def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | None = None,
         program: Path = PROGRAM, secrets: Mapping[str, str] | None = None,
         part_settings: Mapping[str, str] | None = None,
-        references: Mapping[str, Mapping[str, WireValue]] | None = None) -> OfflineRun:
+        references: Mapping[str, Mapping[str, WireValue]] | None = None,
+        provider_config: Mapping[str, str] | None = None) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
     `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`);
-    `part_settings` plain ones (part, design, core_stack: cluster.parts). `references` answer
+    `part_settings` plain ones (part, design, core_stack: cluster.parts); `provider_config` the
+    stack's provider settings as the stack file sets them (`aws:region`: ...). `references` answer
     StackReference reads: {fully qualified stack: its outputs}; a stack not named has none.
     Secret stack outputs come back as SECRET, never their value.
     Process-global: it replaces the Pulumi runtime settings (mocks, config, root stack).
@@ -217,6 +221,7 @@ def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | N
     config.update({f"{PROJECT}:{key}": value for key, value in (part_settings or {}).items()})
     if artifacts_dir is not None:
         config[f"{PROJECT}:artifacts_dir"] = artifacts_dir
+    config.update(provider_config or {})
     secret_keys = [f"{PROJECT}:{key}" for key in sorted(secrets or {})]
     config.update({f"{PROJECT}:{key}": value for key, value in (secrets or {}).items()})
     monitor = _RecordingMonitor(_EchoMocks(references or {}))

@@ -30,7 +30,7 @@ def test_every_example_stack_plans(capsys: pytest.CaptureFixture[str], stack: st
 def test_text_tree_shows_the_efa_layout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "aws-p5e"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("aws-p5e: 27 resources (5 components)")  # NAT, SSM profile; no placement group
+    assert out.startswith("aws-p5e: 28 resources (5 components)")  # provider, NAT, SSM profile; no placement group
     assert "PlacementGroup" not in out
     assert "networkInterfaces=33 (efa-only x32, interface x1) on cards 0-31" in out
     assert "    aws:ec2/launchTemplate:LaunchTemplate  train-h200-template" in out  # under its pool

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     references = {core: {"part": settings.CORE, "design_sha256": sha}} if core else {}
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
                           artifacts_dir=args.artifacts_dir, program=program, part_settings=stack_settings,
-                          references=references)
+                          references=references, provider_config=result.loaded.provider_config)
     plan = as_dict(outcome)
     summary = deployment(result.spec)
     if summary is not None:

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
+from pulumi_aws import provider as aws_provider
 
 from cluster.resolve import access_of
 from components.addressing import CLOUD_BLOCK, network_cidr, zone_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.base import ConcernArgs
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
@@ -91,6 +93,12 @@ def _ssm_profile(parent: pulumi.Resource, name: str, args: ConcernArgs) -> pulum
     aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=role.name, policy_arn=SSM_POLICY, opts=child(parent))
     return aws.iam.InstanceProfile(f"{name}-node-profile", role=role.name,
                                    tags=_tags(args, f"{name}-node-profile", "management"), opts=child(parent)).name
+
+
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """The cluster's AWS provider, in cloud.region (credentials from the environment)."""
+    assert spec.cloud is not None
+    return aws_provider.Provider(name, region=spec.cloud.region, opts=pulumi.ResourceOptions(parent=parent))
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:

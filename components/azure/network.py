@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pulumi
 from pulumi_azure_native import network, resources
+from pulumi_azure_native import provider as azure_provider
 
 from cluster.resolve import access_of
 from cluster.stackfile import Cloud
@@ -16,9 +17,18 @@ from components.addressing import CLOUD_BLOCK, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
     from components.storage import StorageNetworkArgs
+
+
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """The cluster's Azure provider: cloud.region, and cloud.subscription (or the stack's
+    azure-native:subscriptionId, which the resolver fills in)."""
+    assert spec.cloud is not None
+    return azure_provider.Provider(name, location=spec.cloud.region, subscription_id=spec.cloud.subscription,
+                                   opts=pulumi.ResourceOptions(parent=parent))
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:

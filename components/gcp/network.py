@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
+from pulumi_gcp import provider as gcp_provider
 
 from cluster.catalog import Catalog, load_catalog
 from cluster.resolve import access_of
@@ -17,6 +18,7 @@ from components.addressing import gpu_nic_cidr, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.base import ConcernArgs
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
@@ -41,6 +43,14 @@ def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: gcp.
 def _internal(parent: pulumi.Resource, name: str, network: gcp.compute.Network, cidr: str) -> None:
     gcp.compute.Firewall(name, network=network.id, direction="INGRESS", source_ranges=[cidr],
                          allows=[{"protocol": "all"}], opts=child(parent))
+
+
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """The cluster's Google provider: cloud.project (or the stack's gcp:project, which the resolver
+    fills in), cloud.region and cloud.zone."""
+    assert spec.cloud is not None
+    return gcp_provider.Provider(name, project=spec.cloud.project, region=spec.cloud.region, zone=spec.cloud.zone,
+                                 opts=pulumi.ResourceOptions(parent=parent))
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
@@ -116,7 +126,10 @@ def _layout(catalog: Catalog, instance_type: str | None) -> str | None:
 
 
 def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int, zone: str) -> NetworkAttachment:
-    project = gcp.organizations.get_project_output().project_id
+    assert args.spec.cloud is not None
+    # The project: the stack's, else the provider's own (its credentials' default), read through it.
+    project = (pulumi.Output.from_input(args.spec.cloud.project) if args.spec.cloud.project else
+               gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)
     profile = project.apply(lambda project_id: f"projects/{project_id}/global/networkProfiles/{zone}-vpc-roce")
     vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)
     subnets = [_subnet(parent, f"{name}-nic{nic}", args, vpc, gpu_nic_cidr(nic)) for nic in range(count)]
