@@ -18,6 +18,7 @@ from cluster.capacity import capacity_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
+from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
 from cluster.sizing import NetworkPlan, size_network
 from cluster.spec import (
@@ -287,6 +288,8 @@ class _Resolver:
                            f"pool {pool_spec.name} takes host address block {pool_spec.host_block} by {given}, "
                            f"which pool {other.name} already has",
                            "give every pool its own address_block (0, 1, 2, ...), or none at all")
+        if raw.target == "azure":
+            self.host_prefixes(pools)
         if raw.target in CLOUD_TARGETS and raw.cloud is not None:
             by_index = {pool_spec.index: pool_spec for pool_spec in pools}
             self.findings.extend(capacity_findings(raw.target, raw.cloud, [
@@ -295,6 +298,17 @@ class _Resolver:
         if total > MAX_TOTAL_NODES:
             self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
         return pools
+
+    def host_prefixes(self, pools: list[PoolSpec]) -> None:
+        """Azure: every pool's scale set names its VMs by its own prefix (cluster.naming)."""
+        taken: dict[str, PoolSpec] = {}
+        for pool_spec in pools:
+            prefix = azure_host_prefix(self.raw.name, pool_spec.name)
+            other = taken.setdefault(prefix, pool_spec)
+            if other is not pool_spec:
+                self.error(f"{pool_spec.path}.name",
+                           f"pools {other.name} and {pool_spec.name} get one host name prefix, {prefix}: their VMs "
+                           "would share host names", f"rename pool {pool_spec.name}")
 
     def gpu_entry(self, gpu: str, path: str) -> bool:
         if gpu not in self.catalog.gpus:

@@ -132,6 +132,7 @@ def test_gcp_pools_in_two_zones_get_an_rdma_vpc_each() -> None:
     ("aws-odcr-too-small", 2, "cloud.reservation"),
     ("aws-spot-reservation", 2, "cloud.reservation"),
     ("aws-three-reservations", 0, None),
+    ("azure-ndh100-2x60", 0, None),
 ])
 def test_review_stacks_through_the_cli(stack: str, code: int, path: str | None) -> None:
     """The stack files as a user runs them: exit 2 with the finding, never a traceback."""
@@ -175,3 +176,17 @@ def test_spot_without_a_reservation_and_a_pool_taken_off_the_clusters_reservatio
     data = aws_pools(P5, with_cloud(P5EN, market="spot", reservation="none"),
                      reservation={"id": "cr-0123456789abcdef0", "instance_type": "p5.48xlarge"})
     assert findings(data) == []
+
+
+@pytest.mark.parametrize("data, fabrics", [
+    (aws_pools(P5, with_cloud({**P5, "name": "east-d"}, zone="us-east-1d")), 2),  # EFA stays in a subnet
+    (aws_pools(P5, P5EN), 1),  # one zone, one fabric subnet
+    ({**cloud_stack("gcp", "a3-ultragpu-8g"), "node_pools": [
+        {"name": "b", "nodes": 2, "instance_type": "a3-ultragpu-8g"},
+        {"name": "c", "nodes": 2, "instance_type": "a3-ultragpu-8g", "cloud": {"zone": "us-central1-c"}}]}, 2),
+])
+def test_pools_that_share_no_fabric_are_a_warning(data: dict[str, Any], fabrics: int) -> None:
+    warnings = [finding for finding in run(data).findings if finding.rule == "CLOUD-FABRICS"]
+    assert len(warnings) == (fabrics > 1)
+    if warnings:
+        assert warnings[0].message.startswith(f"{fabrics} ") and warnings[0].severity.name == "WARNING"
