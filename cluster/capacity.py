@@ -36,6 +36,22 @@ UNUSED_ON = {"azure": "the scale set asks for its VMs on demand; arrange capacit
 
 NO_RESERVATION = "none"  # a pool's cloud.reservation that opts it out of the cluster's
 
+# The providers' GPU images a pool boots when the stack file names none, per CPU architecture:
+# AWS's Deep Learning Base OSS AMI (NVIDIA driver, EFA installer), resolved by EC2 from its SSM
+# parameter; Google's Ubuntu accelerator images (the arm64 family is the one Cluster Toolkit's A4X
+# blueprint builds on, examples/machine-learning/a4x-highgpu-4g/a4x-vm.yaml at 1047080375af:
+# ubuntu-accelerator-2404-arm64-with-nvidia-580); Microsoft's Ubuntu HPC image (Mellanox OFED, NVIDIA
+# driver). No default for an arm64 type on AWS or Azure: the stack file names the image.
+DEFAULT_IMAGES = {
+    "aws": {"amd64": "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/"
+                     "latest/ami-id"},
+    "gcp": {"amd64": "projects/ubuntu-os-accelerator-images/global/images/family/"
+                     "ubuntu-accelerator-2204-amd64-with-nvidia-580",
+            "arm64": "projects/ubuntu-os-accelerator-images/global/images/family/"
+                     "ubuntu-accelerator-2404-arm64-with-nvidia-580"},
+    "azure": {"amd64": "microsoft-dsvm:ubuntu-hpc:2204:latest"},
+}
+
 
 def reservation_id(reservation: str | sf.Reservation | None) -> str | None:
     """The reservation's id or name, however the stack file gives it (None for `none`)."""
@@ -44,22 +60,44 @@ def reservation_id(reservation: str | sf.Reservation | None) -> str | None:
     return None if reservation == NO_RESERVATION else reservation
 
 
-def pool_capacity(cloud: sf.Cloud, pool: sf.NodePool, path: str) -> PoolCapacity:
-    """The pool's zone, market and reservation, each from the pool's own `cloud` or the cluster's."""
+def pool_capacity(target: str, cloud: sf.Cloud, pool: sf.NodePool, path: str, arch: str) -> PoolCapacity:
+    """The pool's zone, market, reservation and image, each from the pool's own `cloud` or the
+    cluster's; the image else the provider's default for `arch` ("" when there is none)."""
     own = pool.cloud or sf.PoolCloud()
+    given_image = own.image or cloud.image
+    image = given_image or DEFAULT_IMAGES[target].get(arch, "")
     zone, zone_path = (own.zone, f"{path}.cloud.zone") if own.zone is not None else (cloud.zone, "cloud.zone")
     market, market_path = ((own.market, f"{path}.cloud.market") if own.market is not None
                            else (cloud.market, "cloud.market"))
     reservation, reservation_path = ((own.reservation, f"{path}.cloud.reservation") if own.reservation is not None
                                      else (cloud.reservation, "cloud.reservation"))
     return PoolCapacity(zone=zone, market=market, reservation=reservation_id(reservation), zone_path=zone_path,
-                        market_path=market_path, reservation_path=reservation_path)
+                        market_path=market_path, reservation_path=reservation_path, image=image,
+                        default_image=given_image is None and bool(image))
 
 
 def described(cloud: sf.Cloud, pool: sf.NodePool) -> sf.Reservation | None:
     """The reservation the pool draws on, when the stack file describes it (not a bare id)."""
     given = pool.cloud.reservation if pool.cloud is not None and pool.cloud.reservation is not None else cloud.reservation
     return given if isinstance(given, sf.Reservation) else None
+
+
+def image_findings(target: str, cloud: sf.Cloud, pools: list[tuple[sf.NodePool, PoolSpec]],
+                   arch: dict[str, str]) -> Iterator[Finding]:
+    """Every pool boots an image of its type's architecture: an arm64 type without a default image
+    needs one named, and one cluster-wide image cannot serve pools of two architectures."""
+    shared = {arch[pool.name] for raw, pool in pools if raw.cloud is None or raw.cloud.image is None}
+    for raw, pool in pools:
+        assert pool.capacity is not None
+        if not pool.capacity.image:
+            yield schema(f"{pool.path}.cloud.image",
+                         f"{pool.instance_type} is {arch[pool.name]} and {target} has no default {arch[pool.name]} GPU "
+                         "image here", f"name an {arch[pool.name]} image with the NVIDIA driver and the fabric's stack in "
+                         f"{pool.path}.cloud.image")
+        elif cloud.image is not None and (raw.cloud is None or raw.cloud.image is None) and len(shared) > 1:
+            yield schema(f"{pool.path}.cloud.image",
+                         f"cloud.image {cloud.image} serves pools of two architectures ({', '.join(sorted(shared))}); "
+                         "an image boots one", f"give pool {pool.name} its own image in {pool.path}.cloud.image")
 
 
 def capacity_findings(target: str, cloud: sf.Cloud, pools: list[tuple[sf.NodePool, PoolSpec]]) -> Iterator[Finding]:

@@ -26,7 +26,7 @@ ACCESS = {
 }
 DEFAULT_IMAGE = {
     "aws": "the Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04), resolved from its SSM parameter",
-    "gcp": "Ubuntu 22.04 accelerator image with the NVIDIA 580 driver",
+    "gcp": "Ubuntu accelerator image with the NVIDIA 580 driver (22.04 amd64; 24.04 arm64 for A4X)",
     "azure": "Microsoft's Ubuntu HPC 22.04 image (Mellanox OFED, NVIDIA driver)",
 }
 IMAGE_NEEDS = {
@@ -73,9 +73,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                    f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
     todo.extend(_reservations(spec))
-    todo.append(f"image: {cloud.image} must carry {IMAGE_NEEDS[target]}" if cloud.image else
-                f"image: the default is {DEFAULT_IMAGE[target]}; check it is published in {cloud.region} for your "
-                "project or account")
+    todo.extend(_images(spec))
     if target == "azure":
         todo.append("login: the scale set's only login is cloud.ssh_public_key for azureuser; the example stack's "
                     "placeholder key logs nobody in: put your own key there")
@@ -88,6 +86,22 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     todo.append(f"Kubernetes: the exported Kueue objects select nodes by the labels {PROVIDER[target]}'s managed "
                 "Kubernetes sets; joining these nodes to a cluster is yours")
     return Deployment(tuple(creates), tuple(todo))
+
+
+def _images(spec: ClusterSpec) -> list[str]:
+    """The default image once, then each image the stack names, with the pools that boot it."""
+    assert spec.cloud is not None
+    lines = []
+    if any(pool.capacity is not None and pool.capacity.default_image for pool in spec.pools):
+        lines.append(f"image: the default is {DEFAULT_IMAGE[spec.target]}; check it is published in {spec.cloud.region} "
+                     "for your project or account")
+    named: dict[str, list[str]] = {}
+    for pool in spec.pools:
+        if pool.capacity is not None and not pool.capacity.default_image:
+            named.setdefault(pool.capacity.image, []).append(pool.name)
+    lines += [f"image: {image} (pool(s) {', '.join(pools)}) must carry {IMAGE_NEEDS[spec.target]}"
+              for image, pools in named.items()]
+    return lines
 
 
 def _placement(spec: ClusterSpec, pool: PoolSpec) -> str:

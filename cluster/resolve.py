@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from cluster import dialects
 from cluster import stackfile as sf
-from cluster.capacity import capacity_findings, pool_capacity
+from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
@@ -292,8 +292,11 @@ class _Resolver:
             self.host_prefixes(pools)
         if raw.target in CLOUD_TARGETS and raw.cloud is not None:
             by_index = {pool_spec.index: pool_spec for pool_spec in pools}
-            self.findings.extend(capacity_findings(raw.target, raw.cloud, [
-                (pool, by_index[index]) for index, pool in enumerate(raw.node_pools) if index in by_index]))
+            drawn = [(pool, by_index[index]) for index, pool in enumerate(raw.node_pools) if index in by_index]
+            self.findings.extend(capacity_findings(raw.target, raw.cloud, drawn))
+            arch: dict[str, str] = {spec.name: self.catalog.instances[raw.target][spec.instance_type or ""].arch
+                                    for _, spec in drawn}
+            self.findings.extend(image_findings(raw.target, raw.cloud, drawn, arch))
         total = sum(pool.nodes for pool in raw.node_pools)
         if total > MAX_TOTAL_NODES:
             self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
@@ -309,6 +312,13 @@ class _Resolver:
                 self.error(f"{pool_spec.path}.name",
                            f"pools {other.name} and {pool_spec.name} get one host name prefix, {prefix}: their VMs "
                            "would share host names", f"rename pool {pool_spec.name}")
+
+    def fit_types(self, target: str) -> list[str]:
+        """The catalog types of `target` a hint may suggest: deployable, and with at least the
+        stack's policy.min_gbps_per_gpu of fabric per GPU (FAB-GPU-NIC would refuse the others)."""
+        least = self.raw.policy.min_gbps_per_gpu
+        return sorted(name for name, entry in self.catalog.instances.get(target, {}).items()
+                      if not entry.not_deployable and entry.fabric.count * entry.fabric.gbps / entry.gpus >= least)
 
     def gpu_entry(self, gpu: str, path: str) -> bool:
         if gpu not in self.catalog.gpus:
@@ -386,17 +396,23 @@ class _Resolver:
     def cloud_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
         path = f"node_pools[{index}]"
         target = self.raw.target
-        known = sorted(self.catalog.instances.get(target, {}))
         if pool.instance_type is None:
-            self.error(f"{path}.instance_type", f"instance_type is required on {target}", f"use one of {', '.join(known)}")
+            self.error(f"{path}.instance_type", f"instance_type is required on {target}",
+                       f"use one of {', '.join(self.fit_types(target))}")
             return None
         instance: Instance | None = self.catalog.instance(target, pool.instance_type)
         if instance is None:
             self.error(
                 f"{path}.instance_type",
                 f"unknown {target} instance type {pool.instance_type!r}",
-                f"use one of {', '.join(known)} (docs/stack-file.md#catalog-instance-types)",
+                f"use one of {', '.join(self.fit_types(target))} (docs/stack-file.md#catalog-instance-types)",
             )
+            return None
+        if instance.not_deployable:
+            self.error(f"{path}.instance_type",
+                       f"{pool.instance_type} is in the catalog, but gpu-cluster does not deploy it yet: "
+                       f"{instance.not_deployable}",
+                       f"use one of {', '.join(self.fit_types(target))}, or deploy it with the provider's own tooling")
             return None
         if pool.gpu is not None:
             if not self.gpu_entry(pool.gpu, f"{path}.gpu"):
@@ -440,7 +456,7 @@ class _Resolver:
             fabric_kind=fabric.kind,
             storage_nics=Nics(count=other.count, gbps=other.gbps),
             management_nics=Nics(count=other.count, gbps=other.gbps),
-            capacity=pool_capacity(self.raw.cloud, pool, path),
+            capacity=pool_capacity(target, self.raw.cloud, pool, path, instance.arch),
         )
 
     # ----- fabric and networks

@@ -63,6 +63,8 @@ class PoolCapacity(Spec):
     zone: str | None
     market: Literal["on-demand", "capacity-block", "spot"]
     reservation: str | None  # the Capacity Block / ODCR id, or the GCP reservation name
+    image: str = ""  # the node image: the pool's, the cluster's, or the provider's default for the arch
+    default_image: bool = False  # the provider's default (the plan says to check it is published)
     zone_path: str = "cloud.zone"
     market_path: str = "cloud.market"
     reservation_path: str = "cloud.reservation"

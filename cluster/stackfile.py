@@ -252,6 +252,8 @@ class PoolCloud(Model):
     reservation: ReservationId | Reservation | None = None
     # how the pool's instances are bought (default cloud.market)
     market: Market | None = None
+    # the pool's node image (default cloud.image, else the provider's GPU image for the type's arch)
+    image: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:+-]{1,300}$")] | None = None
 
 
 class Cloud(Model):

@@ -94,9 +94,12 @@ def _true(value: object) -> bool:
 
 
 def _instance(target: str, instance_type: object) -> Instance | None:
+    """The catalog's entry for a type gpu-cluster deploys (a type it only describes has a layout
+    the components do not build, so the layout checks cannot speak for it: see gpu-type-in-catalog)."""
     if not isinstance(instance_type, str):
         return None
-    return load_catalog().instance(target, instance_type)
+    instance = load_catalog().instance(target, instance_type)
+    return instance if instance is not None and not instance.not_deployable else None
 
 
 # --- AWS: EFA interfaces per network card, primary interface, public IPs --------------------
@@ -236,9 +239,15 @@ def check_gpu_type_in_catalog(args: ResourceValidationArgs, report: ReportViolat
         target, name = "azure", _map(props.get("sku")).get("name")
     else:
         return
-    if isinstance(name, str) and GPU_FAMILIES[target].match(name) and _instance(target, name) is None:
+    if not isinstance(name, str) or not GPU_FAMILIES[target].match(name):
+        return
+    described = load_catalog().instance(target, name)
+    if described is None:
         report(f"{args.name}: {name} is a GPU type the catalog does not describe, so its fabric layout cannot be "
                "checked; add it to cluster/catalog/instances.yaml with its source", None)
+    elif described.not_deployable:
+        report(f"{args.name}: {name} is in the catalog, but its layout is not one gpu-cluster builds or checks: "
+               f"{described.not_deployable}", None)
 
 
 # --- Placement ----------------------------------------------------------------------------

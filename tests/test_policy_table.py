@@ -181,9 +181,11 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     ("Spot VMs on a GCP reservation", lambda: pairs_of(recorded("gcp-a3ultra"), {
         "h200-template": lambda props: props["scheduling"].update(provisioningModel="SPOT")}), "gpu-reservation"),
     ("a GPU type missing from the catalog", lambda: pairs_of(_aws(), {"gpu-template": lambda props: props.update(
-        instanceType="p4de.24xlarge")}), "gpu-type-in-catalog"),
+        instanceType="p3dn.24xlarge")}), "gpu-type-in-catalog"),
     ("an ND size missing from the catalog", lambda: pairs_of(recorded("azure-ndh200"), {
-        "h200-vmss": lambda props: props["sku"].update(name="Standard_ND96amsr_A100_v4")}), "gpu-type-in-catalog"),
+        "h200-vmss": lambda props: props["sku"].update(name="Standard_ND40rs_v2")}), "gpu-type-in-catalog"),
+    ("a catalog type gpu-cluster does not deploy (p6e-gb200)", lambda: pairs_of(_aws(), {
+        "gpu-template": lambda props: props.update(instanceType="p6e-gb200.36xlarge")}), "gpu-type-in-catalog"),
     ("SSH through two /1 CIDRs (AWS)", lambda: pairs_of(_aws(ssh_cidrs=["203.0.113.0/24"]), {
         "management-sg": halves("ingress")}), "ssh-not-open-to-world"),
     ("SSH through two /1 CIDRs (GCP)", lambda: pairs_of(recorded("gcp-a3ultra"), {

@@ -23,8 +23,6 @@ from components.base import child
 if TYPE_CHECKING:
     from components.node_pool import GpuNodePoolArgs
 
-# Deep Learning Base OSS AMI (NVIDIA driver, EFA installer), resolved by EC2 at launch.
-DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 
 
 def network_interfaces(instance: Instance, subnet: pulumi.Input[str], primary_groups: Sequence[pulumi.Input[str]],
@@ -90,7 +88,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     template = aws.ec2.LaunchTemplate(
         f"{name}-template",
         instance_type=pool.instance_type,
-        image_id=spec.cloud.image or DEFAULT_IMAGE,
+        image_id=capacity.image,
         network_interfaces=network_interfaces(
             instance, subnet,
             [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],

@@ -15,8 +15,6 @@ from components.base import child
 if TYPE_CHECKING:
     from components.node_pool import GpuNodePoolArgs
 
-# Microsoft's HPC image (Mellanox OFED, NVIDIA driver): publisher:offer:sku:version.
-DEFAULT_IMAGE = "microsoft-dsvm:ubuntu-hpc:2204:latest"
 ADMIN_USER = "azureuser"
 
 
@@ -43,7 +41,7 @@ def _nic(name: str, subnet: pulumi.Input[str], primary: bool, nsg: pulumi.Input[
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """The scale set; returns its id."""
     spec, pool = args.spec, args.pool
-    assert pool.instance_type is not None and spec.cloud is not None
+    assert pool.instance_type is not None and spec.cloud is not None and pool.capacity is not None
     group = args.management.scope
     assert group is not None
     # Password login is off, so the key is the only way in: the resolver requires it on Azure
@@ -55,7 +53,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     profile: compute.VirtualMachineScaleSetVMProfileArgsDict = {
         "os_profile": {"computer_name_prefix": azure_host_prefix(spec.name, pool.name), "admin_username": ADMIN_USER,
                        "linux_configuration": linux},
-        "storage_profile": {"image_reference": image_reference(spec.cloud.image or DEFAULT_IMAGE),
+        "storage_profile": {"image_reference": image_reference(pool.capacity.image),
                             "os_disk": {"create_option": "FromImage", "caching": compute.CachingTypes.READ_WRITE,
                                         "managed_disk": {"storage_account_type": "Premium_LRS"}}},
         "network_profile": {"network_interface_configurations": [

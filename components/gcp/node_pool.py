@@ -19,7 +19,6 @@ from components.base import child
 if TYPE_CHECKING:
     from components.node_pool import GpuNodePoolArgs
 
-DEFAULT_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2204-amd64-with-nvidia-580"
 GPU_NIC_TYPE = {"rdma-vpc": "MRDMA", "multi-vpc": "GVNIC"}
 # A3 Ultra and A4 boot only from Hyperdisk (cluster-toolkit a3ultra-vm.yaml: disk_type
 # hyperdisk-balanced); A3 High and Mega take Persistent Disk.
@@ -97,7 +96,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     template = gcp.compute.InstanceTemplate(
         f"{name}-template",
         machine_type=pool.instance_type,
-        disks=[{"boot": True, "auto_delete": True, "source_image": spec.cloud.image or DEFAULT_IMAGE,
+        disks=[{"boot": True, "auto_delete": True, "source_image": capacity.image,
                 "disk_size_gb": 200, "disk_type": BOOT_DISK_TYPE[instance.layout]}],
         network_interfaces=network_interfaces(instance.layout, other, args.management.subnet_ids[0],
                                               args.storage.subnet_ids[0],
