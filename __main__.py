@@ -64,6 +64,9 @@ pulumi.export("gbps_per_gpu", design["gbps_per_gpu"])
 pulumi.export("oversubscription", design["oversubscription"])
 pulumi.export("switches", design["switches"])
 pulumi.export("node_group_ids", cluster.node_group_ids)
+if result.spec.is_cloud:  # what a user needs next: the networks' ids and the way in
+    pulumi.export("network", cluster.network)
+    pulumi.export("access", cluster.access)
 pulumi.export("artifacts_dir", artifacts_dir if result.spec.target == "onprem" else None)
 if credentials is not None:
     pulumi.export("device_credentials", credentials)

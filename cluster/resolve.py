@@ -288,6 +288,7 @@ class _Resolver:
                            f"pool {pool_spec.name} takes host address block {pool_spec.host_block} by {given}, "
                            f"which pool {other.name} already has",
                            "give every pool its own address_block (0, 1, 2, ...), or none at all")
+        self.renames(pools)
         if raw.target == "azure":
             self.host_prefixes(pools)
         if raw.target in CLOUD_TARGETS and raw.cloud is not None:
@@ -302,11 +303,33 @@ class _Resolver:
             self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
         return pools
 
+    def renames(self, pools: list[PoolSpec]) -> None:
+        """previous_names: cloud only (aliases of deployed resources), never the current name, never
+        twice, and never another pool's name (its resources would be taken over)."""
+        raw = self.raw
+        cloud = raw.target in CLOUD_TARGETS
+        named = [("", raw.name, raw.previous_names)] + [
+            (f"node_pools[{index}].", pool.name, pool.previous_names) for index, pool in enumerate(raw.node_pools)]
+        current = {pool.name for pool in raw.node_pools}
+        for prefix, name, previous in named:
+            if previous and not cloud:
+                self.ignored(f"{prefix}previous_names", "previous_names is for cloud targets (Pulumi aliases of the "
+                             "provider's resources); on premises files are written by name", "remove it")
+                continue
+            for index, old in enumerate(previous):
+                path = f"{prefix}previous_names[{index}]"
+                if old == name or old in previous[:index]:
+                    self.error(path, f"{old} is the current name or named twice", f"remove {old} from previous_names")
+                elif prefix and old in current:
+                    self.error(path, f"{old} is the name of another pool of the cluster: this pool would take over "
+                               "that pool's resources", f"remove {old}, or rename the other pool first")
+
     def host_prefixes(self, pools: list[PoolSpec]) -> None:
         """Azure: every pool's scale set names its VMs by its own prefix (cluster.naming)."""
         taken: dict[str, PoolSpec] = {}
         for pool_spec in pools:
-            prefix = azure_host_prefix(self.raw.name, pool_spec.name)
+            cluster = self.raw.previous_names[0] if self.raw.previous_names else self.raw.name
+            prefix = azure_host_prefix(cluster, pool_spec.first_name)
             other = taken.setdefault(prefix, pool_spec)
             if other is not pool_spec:
                 self.error(f"{pool_spec.path}.name",
@@ -457,6 +480,7 @@ class _Resolver:
             storage_nics=Nics(count=other.count, gbps=other.gbps),
             management_nics=Nics(count=other.count, gbps=other.gbps),
             capacity=pool_capacity(target, self.raw.cloud, pool, path, instance.arch),
+            previous_names=tuple(pool.previous_names),
         )
 
     # ----- fabric and networks
@@ -793,6 +817,7 @@ class _Resolver:
             policy=policy,
             costs=raw.costs,
             provisioning=None if cloud_target else raw.provisioning,
+            previous_names=tuple(raw.previous_names),
         )
 
 

@@ -91,6 +91,12 @@ class PoolSpec(Spec):
     address_block: int | None = None  # as the stack file gives it
     catalog_nics: tuple[str, ...] = ()  # NIC sets the server catalog filled in (the stack file gave none)
     capacity: PoolCapacity | None = None  # cloud targets: zone, market and reservation
+    previous_names: tuple[str, ...] = ()  # cloud targets: the pool's earlier names, oldest first
+
+    @property
+    def first_name(self) -> str:
+        """The pool's oldest name: what host names keep across renames."""
+        return self.previous_names[0] if self.previous_names else self.name
 
     @property
     def path(self) -> str:
@@ -189,6 +195,12 @@ class ClusterSpec(Spec):
     # design, cluster.addressing.fit_default_pools), and those that were, with the default they replace.
     default_pools: tuple[str, ...] = ()
     derived_pools: tuple[tuple[str, str], ...] = ()
+    previous_names: tuple[str, ...] = ()  # cloud targets: the cluster's earlier names, oldest first
+
+    @property
+    def first_name(self) -> str:
+        """The cluster's oldest name: what host names keep across renames."""
+        return self.previous_names[0] if self.previous_names else self.name
 
     @property
     def is_cloud(self) -> bool:

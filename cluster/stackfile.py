@@ -322,6 +322,8 @@ class NodePool(Model):
     address_block: Annotated[int, Field(ge=0, le=255)] | None = None
     # cloud targets: the pool's own zone, reservation and market (default the cluster's `cloud`)
     cloud: PoolCloud | None = None
+    # cloud targets: the names the pool had before, oldest first (its group is renamed, not replaced)
+    previous_names: list[Name] = Field(default_factory=list, max_length=8)
 
     @model_validator(mode="after")
     def _one_network_per_device(self) -> NodePool:
@@ -447,6 +449,10 @@ class StackFile(Model):
 
     # the cluster's name (a DNS label)
     name: Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
+    # cloud targets: the names the cluster had before, oldest first: its deployed resources are
+    # renamed in place (Pulumi aliases), not replaced, and host names keep the oldest
+    previous_names: list[Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]] = Field(
+        default_factory=list, max_length=8)
     # where it runs
     target: Literal["onprem", "aws", "gcp", "azure"]
     # cloud targets: region, zone, reservation, access

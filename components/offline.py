@@ -63,6 +63,7 @@ class Registration:
     # propertyDependencies, which deploy-time policies see too); only inputs that have any.
     dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     provider: str = ""  # the explicit provider's reference (`<urn>::<id>`), "" for the default one
+    aliases: tuple[str, ...] = ()  # earlier URNs of the resource (a rename: components.renames)
 
 
 @dataclass
@@ -165,7 +166,8 @@ class _RecordingMonitor(mocks.MockMonitor):
                             if value.urns}
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
                                               bool(request.custom), inputs, dependencies=dependencies,
-                                              provider=request.provider))
+                                              provider=request.provider,
+                                              aliases=tuple(alias.urn for alias in request.aliases if alias.urn)))
         return response
 
 

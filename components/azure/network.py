@@ -50,10 +50,9 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group.name, virtual_network_name=vnet.name,
                             address_prefix=network_cidr("management"), network_security_group={"id": nsg.id},
                             nat_gateway=_joined(nat), opts=child(parent))
-    if access_of(cloud, "azure") == "bastion":
-        _bastion(parent, name, cloud, group.name, vnet.name, tags)
+    bastion = _bastion(parent, name, cloud, group.name, vnet.name, tags) if access_of(cloud, "azure") == "bastion" else None
     return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name,
-                             egress_id=nat)
+                             egress_id=nat, access_id=bastion)
 
 
 def _joined(nat: pulumi.Output[str] | None) -> network.SubResourceArgsDict | None:
@@ -75,7 +74,7 @@ def _nat(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[
 
 
 def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[str], vnet: pulumi.Output[str],
-             tags: dict[str, str]) -> None:
+             tags: dict[str, str]) -> pulumi.Output[str]:
     """Azure Bastion (Standard, native-client tunneling) in its own AzureBastionSubnet: `az network
     bastion ssh` reaches the nodes' private addresses, and no node has a public IP
     (learn.microsoft.com "Connect to a VM using Bastion and a native client": Standard SKU or
@@ -85,11 +84,11 @@ def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Out
     address = network.PublicIPAddress(f"{name}-bastion-ip", resource_group_name=group, location=cloud.region,
                                       sku={"name": "Standard"}, public_ip_allocation_method="Static", tags=tags,
                                       opts=child(parent))
-    network.BastionHost(f"{name}-bastion", resource_group_name=group, location=cloud.region,
-                        sku={"name": "Standard"}, enable_tunneling=True,
-                        ip_configurations=[{"name": "bastion", "subnet": {"id": subnet.id},
-                                            "public_ip_address": {"id": address.id}}],
-                        tags=tags, opts=child(parent))
+    return network.BastionHost(f"{name}-bastion", resource_group_name=group, location=cloud.region,
+                               sku={"name": "Standard"}, enable_tunneling=True,
+                               ip_configurations=[{"name": "bastion", "subnet": {"id": subnet.id},
+                                                   "public_ip_address": {"id": address.id}}],
+                               tags=tags, opts=child(parent)).name
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:

@@ -51,7 +51,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         "path": f"/home/{ADMIN_USER}/.ssh/authorized_keys", "key_data": spec.cloud.ssh_public_key}]}}
     nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
     profile: compute.VirtualMachineScaleSetVMProfileArgsDict = {
-        "os_profile": {"computer_name_prefix": azure_host_prefix(spec.name, pool.name), "admin_username": ADMIN_USER,
+        "os_profile": {"computer_name_prefix": azure_host_prefix(spec.first_name, pool.first_name), "admin_username": ADMIN_USER,
                        "linux_configuration": linux},
         "storage_profile": {"image_reference": image_reference(pool.capacity.image),
                             "os_disk": {"create_option": "FromImage", "caching": compute.CachingTypes.READ_WRITE,

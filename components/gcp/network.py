@@ -73,12 +73,14 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         gcp.compute.RouterNat(f"{name}-nat", router=router.name, region=args.spec.cloud.region,
                               nat_ip_allocate_option="AUTO_ONLY",
                               source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES", opts=child(parent))
+    access = None
     if access_of(args.spec.cloud, "gcp") == "iap":
         # IAP TCP forwarding reaches VMs without external IPs from Google's range 35.235.240.0/20
         # (cloud.google.com/iap/docs/using-tcp-forwarding, "Create a firewall rule").
-        gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS", source_ranges=[IAP_RANGE],
-                             allows=[{"protocol": "tcp", "ports": ["22"]}], opts=child(parent))
-    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id)
+        access = gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS",
+                                      source_ranges=[IAP_RANGE], allows=[{"protocol": "tcp", "ports": ["22"]}],
+                                      opts=child(parent)).name
+    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access)
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:

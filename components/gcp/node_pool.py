@@ -109,7 +109,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     )
     group = gcp.compute.InstanceGroupManager(
         f"{name}-group",
-        base_instance_name=f"{spec.name}-{pool.name}",
+        base_instance_name=f"{spec.first_name}-{pool.first_name}",  # host names survive a rename
         zone=capacity.zone,
         versions=[{"instance_template": template.id, "name": "primary"}],
         target_size=pool.nodes,
