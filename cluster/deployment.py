@@ -69,6 +69,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
             todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
     creates.append(_egress(spec))
+    creates.append(_identity(spec))
     creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
                    f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
@@ -83,9 +84,38 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                     "only)")
     if access == "ssm":
         todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
+    if not cloud.data_buckets:
+        todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
+    if target == "azure" and not cloud.registries:
+        todo.append("images: the nodes' identity pulls from no Azure Container Registry; name yours in "
+                    "cloud.registries (AcrPull)")
+    if target == "gcp" and not cloud.ssh_public_key:
+        todo.append("login: OS Login is on; grant your users roles/compute.osLogin (and IAP-secured Tunnel User for "
+                    "IAP) on the project")
+    if target == "aws" and any(pool.capacity is not None and not pool.capacity.default_image for pool in spec.pools):
+        todo.append("encryption: a named AMI's root volume is encrypted only if its snapshot is or the account's EBS "
+                    "encryption by default is on")
     todo.append(f"Kubernetes: the exported Kueue objects select nodes by the labels {PROVIDER[target]}'s managed "
                 "Kubernetes sets; joining these nodes to a cluster is yours")
     return Deployment(tuple(creates), tuple(todo))
+
+
+def _identity(spec: ClusterSpec) -> str:
+    """What the nodes are allowed to do, in one line."""
+    assert spec.cloud is not None
+    data = ", ".join(spec.cloud.data_buckets) or "none"
+    if spec.target == "aws":
+        return ("identity: an instance profile reading the account's ECR images and the S3 buckets in "
+                f"cloud.data_buckets ({data}); IMDSv2 only, hop limit 2; encrypted root volumes; an S3 gateway "
+                "endpoint on the private route table" + ("" if spec.cloud.vpc_id is None else " (new VPCs only)"))
+    if spec.target == "gcp":
+        return ("identity: a service account with Artifact Registry read, log and metric write, and storage read on "
+                f"the buckets in cloud.data_buckets ({data}); Shielded VM (vTPM, integrity monitoring)"
+                + ("" if spec.cloud.ssh_public_key else "; OS Login"))
+    registries = ", ".join(registry.rsplit("/", 1)[-1] for registry in spec.cloud.registries) or "none"
+    return ("identity: a user-assigned managed identity on every scale set: Storage Blob Data Reader on the "
+            f"accounts in cloud.data_buckets ({data.count('/subscriptions/') or 'none'}), AcrPull on the registries "
+            f"in cloud.registries ({registries}); managed disks encrypted at rest by the platform")
 
 
 def _images(spec: ClusterSpec) -> list[str]:

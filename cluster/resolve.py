@@ -8,6 +8,7 @@ Every problem names its config path and the fix; all of them are reported at onc
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -701,6 +702,22 @@ class _Resolver:
             return cloud.model_copy(update={"subscription": given["azure-native:subscriptionId"]})
         return cloud
 
+    def identity(self, target: str, cloud: sf.Cloud) -> None:
+        """data_buckets and registries in the form the target's identity grants take."""
+        for index, bucket in enumerate(cloud.data_buckets):
+            form, example = DATA_FORMS[target]
+            if not re.fullmatch(form, bucket):
+                self.error(f"cloud.data_buckets[{index}]", f"{bucket!r} is not a {example.split(':')[0]}",
+                           f"give {example}")
+        for index, registry in enumerate(cloud.registries):
+            if target != "azure":
+                self.ignored(f"cloud.registries[{index}]", f"registries is Azure's: {target} nodes read the "
+                             f"{'account' if target == 'aws' else 'project'}'s registry", "remove it")
+            elif not re.fullmatch(AZURE_REGISTRY, registry):
+                self.error(f"cloud.registries[{index}]", f"{registry!r} is not a container registry resource id",
+                           "give /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerRegistry/"
+                           "registries/<name>")
+
     def login(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
         password login disabled and so no other way in (cluster.sshkeys)."""
@@ -773,6 +790,7 @@ class _Resolver:
             if raw.cloud is not None:
                 self.login(raw.target, raw.cloud)
                 self.access(raw.target, raw.cloud)
+                self.identity(raw.target, raw.cloud)
                 cloud = self.provider_settings(raw.target, raw.cloud)
             for key in ("fabric", "storage", "management", "oob"):
                 if getattr(raw, key) is not None:
@@ -820,6 +838,18 @@ class _Resolver:
             previous_names=tuple(raw.previous_names),
         )
 
+
+# cloud.data_buckets per target: S3 and GCS bucket names (their naming rules), Azure storage accounts.
+DATA_FORMS = {
+    "aws": (r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", "an S3 bucket name: 3-63 lower-case letters, digits, dots, hyphens"),
+    "gcp": (r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]", "a GCS bucket name: 3-63 lower-case letters, digits, dots, _, -"),
+    "azure": (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
+              r"Microsoft\.Storage/storageAccounts/[a-z0-9]{3,24}",
+              "a storage account resource id: /subscriptions/<id>/resourceGroups/<group>/providers/"
+              "Microsoft.Storage/storageAccounts/<name>"),
+}
+AZURE_REGISTRY = (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
+                  r"Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}")
 
 # The provider package of each cloud target (its settings are `<package>:<key>`).
 PROVIDER = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}

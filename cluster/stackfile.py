@@ -287,6 +287,14 @@ class Cloud(Model):
     # Identity-Aware Proxy TCP forwarding, the default there), `bastion` (Azure Bastion, the
     # default there), `none` (a VPN or peering of your own, SSH from ssh_cidrs).
     access: Literal["ssm", "iap", "bastion", "none"] | None = None
+    # What the nodes' identity may read, and nothing else: S3 bucket names (aws), GCS bucket names
+    # (gcp), storage account resource ids (azure)
+    data_buckets: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{3,300}$")]] = Field(
+        default_factory=list, max_length=32)
+    # Azure: container registry resource ids the nodes pull from (AcrPull); AWS and GCP nodes read
+    # their account's ECR / project's Artifact Registry
+    registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{3,300}$")]] = Field(
+        default_factory=list, max_length=16)
     # AWS only (optional): deploy into an existing VPC, and existing subnets per network.
     vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
     subnet_ids: ExistingSubnets | None = None

@@ -31,6 +31,9 @@ class NetworkAttachment:
     instance_profile: pulumi.Output[str] | None = None
     # The way in the stack created: Azure's Bastion host, GCP's IAP firewall rule (names).
     access_id: pulumi.Output[str] | None = None
+    # The nodes' identity: GCP's service account email, Azure's user-assigned identity id (AWS:
+    # instance_profile).
+    identity: pulumi.Output[str] | None = None
     # Zonal networks per zone the pools use (AWS: the fabric subnet of each zone; GCP: the RDMA
     # VPC's subnets of each zone's RoCE profile), when pools sit in more than one zone. A pool in
     # the cluster's own zone uses `subnet_ids`.

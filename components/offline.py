@@ -91,10 +91,22 @@ class _EchoMocks(mocks.Mocks):
         if args.typ == STACK_REFERENCE:  # a read of another stack: its outputs as `references` give them
             stack = str(args.inputs.get("name") or args.resource_id)
             return stack, {"name": stack, "outputs": dict(self.references.get(stack, {})), "secretOutputNames": []}
-        return f"<{args.name}>", {**args.inputs, "name": args.inputs.get("name", args.name)}
+        return f"<{args.name}>", _as_output({**args.inputs, "name": args.inputs.get("name", args.name)})
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, WireValue], list[tuple[str, str]]]:
         return dict(INVOKE_RESULTS.get(args.token, {})), []
+
+
+def _as_output(echoed: dict[str, WireValue]) -> dict[str, WireValue]:
+    """Inputs echoed as outputs, where an output has another shape than its input: Azure takes a
+    scale set's user-assigned identities as a list of ids and returns a map of id -> details, and
+    the SDK refuses to read a list where its output type is a map."""
+    identity = echoed.get("identity")
+    if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
+        ids = identity["userAssignedIdentities"]
+        assert isinstance(ids, list)
+        echoed = {**echoed, "identity": {**identity, "userAssignedIdentities": {str(key): {} for key in ids}}}
+    return echoed
 
 
 class _RecordingMonitor(mocks.MockMonitor):

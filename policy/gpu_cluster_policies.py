@@ -493,13 +493,20 @@ def check_fabric_security_group(args: StackValidationArgs, report: ReportViolati
 def check_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
     """An AWS GPU launch template or instance requires IMDSv2 session tokens (metadataOptions
     httpTokens `required`): with IMDSv1 any process that can make the node send a GET (an SSRF in a
-    notebook or a data loader) reads the instance role's credentials (AWS EC2 guide, "Use IMDSv2")."""
+    notebook or a data loader) reads the instance role's credentials (AWS EC2 guide, "Use IMDSv2");
+    and a hop limit of at least 2, which containers need to reach it."""
     if args.resource_type not in (AWS_LAUNCH_TEMPLATE, AWS_INSTANCE) or gpu_type(args.resource_type, args.props) is None:
         return
-    tokens = _map(args.props.get("metadataOptions")).get("httpTokens")
+    options = _map(args.props.get("metadataOptions"))
+    tokens = options.get("httpTokens")
     if tokens != "required":
         report(f"{args.name}: metadataOptions.httpTokens is {tokens or 'unset (optional: IMDSv1 allowed)'}; GPU nodes "
                "require IMDSv2 (httpTokens: required)", None)
+    hops = _int(options.get("httpPutResponseHopLimit"), 1)
+    if hops < 2:
+        report(f"{args.name}: metadataOptions.httpPutResponseHopLimit is {hops}: a container's IMDSv2 token request "
+               "needs 2 hops (AWS EC2 guide: 'In a container environment, we recommend setting the hop limit to 2')",
+               None)
 
 
 # --- Reservations: one instance type, On-Demand capacity ------------------------------------

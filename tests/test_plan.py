@@ -30,7 +30,8 @@ def test_every_example_stack_plans(capsys: pytest.CaptureFixture[str], stack: st
 def test_text_tree_shows_the_efa_layout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "aws-p5e"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("aws-p5e: 28 resources (5 components)")  # provider, NAT, SSM profile; no placement group
+    # provider, NAT, S3 endpoint, node identity (role, ECR and SSM policies, profile); no placement group
+    assert out.startswith("aws-p5e: 30 resources (5 components)")
     assert "PlacementGroup" not in out
     assert "networkInterfaces=33 (efa-only x32, interface x1) on cards 0-31" in out
     assert "    aws:ec2/launchTemplate:LaunchTemplate  train-h200-template" in out  # under its pool
@@ -142,8 +143,9 @@ def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[s
                for line in creates)
     assert any("way out: none (cloud.egress none)" in line for line in creates)
     assert any(line.startswith("reservation: none:") for line in todo)
-    assert {"aws:ec2/natGateway:NatGateway", "aws:iam/instanceProfile:InstanceProfile"}.isdisjoint(
-        plan["counts"]["by_type"])
+    assert {"aws:ec2/natGateway:NatGateway", "aws:ec2/vpcEndpoint:VpcEndpoint"}.isdisjoint(plan["counts"]["by_type"])
+    # The nodes keep their identity (images, data) without Session Manager's policy.
+    assert plan["counts"]["by_type"]["aws:iam/rolePolicyAttachment:RolePolicyAttachment"] == 1
     assert "in a new cluster placement group" in creates[0]
 
 

@@ -164,7 +164,8 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
      "gpu-efa-per-network-card"),
     ("a p5 aws:ec2/Instance without EFA", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "gpu-node",
                                                         {"instanceType": "p5.48xlarge", "subnetId": "subnet-1",
-                                                         "metadataOptions": {"httpTokens": "required"}}),
+                                                         "metadataOptions": {"httpTokens": "required",
+                                                                             "httpPutResponseHopLimit": 2}}),
      "gpu-efa-per-network-card"),
     ("MRDMA NICs on a VPC without the RoCE profile", lambda: pairs_of(recorded("gcp-a3ultra"), {
         "fabric-rdma-vpc": lambda props: props.pop("networkProfile")}), "gcp-rdma-network-profile"),
@@ -173,6 +174,8 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
             "us-central1-b", "us-central1-c"))}), "gcp-rdma-network-profile"),
     ("IMDSv1 on a GPU launch template", lambda: pairs_of(_aws(), {
         "gpu-template": lambda props: props["metadataOptions"].update(httpTokens="optional")}), "gpu-imdsv2"),
+    ("IMDSv2 with a hop limit containers cannot use", lambda: pairs_of(_aws(), {
+        "gpu-template": lambda props: props["metadataOptions"].pop("httpPutResponseHopLimit")}), "gpu-imdsv2"),
     ("a 150-VM ND scale set", lambda: pairs_of(recorded("azure-ndh200"), {
         "h200-vmss": lambda props: props["sku"].update(capacity=150.0)}), "gpu-placement-group"),
     ("one reservation across two instance types", two_types_on_one_reservation, "gpu-reservation"),

@@ -57,6 +57,21 @@ def _reservation(capacity: PoolCapacity) -> aws.ec2.LaunchTemplateCapacityReserv
     return {"capacity_reservation_target": {"capacity_reservation_id": capacity.reservation}}
 
 
+# The default image's root device (Ubuntu AMIs boot from /dev/sda1): encrypted with the account's
+# default EBS key, 200 GiB of gp3 for drivers, containers and checkpoints.
+ROOT_DEVICE = "/dev/sda1"
+
+
+def _root_volume(capacity: PoolCapacity) -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgsDict] | None:
+    """An encrypted root volume for the default (Ubuntu) image. A custom image's root device name
+    is its own, so its encryption is the AMI's snapshot's or the account's EBS default (the plan
+    says so)."""
+    if not capacity.default_image:
+        return None
+    return [{"device_name": ROOT_DEVICE, "ebs": {"encrypted": "true", "volume_type": "gp3", "volume_size": 200,
+                                                 "delete_on_termination": "true"}}]
+
+
 def reserved(capacity: PoolCapacity) -> bool:
     """Capacity from a Capacity Block or a targeted ODCR: then no new cluster placement group.
 
@@ -93,9 +108,13 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
             instance, subnet,
             [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],
             list(efa.security_group_ids)),
-        metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
+        # IMDSv2 only, and a hop limit of 2: a container's request crosses one more hop, and "In a
+        # container environment, we recommend setting the hop limit to 2" (AWS EC2 User Guide,
+        # "Configure the Instance Metadata Service options").
+        metadata_options={"http_tokens": "required", "http_endpoint": "enabled", "http_put_response_hop_limit": 2},
         iam_instance_profile=({"name": args.management.instance_profile}
                               if args.management.instance_profile is not None else None),
+        block_device_mappings=_root_volume(capacity),
         tag_specifications=[{"resource_type": "instance", "tags": tags}],
         tags=tags,
         instance_market_options=_market(capacity),

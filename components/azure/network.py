@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-from pulumi_azure_native import network, resources
+from pulumi_azure_native import authorization, managedidentity, network, resources
 from pulumi_azure_native import provider as azure_provider
 
 from cluster.resolve import access_of
@@ -52,7 +52,34 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
                             nat_gateway=_joined(nat), opts=child(parent))
     bastion = _bastion(parent, name, cloud, group.name, vnet.name, tags) if access_of(cloud, "azure") == "bastion" else None
     return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name,
-                             egress_id=nat, access_id=bastion)
+                             egress_id=nat, access_id=bastion, identity=_node_identity(parent, name, cloud, group.name, tags))
+
+
+# Azure built-in role definition ids (learn.microsoft.com "Azure built-in roles"): read blobs, pull images.
+STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
+
+
+def _role(scope: str, role: str) -> str:
+    """The role definition id of built-in `role` in the subscription of `scope` (a resource id)."""
+    subscription = scope.split("/")[2]
+    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def _node_identity(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[str],
+                   tags: dict[str, str]) -> pulumi.Output[str]:
+    """A user-assigned managed identity for the scale sets, with Storage Blob Data Reader on the
+    storage accounts of cloud.data_buckets and AcrPull on the registries of cloud.registries, each
+    at that resource's scope only. Returns its id."""
+    identity = managedidentity.UserAssignedIdentity(f"{name}-nodes", resource_group_name=group,
+                                                    location=cloud.region, tags=tags, opts=child(parent))
+    grants = [(f"data{index}", scope, STORAGE_BLOB_DATA_READER) for index, scope in enumerate(cloud.data_buckets)]
+    grants += [(f"registry{index}", scope, ACR_PULL) for index, scope in enumerate(cloud.registries)]
+    for suffix, scope, role in grants:
+        authorization.RoleAssignment(f"{name}-nodes-{suffix}", scope=scope, role_definition_id=_role(scope, role),
+                                     principal_id=identity.principal_id, principal_type="ServicePrincipal",
+                                     opts=child(parent))
+    return identity.id
 
 
 def _joined(nat: pulumi.Output[str] | None) -> network.SubResourceArgsDict | None:

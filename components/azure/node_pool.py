@@ -72,6 +72,9 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         orchestration_mode="Uniform",
         upgrade_policy={"mode": compute.UpgradeMode.MANUAL},
         virtual_machine_profile=profile,
+        identity=({"type": compute.ResourceIdentityType.USER_ASSIGNED,
+                   "user_assigned_identities": [args.management.identity]}
+                  if args.management.identity is not None else None),
         tags={"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name},
         opts=child(parent),
     )

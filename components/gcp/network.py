@@ -80,7 +80,42 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         access = gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS",
                                       source_ranges=[IAP_RANGE], allows=[{"protocol": "tcp", "ports": ["22"]}],
                                       opts=child(parent)).name
-    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access)
+    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access,
+                             identity=_node_identity(parent, name, args))
+
+
+# The nodes' project roles: Cluster Toolkit's GKE A3 Ultra node service account's, but for
+# storage.objectViewer, which is granted per bucket of cloud.data_buckets instead of project-wide
+# (examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml at 1047080375af: logging.logWriter,
+# monitoring.metricWriter, monitoring.viewer, stackdriver.resourceMetadata.writer,
+# storage.objectViewer, artifactregistry.reader).
+NODE_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/monitoring.viewer",
+              "roles/stackdriver.resourceMetadata.writer", "roles/artifactregistry.reader")
+
+
+def service_account_id(cluster: str) -> str:
+    """A service account id (6-30 characters, a letter first): `<cluster>-gpu-nodes`, the cluster
+    name cut to fit."""
+    return f"{cluster[:19].rstrip('-')}-gpu-nodes"
+
+
+def _node_identity(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> pulumi.Output[str]:
+    """A service account for the GPU nodes with read access to images and to the data buckets, and
+    write access to logs and metrics, instead of the Compute Engine default account (Editor on the
+    project). Returns its email."""
+    assert args.spec.cloud is not None
+    account = gcp.serviceaccount.Account(f"{name}-nodes", account_id=service_account_id(args.spec.first_name),
+                                         display_name=f"gpu-cluster {args.spec.name} GPU nodes", opts=child(parent))
+    member = account.email.apply(lambda email: f"serviceAccount:{email}")
+    project = (pulumi.Output.from_input(args.spec.cloud.project) if args.spec.cloud.project else
+               gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)
+    for role in NODE_ROLES:
+        gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[1].replace('.', '-').lower()}", project=project,
+                               role=role, member=member, opts=child(parent))
+    for index, bucket in enumerate(args.spec.cloud.data_buckets):
+        gcp.storage.BucketIAMMember(f"{name}-nodes-data{index}", bucket=bucket, role="roles/storage.objectViewer",
+                                    member=member, opts=child(parent))
+    return account.email
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:

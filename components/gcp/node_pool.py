@@ -92,7 +92,10 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         workload_policy={"type": "HIGH_THROUGHPUT"}, opts=child(parent))
     reservation, scheduling = _capacity(capacity, instance.layout)
     other = instance.other_nics.count if instance.other_nics else 1
-    metadata = {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key else {}
+    # OS Login (IAM-granted logins, Cluster Toolkit's vm-instance default `enable_oslogin = ENABLE`)
+    # unless the stack gives a key, which lives in the ssh-keys metadata OS Login would ignore.
+    metadata = ({"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key
+                else {"enable-oslogin": "TRUE"})
     template = gcp.compute.InstanceTemplate(
         f"{name}-template",
         machine_type=pool.instance_type,
@@ -104,6 +107,12 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         reservation_affinity=reservation,
         scheduling=scheduling,
         metadata=metadata,
+        service_account=({"email": args.management.identity, "scopes": ["cloud-platform"]}
+                         if args.management.identity is not None else None),
+        # Shielded VM: vTPM and integrity monitoring. Secure Boot stays off: an NVIDIA or fabric
+        # driver built on the node (DKMS) is unsigned and would not load.
+        shielded_instance_config={"enable_secure_boot": False, "enable_vtpm": True,
+                                  "enable_integrity_monitoring": True},
         labels=labels,
         opts=child(parent),
     )
