@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cluster.catalog import load_catalog
 from cluster.resolve import access_of
-from cluster.spec import ClusterSpec
+from cluster.spec import ClusterSpec, PoolSpec
 
 PROVIDER = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
 GROUP = {"aws": "auto scaling group", "gcp": "managed instance group", "azure": "VM scale set"}
@@ -26,7 +26,7 @@ ACCESS = {
 }
 DEFAULT_IMAGE = {
     "aws": "the Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04), resolved from its SSM parameter",
-    "gcp": "Ubuntu 22.04 accelerator image with the NVIDIA 580 driver",
+    "gcp": "Ubuntu accelerator image with the NVIDIA 580 driver (22.04 amd64; 24.04 arm64 for A4X)",
     "azure": "Microsoft's Ubuntu HPC 22.04 image (Mellanox OFED, NVIDIA driver)",
 }
 IMAGE_NEEDS = {
@@ -54,9 +54,9 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     for pool in spec.pools:
         instance = catalog.instance(target, pool.instance_type or "")
         assert instance is not None  # the resolver rejects unknown instance types
-        where = cloud.zone or cloud.region
+        where = (pool.capacity.zone if pool.capacity else None) or cloud.region
         creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in one "
-                       f"{GROUP[target]} in {where}, {_placement(spec)}; no public IP on any node")
+                       f"{GROUP[target]} in {where}, {_placement(spec, pool)}; no public IP on any node")
         vcpus = pool.nodes * instance.vcpus
         if target == "aws":
             todo.append(f"quota: {vcpus:,} vCPUs of EC2 'Running On-Demand P instances' in {cloud.region} for pool "
@@ -69,13 +69,12 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
             todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
     creates.append(_egress(spec))
+    creates.append(_identity(spec))
     creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
                    f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
-    todo.append(_reservation(spec))
-    todo.append(f"image: {cloud.image} must carry {IMAGE_NEEDS[target]}" if cloud.image else
-                f"image: the default is {DEFAULT_IMAGE[target]}; check it is published in {cloud.region} for your "
-                "project or account")
+    todo.extend(_reservations(spec))
+    todo.extend(_images(spec))
     if target == "azure":
         todo.append("login: the scale set's only login is cloud.ssh_public_key for azureuser; the example stack's "
                     "placeholder key logs nobody in: put your own key there")
@@ -85,18 +84,66 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                     "only)")
     if access == "ssm":
         todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
+    if not cloud.data_buckets:
+        todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
+    if target == "azure" and not cloud.registries:
+        todo.append("images: the nodes' identity pulls from no Azure Container Registry; name yours in "
+                    "cloud.registries (AcrPull)")
+    if target == "gcp" and not cloud.ssh_public_key:
+        todo.append("login: OS Login is on; grant your users roles/compute.osLogin (and IAP-secured Tunnel User for "
+                    "IAP) on the project")
+    if target == "aws" and any(pool.capacity is not None and not pool.capacity.default_image for pool in spec.pools):
+        todo.append("encryption: a named AMI's root volume is encrypted only if its snapshot is or the account's EBS "
+                    "encryption by default is on")
     todo.append(f"Kubernetes: the exported Kueue objects select nodes by the labels {PROVIDER[target]}'s managed "
                 "Kubernetes sets; joining these nodes to a cluster is yours")
     return Deployment(tuple(creates), tuple(todo))
 
 
-def _placement(spec: ClusterSpec) -> str:
+def _identity(spec: ClusterSpec) -> str:
+    """What the nodes are allowed to do, in one line."""
+    assert spec.cloud is not None
+    data = ", ".join(spec.cloud.data_buckets) or "none"
+    if spec.target == "aws":
+        return ("identity: an instance profile reading the account's ECR images and the S3 buckets in "
+                f"cloud.data_buckets ({data}); IMDSv2 only, hop limit 2; encrypted root volumes; an S3 gateway "
+                "endpoint on the private route table" + ("" if spec.cloud.vpc_id is None else " (new VPCs only)"))
+    if spec.target == "gcp":
+        return ("identity: a service account with Artifact Registry read, log and metric write, and storage read on "
+                f"the buckets in cloud.data_buckets ({data}); Shielded VM (vTPM, integrity monitoring)"
+                + ("" if spec.cloud.ssh_public_key else "; OS Login"))
+    registries = ", ".join(registry.rsplit("/", 1)[-1] for registry in spec.cloud.registries) or "none"
+    return ("identity: a user-assigned managed identity on every scale set: Storage Blob Data Reader on the "
+            f"accounts in cloud.data_buckets ({data.count('/subscriptions/') or 'none'}), AcrPull on the registries "
+            f"in cloud.registries ({registries}); managed disks encrypted at rest by the platform")
+
+
+def _images(spec: ClusterSpec) -> list[str]:
+    """The default image once, then each image the stack names, with the pools that boot it."""
+    assert spec.cloud is not None
+    lines = []
+    if any(pool.capacity is not None and pool.capacity.default_image for pool in spec.pools):
+        lines.append(f"image: the default is {DEFAULT_IMAGE[spec.target]}; check it is published in {spec.cloud.region} "
+                     "for your project or account")
+    named: dict[str, list[str]] = {}
+    for pool in spec.pools:
+        if pool.capacity is not None and not pool.capacity.default_image:
+            named.setdefault(pool.capacity.image, []).append(pool.name)
+    lines += [f"image: {image} (pool(s) {', '.join(pools)}) must carry {IMAGE_NEEDS[spec.target]}"
+              for image, pools in named.items()]
+    return lines
+
+
+def _placement(spec: ClusterSpec, pool: PoolSpec) -> str:
     assert spec.cloud is not None
     if spec.target == "aws":
-        if spec.cloud.market == "capacity-block" or spec.cloud.reservation:
+        if pool.capacity is not None and pool.capacity.reserved:
             return "placed by its reservation (no new placement group)"
         return "in a new cluster placement group"
     if spec.target == "gcp":
+        if pool.capacity is not None and pool.capacity.reservation is not None:
+            return ("placed by its reservation (no workload policy), template updates applied only when a VM is "
+                    "recreated; `pulumi up` waits until every VM runs")
         return "placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs"
     return "in one placement group (one InfiniBand fabric)"
 
@@ -112,17 +159,32 @@ def _egress(spec: ClusterSpec) -> str:
             "azure": "way out: a NAT gateway on the management and storage subnets"}[spec.target]
 
 
-def _reservation(spec: ClusterSpec) -> str:
+def _reservations(spec: ClusterSpec) -> list[str]:
+    """What each reservation must hold (type, zone, nodes of every pool that draws on it), or why
+    pools without one may not start."""
     assert spec.cloud is not None
     cloud = spec.cloud
-    nodes = sum(pool.nodes for pool in spec.pools)
     if spec.target == "azure":
-        return (f"capacity: {nodes} ND VMs in {cloud.region}: the scale set asks for them on demand (cloud.reservation "
-                "is not used on Azure); arrange capacity with Azure ahead of time")
-    if cloud.reservation is None:
-        return (f"reservation: none: {nodes} GPU nodes on demand in one {'zone' if cloud.zone else 'region'} are "
-                "rarely available at once; get a Capacity Block / ODCR (AWS) or a reservation (GCP) and name it "
-                "in cloud.reservation")
-    kind = {"aws": "Capacity Block" if cloud.market == "capacity-block" else "ODCR", "gcp": "reservation"}[spec.target]
-    return (f"reservation: {kind} {cloud.reservation} must exist in {cloud.zone or cloud.region} with room for "
-            f"{nodes} nodes of the pools' type, and be active whenever the group launches")
+        return [f"capacity: {spec.nodes} ND VMs in {cloud.region}: the scale set asks for them on demand "
+                "(reservations are not used on Azure); arrange capacity with Azure ahead of time"]
+    lines = []
+    unreserved = [pool for pool in spec.pools if pool.capacity is None or pool.capacity.reservation is None]
+    if unreserved:
+        nodes = sum(pool.nodes for pool in unreserved)
+        names = ", ".join(pool.name for pool in unreserved)
+        lines.append(f"reservation: none: pool(s) {names}, {nodes} GPU nodes on demand in one zone are rarely "
+                     "available at once; get a Capacity Block / ODCR (AWS) or a reservation (GCP) and name it in "
+                     "cloud.reservation or the pool's cloud.reservation")
+    sharing: dict[str, list[PoolSpec]] = {}
+    for pool in spec.pools:
+        if pool.capacity is not None and pool.capacity.reservation is not None:
+            sharing.setdefault(pool.capacity.reservation, []).append(pool)
+    for reservation, pools in sharing.items():
+        first = pools[0]
+        assert first.capacity is not None
+        kind = ("reservation" if spec.target == "gcp" else
+                "Capacity Block" if first.capacity.market == "capacity-block" else "ODCR")
+        lines.append(f"reservation: {kind} {reservation} must exist in {first.capacity.zone or cloud.region} with room "
+                     f"for {sum(pool.nodes for pool in pools)} x {first.instance_type} (pool(s) "
+                     f"{', '.join(pool.name for pool in pools)}), and be active whenever the group launches")
+    return lines

@@ -20,6 +20,10 @@ from cluster.settings import SETTINGS, STACK, check_settings
 
 CLUSTER_KEY = "gpu-cluster:cluster"
 DESIGN_KEY = "gpu-cluster:design"
+# The provider settings a stack file may set beside the design: the cluster's resources use an
+# explicit provider built from `cloud`, so these are compared with it (cluster.resolve), not used.
+PROVIDER_KEYS = ("aws:region", "gcp:project", "gcp:region", "gcp:zone", "azure-native:location",
+                 "azure-native:subscriptionId")
 BOTH_KEYS = (f"both {CLUSTER_KEY} and {DESIGN_KEY} are set", "keep the design in one stack: remove one of them")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The example stacks inside the package (cluster/examples is the checkout's stacks/; the wheel holds
@@ -43,6 +47,8 @@ class Loaded:
     # gpu-cluster:part / design / core_stack as the stack file sets them (cluster.parts)
     settings: dict[str, Any] = field(default_factory=dict)
     design: str | None = None  # the stack whose design this stack deploys, when it names one
+    # PROVIDER_KEYS as the stack sets them (`aws:region: us-east-1`), compared with `cloud`
+    provider_config: dict[str, str] = field(default_factory=dict)
 
     def line_of(self, path: str) -> int:
         """The line of `path`, or of its nearest parent that has one."""
@@ -150,9 +156,11 @@ def _follow(loaded: Loaded, design: str) -> None:
     loaded.findings.extend(referenced.findings)
 
 
-def from_config(stack: str, cluster: object | None, settings: dict[str, Any]) -> Loaded:
+def from_config(stack: str, cluster: object | None, settings: dict[str, Any],
+                provider_config: dict[str, str] | None = None) -> Loaded:
     """The design a Pulumi stack deploys: its own `gpu-cluster:cluster`, or the design of the
-    stack file `gpu-cluster:design` names (cluster.parts); `settings` are the part keys."""
+    stack file `gpu-cluster:design` names (cluster.parts); `settings` are the part keys,
+    `provider_config` the stack's PROVIDER_KEYS."""
     problems = check_settings(settings)
     design = settings.get("design")
     if cluster is not None and design is not None:
@@ -163,6 +171,7 @@ def from_config(stack: str, cluster: object | None, settings: dict[str, Any]) ->
     elif not problems:
         _follow(loaded, str(design))
     loaded.settings = dict(settings)
+    loaded.provider_config = dict(provider_config or {})
     loaded.findings.extend(problems)
     return loaded
 
@@ -192,6 +201,9 @@ def _cluster_mapping(root: yaml.Node, loaded: Loaded) -> dict[str, Any] | None:
                                           f"remove it (`pulumi config rm {key}`) and set it with `pulumi config set "
                                           f"--secret {key}`, or export {variable}"))
         loaded.settings = {key: config[f"gpu-cluster:{key}"] for key in SETTINGS if f"gpu-cluster:{key}" in config}
+        loaded.provider_config = {key: str(config[key]) for key in PROVIDER_KEYS
+                                  if isinstance(config.get(key), str | int | float)}
+        setting_lines.update({f"config.{key}": top_lines.get(f"config.{key}", 1) for key in loaded.provider_config})
         for finding in check_settings(loaded.settings):
             setting_lines[finding.path] = top_lines.get(finding.path, 1)
             loaded.findings.append(finding)

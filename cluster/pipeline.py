@@ -129,7 +129,7 @@ def _check(loaded: Loaded, rules: list[Rule] | None, stage: Stage) -> Result:
     if loaded.data is None or loaded.findings:
         return _invalid(loaded, list(loaded.findings))
     stage("resolving the spec")
-    spec, findings = resolve(loaded.data, RULE_IDS)
+    spec, findings = resolve(loaded.data, RULE_IDS, provider_config=loaded.provider_config)
     if spec is None:
         return _invalid(loaded, findings)
     stage(f"sizing and building the graph ({counted(spec.gpus, 'GPU')} on {counted(spec.nodes, 'node')})")

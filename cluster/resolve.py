@@ -8,6 +8,7 @@ Every problem names its config path and the fix; all of them are reported at onc
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -15,9 +16,11 @@ from pydantic import ValidationError
 
 from cluster import dialects
 from cluster import stackfile as sf
+from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.findings import Finding, Severity, schema
+from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
 from cluster.sizing import NetworkPlan, size_network
 from cluster.spec import (
@@ -88,10 +91,12 @@ def _pool_problem(text: str) -> str | None:
 
 
 class _Resolver:
-    def __init__(self, raw: sf.StackFile, catalog: Catalog, rule_ids: tuple[str, ...]) -> None:
+    def __init__(self, raw: sf.StackFile, catalog: Catalog, rule_ids: tuple[str, ...],
+                 provider_config: dict[str, str] | None = None) -> None:
         self.raw = raw
         self.catalog = catalog
         self.rule_ids = rule_ids
+        self.provider_config = provider_config or {}
         self.findings: list[Finding] = []
         # A pool that did not resolve leaves the NIC speeds unknown: a switch whose port speed
         # would follow them is not checked against that speed (one cause, one finding).
@@ -366,10 +371,60 @@ class _Resolver:
                            f"pool {pool_spec.name} takes host address block {pool_spec.host_block} by {given}, "
                            f"which pool {other.name} already has",
                            "give every pool its own address_block (0, 1, 2, ...), or none at all")
+        self.renames(pools)
+        if raw.target == "azure":
+            self.host_prefixes(pools)
+        if raw.target in CLOUD_TARGETS and raw.cloud is not None:
+            by_index = {pool_spec.index: pool_spec for pool_spec in pools}
+            drawn = [(pool, by_index[index]) for index, pool in enumerate(raw.node_pools) if index in by_index]
+            self.findings.extend(capacity_findings(raw.target, raw.cloud, drawn))
+            arch: dict[str, str] = {spec.name: self.catalog.instances[raw.target][spec.instance_type or ""].arch
+                                    for _, spec in drawn}
+            self.findings.extend(image_findings(raw.target, raw.cloud, drawn, arch))
         total = sum(pool.nodes for pool in raw.node_pools)
         if total > MAX_TOTAL_NODES:
             self.error("node_pools", f"{total} nodes in all; at most {MAX_TOTAL_NODES}", "split the cluster into stacks")
         return pools
+
+    def renames(self, pools: list[PoolSpec]) -> None:
+        """previous_names: cloud only (aliases of deployed resources), never the current name, never
+        twice, and never another pool's name (its resources would be taken over)."""
+        raw = self.raw
+        cloud = raw.target in CLOUD_TARGETS
+        named = [("", raw.name, raw.previous_names)] + [
+            (f"node_pools[{index}].", pool.name, pool.previous_names) for index, pool in enumerate(raw.node_pools)]
+        current = {pool.name for pool in raw.node_pools}
+        for prefix, name, previous in named:
+            if previous and not cloud:
+                self.ignored(f"{prefix}previous_names", "previous_names is for cloud targets (Pulumi aliases of the "
+                             "provider's resources); on premises files are written by name", "remove it")
+                continue
+            for index, old in enumerate(previous):
+                path = f"{prefix}previous_names[{index}]"
+                if old == name or old in previous[:index]:
+                    self.error(path, f"{old} is the current name or named twice", f"remove {old} from previous_names")
+                elif prefix and old in current:
+                    self.error(path, f"{old} is the name of another pool of the cluster: this pool would take over "
+                               "that pool's resources", f"remove {old}, or rename the other pool first")
+
+    def host_prefixes(self, pools: list[PoolSpec]) -> None:
+        """Azure: every pool's scale set names its VMs by its own prefix (cluster.naming)."""
+        taken: dict[str, PoolSpec] = {}
+        for pool_spec in pools:
+            cluster = self.raw.previous_names[0] if self.raw.previous_names else self.raw.name
+            prefix = azure_host_prefix(cluster, pool_spec.first_name)
+            other = taken.setdefault(prefix, pool_spec)
+            if other is not pool_spec:
+                self.error(f"{pool_spec.path}.name",
+                           f"pools {other.name} and {pool_spec.name} get one host name prefix, {prefix}: their VMs "
+                           "would share host names", f"rename pool {pool_spec.name}")
+
+    def fit_types(self, target: str) -> list[str]:
+        """The catalog types of `target` a hint may suggest: deployable, and with at least the
+        stack's policy.min_gbps_per_gpu of fabric per GPU (FAB-GPU-NIC would refuse the others)."""
+        least = self.raw.policy.min_gbps_per_gpu
+        return sorted(name for name, entry in self.catalog.instances.get(target, {}).items()
+                      if not entry.not_deployable and entry.fabric.count * entry.fabric.gbps / entry.gpus >= least)
 
     def gpu_entry(self, gpu: str, path: str) -> bool:
         if gpu not in self.catalog.gpus:
@@ -390,6 +445,9 @@ class _Resolver:
 
     def onprem_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
         path = f"node_pools[{index}]"
+        if pool.cloud is not None:
+            self.ignored(f"{path}.cloud", "a pool's cloud settings are ignored on premises",
+                         "remove it, or set target to aws, gcp or azure")
         if pool.instance_type is not None:
             self.ignored(
                 f"{path}.instance_type",
@@ -452,17 +510,23 @@ class _Resolver:
     def cloud_pool(self, pool: sf.NodePool, index: int) -> PoolSpec | None:
         path = f"node_pools[{index}]"
         target = self.raw.target
-        known = sorted(self.catalog.instances.get(target, {}))
         if pool.instance_type is None:
-            self.error(f"{path}.instance_type", f"instance_type is required on {target}", f"use one of {', '.join(known)}")
+            self.error(f"{path}.instance_type", f"instance_type is required on {target}",
+                       f"use one of {', '.join(self.fit_types(target))}")
             return None
         instance: Instance | None = self.catalog.instance(target, pool.instance_type)
         if instance is None:
             self.error(
                 f"{path}.instance_type",
                 f"unknown {target} instance type {pool.instance_type!r}",
-                f"use one of {', '.join(known)} (docs/stack-file.md#catalog-instance-types)",
+                f"use one of {', '.join(self.fit_types(target))} (docs/stack-file.md#catalog-instance-types)",
             )
+            return None
+        if instance.not_deployable:
+            self.error(f"{path}.instance_type",
+                       f"{pool.instance_type} is in the catalog, but gpu-cluster does not deploy it yet: "
+                       f"{instance.not_deployable}",
+                       f"use one of {', '.join(self.fit_types(target))}, or deploy it with the provider's own tooling")
             return None
         if pool.gpu is not None:
             if not self.gpu_entry(pool.gpu, f"{path}.gpu"):
@@ -489,6 +553,8 @@ class _Resolver:
         if pool.address_block is not None:
             self.ignored(f"{path}.address_block", f"address_block is ignored on {target}: the provider addresses "
                          "the instances", "remove address_block")
+        if self.raw.cloud is None:
+            return None  # reported: cloud.region is required
         fabric = instance.fabric
         other = instance.other_nics or NicLayout(count=1, gbps=0)
         return PoolSpec(
@@ -504,6 +570,8 @@ class _Resolver:
             fabric_kind=fabric.kind,
             storage_nics=Nics(count=other.count, gbps=other.gbps),
             management_nics=Nics(count=other.count, gbps=other.gbps),
+            capacity=pool_capacity(target, self.raw.cloud, pool, path, instance.arch),
+            previous_names=tuple(pool.previous_names),
         )
 
     # ----- fabric and networks
@@ -729,6 +797,49 @@ class _Resolver:
                        "Manager, so no session can start",
                        "keep egress: nat (the default), or deploy into a VPC with SSM endpoints (cloud.vpc_id)")
 
+    def provider_settings(self, target: str, cloud: sf.Cloud) -> sf.Cloud:
+        """The stack's provider settings (aws:region, gcp:project, ...) against `cloud`, which the
+        cluster's explicit provider is built from: a provider setting that says otherwise would have
+        put the resources of an earlier version elsewhere, and says the stack file disagrees with
+        itself. Returns `cloud` with the project / subscription the settings supply."""
+        given = {key: value for key, value in self.provider_config.items() if key.split(":")[0] == PROVIDER[target]}
+        same = {"aws:region": cloud.region, "gcp:region": cloud.region, "gcp:zone": cloud.zone,
+                "gcp:project": cloud.project, "azure-native:location": cloud.region,
+                "azure-native:subscriptionId": cloud.subscription}
+        for key, value in sorted(given.items()):
+            wanted = same.get(key)
+            if wanted is None or _normal(value) == _normal(wanted):
+                continue
+            field = {"gcp:zone": "zone", "gcp:project": "project", "azure-native:subscriptionId": "subscription"}.get(
+                key, "region")
+            self.error(f"config.{key}", f"{key} is {value}, but cloud.{field} is {wanted}: the cluster's resources are "
+                       f"created by a provider for cloud.{field}, so the two must not disagree",
+                       f"set {key} to {wanted}, or remove it (cloud.{field} is the one that counts)")
+        for key, owner in (("project", "gcp"), ("subscription", "azure")):
+            if getattr(cloud, key) is not None and target != owner:
+                self.ignored(f"cloud.{key}", f"cloud.{key} is used on {owner} only", f"remove cloud.{key}")
+        if target == "gcp" and cloud.project is None and "gcp:project" in given:
+            return cloud.model_copy(update={"project": given["gcp:project"]})
+        if target == "azure" and cloud.subscription is None and "azure-native:subscriptionId" in given:
+            return cloud.model_copy(update={"subscription": given["azure-native:subscriptionId"]})
+        return cloud
+
+    def identity(self, target: str, cloud: sf.Cloud) -> None:
+        """data_buckets and registries in the form the target's identity grants take."""
+        for index, bucket in enumerate(cloud.data_buckets):
+            form, example = DATA_FORMS[target]
+            if not re.fullmatch(form, bucket):
+                self.error(f"cloud.data_buckets[{index}]", f"{bucket!r} is not a {example.split(':')[0]}",
+                           f"give {example}")
+        for index, registry in enumerate(cloud.registries):
+            if target != "azure":
+                self.ignored(f"cloud.registries[{index}]", f"registries is Azure's: {target} nodes read the "
+                             f"{'account' if target == 'aws' else 'project'}'s registry", "remove it")
+            elif not re.fullmatch(AZURE_REGISTRY, registry):
+                self.error(f"cloud.registries[{index}]", f"{registry!r} is not a container registry resource id",
+                           "give /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerRegistry/"
+                           "registries/<name>")
+
     def login(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
         password login disabled and so no other way in (cluster.sshkeys)."""
@@ -794,6 +905,7 @@ class _Resolver:
     def cluster(self) -> ClusterSpec | None:
         raw = self.raw
         cloud_target = raw.target in CLOUD_TARGETS
+        cloud = raw.cloud
         if cloud_target:
             if raw.cloud is None:
                 self.error("cloud", f"cloud.region is required on {raw.target}", "add `cloud: {region: ..., zone: ...}`")
@@ -802,6 +914,8 @@ class _Resolver:
             if raw.cloud is not None:
                 self.login(raw.target, raw.cloud)
                 self.access(raw.target, raw.cloud)
+                self.identity(raw.target, raw.cloud)
+                cloud = self.provider_settings(raw.target, raw.cloud)
             for key in ("fabric", "storage", "management", "oob"):
                 if getattr(raw, key) is not None:
                     self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
@@ -833,7 +947,7 @@ class _Resolver:
         return ClusterSpec(
             name=raw.name,
             target=raw.target,
-            cloud=raw.cloud,
+            cloud=cloud,
             pools=tuple(pools),
             fabric=fabric,
             storage=storage,
@@ -847,7 +961,29 @@ class _Resolver:
             costs=raw.costs,
             management_plane=management_plane,
             provisioning=None if cloud_target else raw.provisioning,
+            previous_names=tuple(raw.previous_names),
         )
+
+
+# cloud.data_buckets per target: S3 and GCS bucket names (their naming rules), Azure storage accounts.
+DATA_FORMS = {
+    "aws": (r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", "an S3 bucket name: 3-63 lower-case letters, digits, dots, hyphens"),
+    "gcp": (r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]", "a GCS bucket name: 3-63 lower-case letters, digits, dots, _, -"),
+    "azure": (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
+              r"Microsoft\.Storage/storageAccounts/[a-z0-9]{3,24}",
+              "a storage account resource id: /subscriptions/<id>/resourceGroups/<group>/providers/"
+              "Microsoft.Storage/storageAccounts/<name>"),
+}
+AZURE_REGISTRY = (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
+                  r"Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}")
+
+# The provider package of each cloud target (its settings are `<package>:<key>`).
+PROVIDER = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}
+
+
+def _normal(value: str) -> str:
+    """Azure writes a location as `eastus` or `East US`."""
+    return value.replace(" ", "").lower()
 
 
 # Access paths per target, the default first (cloud.access).
@@ -859,16 +995,17 @@ def access_of(cloud: sf.Cloud, target: str) -> str:
     return cloud.access or ACCESS[target][0]
 
 
-def resolve(data: dict[str, Any], rule_ids: tuple[str, ...],
-            catalog: Catalog | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
+def resolve(data: dict[str, Any], rule_ids: tuple[str, ...], catalog: Catalog | None = None,
+            provider_config: dict[str, str] | None = None) -> tuple[ClusterSpec | None, list[Finding]]:
     """Check the raw mapping against the contract and fill defaults. Never raises on bad input.
 
     `rule_ids` are the ids `policy.suppress` may name (the rule set's registry, given by the
-    pipeline: resolving comes before the rules and imports none of them)."""
+    pipeline: resolving comes before the rules and imports none of them); `provider_config` the
+    stack's provider settings (cluster.loader.PROVIDER_KEYS), checked against `cloud`."""
     try:
         raw = sf.StackFile.model_validate(data)
     except ValidationError as error:
         return None, pydantic_findings(error)
-    resolver = _Resolver(raw, catalog or load_catalog(), rule_ids)
+    resolver = _Resolver(raw, catalog or load_catalog(), rule_ids, provider_config)
     spec = resolver.cluster()
     return spec, resolver.findings

@@ -63,6 +63,25 @@ class Nics(Spec):
         return self.ports * self.gbps
 
 
+class PoolCapacity(Spec):
+    """Where a cloud pool's nodes run and how they are bought: the pool's own `cloud` keys, else the
+    cluster's. `*_path` name the stack-file key each value came from (findings point there)."""
+
+    zone: str | None
+    market: Literal["on-demand", "capacity-block", "spot"]
+    reservation: str | None  # the Capacity Block / ODCR id, or the GCP reservation name
+    image: str = ""  # the node image: the pool's, the cluster's, or the provider's default for the arch
+    default_image: bool = False  # the provider's default (the plan says to check it is published)
+    zone_path: str = "cloud.zone"
+    market_path: str = "cloud.market"
+    reservation_path: str = "cloud.reservation"
+
+    @property
+    def reserved(self) -> bool:
+        """Capacity held for the pool: a Capacity Block or a reservation it targets."""
+        return self.market == "capacity-block" or self.reservation is not None
+
+
 class PoolSpec(Spec):
     name: str
     index: int
@@ -78,6 +97,13 @@ class PoolSpec(Spec):
     management_nics: Nics
     address_block: int | None = None  # as the stack file gives it
     catalog_nics: tuple[str, ...] = ()  # NIC sets the server catalog filled in (the stack file gave none)
+    capacity: PoolCapacity | None = None  # cloud targets: zone, market and reservation
+    previous_names: tuple[str, ...] = ()  # cloud targets: the pool's earlier names, oldest first
+
+    @property
+    def first_name(self) -> str:
+        """The pool's oldest name: what host names keep across renames."""
+        return self.previous_names[0] if self.previous_names else self.name
 
     @property
     def path(self) -> str:
@@ -177,6 +203,12 @@ class ClusterSpec(Spec):
     # design, cluster.addressing.fit_default_pools), and those that were, with the default they replace.
     default_pools: tuple[str, ...] = ()
     derived_pools: tuple[tuple[str, str], ...] = ()
+    previous_names: tuple[str, ...] = ()  # cloud targets: the cluster's earlier names, oldest first
+
+    @property
+    def first_name(self) -> str:
+        """The cluster's oldest name: what host names keep across renames."""
+        return self.previous_names[0] if self.previous_names else self.name
 
     @property
     def is_cloud(self) -> bool:

@@ -224,15 +224,53 @@ class ExistingSubnets(Model):
     fabric: Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")] | None = None
 
 
+Zone = Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")]
+ReservationId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")]
+Market = Literal["on-demand", "capacity-block", "spot"]
+
+
+class Reservation(Model):
+    """A reservation as the provider describes it (`aws ec2 describe-capacity-reservations`, `gcloud
+    compute reservations describe`): the pools that draw on it are checked against what it holds."""
+
+    # the Capacity Block / ODCR id (aws) or the reservation name (gcp)
+    id: ReservationId
+    # the one instance type it holds
+    instance_type: CatalogKey | None = None
+    # the one zone it is in
+    zone: Zone | None = None
+    # how many instances it holds
+    nodes: Annotated[int, Field(ge=1, le=100_000)] | None = None
+
+
+class PoolCloud(Model):
+    """Where one pool's nodes run and how they are bought; every key defaults to the cluster's `cloud`."""
+
+    # the pool's zone (in cloud.region; default cloud.zone)
+    zone: Zone | None = None
+    # the pool's Capacity Block / ODCR id or GCP reservation name, or the reservation as described;
+    # `none`: the pool draws on no reservation, whatever cloud.reservation says
+    reservation: ReservationId | Reservation | None = None
+    # how the pool's instances are bought (default cloud.market)
+    market: Market | None = None
+    # the pool's node image (default cloud.image, else the provider's GPU image for the type's arch)
+    image: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:+-]{1,300}$")] | None = None
+
+
 class Cloud(Model):
     # the provider's region
     region: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")]
-    # required on aws and gcp (a reservation's zone)
-    zone: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
-    # a Capacity Block / ODCR id (aws) or a reservation name (gcp)
-    reservation: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")] | None = None
-    # how the instances are bought
-    market: Literal["on-demand", "capacity-block", "spot"] = "on-demand"
+    # required on aws and gcp (a reservation's zone); a pool's cloud.zone overrides it
+    zone: Zone | None = None
+    # a Capacity Block / ODCR id (aws) or a reservation name (gcp), or the reservation as described;
+    # every pool draws on it unless its own cloud.reservation says otherwise
+    reservation: ReservationId | Reservation | None = None
+    # how the instances are bought (a pool's cloud.market overrides it)
+    market: Market = "on-demand"
+    # GCP (optional): the project the cluster goes into; default the stack's gcp:project
+    project: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")] | None = None
+    # Azure (optional): the subscription id; default the stack's azure-native:subscriptionId
+    subscription: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")] | None = None
     # ranges allowed to reach SSH (never wider than a /8)
     ssh_cidrs: list[Cidr] = Field(default_factory=list, max_length=64)
     # Optional (Pulumi components): node image (AWS AMI id or `resolve:ssm:` parameter, GCP image
@@ -250,6 +288,14 @@ class Cloud(Model):
     # Identity-Aware Proxy TCP forwarding, the default there), `bastion` (Azure Bastion, the
     # default there), `none` (a VPN or peering of your own, SSH from ssh_cidrs).
     access: Literal["ssm", "iap", "bastion", "none"] | None = None
+    # What the nodes' identity may read, and nothing else: S3 bucket names (aws), GCS bucket names
+    # (gcp), storage account resource ids (azure)
+    data_buckets: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{3,300}$")]] = Field(
+        default_factory=list, max_length=32)
+    # Azure: container registry resource ids the nodes pull from (AcrPull); AWS and GCP nodes read
+    # their account's ECR / project's Artifact Registry
+    registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{3,300}$")]] = Field(
+        default_factory=list, max_length=16)
     # AWS only (optional): deploy into an existing VPC, and existing subnets per network.
     vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
     subnet_ids: ExistingSubnets | None = None
@@ -258,8 +304,6 @@ class Cloud(Model):
     def _deployable(self) -> Cloud:
         if self.subnet_ids is not None and self.vpc_id is None:
             raise ValueError("subnet_ids need vpc_id (the VPC the subnets are in)")
-        if self.market == "capacity-block" and self.reservation is None:
-            raise ValueError("market capacity-block needs reservation (the Capacity Block's reservation id)")
         return self
 
 
@@ -285,6 +329,10 @@ class NodePool(Model):
     # Which block of the host address pools the pool takes (on premises); default its position in
     # the file. Giving every pool one lets pools be inserted or removed without renumbering others.
     address_block: Annotated[int, Field(ge=0, le=255)] | None = None
+    # cloud targets: the pool's own zone, reservation and market (default the cluster's `cloud`)
+    cloud: PoolCloud | None = None
+    # cloud targets: the names the pool had before, oldest first (its group is renamed, not replaced)
+    previous_names: list[Name] = Field(default_factory=list, max_length=8)
 
     @model_validator(mode="after")
     def _one_network_per_device(self) -> NodePool:
@@ -479,6 +527,10 @@ class StackFile(Model):
 
     # the cluster's name (a DNS label)
     name: Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
+    # cloud targets: the names the cluster had before, oldest first: its deployed resources are
+    # renamed in place (Pulumi aliases), not replaced, and host names keep the oldest
+    previous_names: list[Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]] = Field(
+        default_factory=list, max_length=8)
     # where it runs
     target: Literal["onprem", "aws", "gcp", "azure"]
     # cloud targets: region, zone, reservation, access

@@ -25,6 +25,13 @@ def network_cidr(network: str) -> str:
     return subnet_cidr(NETWORK_INDEX[network])
 
 
+def zone_cidr(zone: str) -> str:
+    """AWS: the fabric subnet of a pool in another zone than the cluster's, by the zone's letter
+    (us-east-1c -> the 3rd /20 after the GPU block's start), so adding a zone moves no subnet. The
+    resolver admits only zone names that end in a letter a-l."""
+    return subnet_cidr(FIRST_GPU_SUBNET + ord(zone[-1]) - ord("a"))
+
+
 def gpu_nic_cidr(nic: int) -> str:
     """The subnet of GPU NIC `nic` (GCP: RDMA VPC subnets, or one GPU VPC per NIC)."""
     return subnet_cidr(FIRST_GPU_SUBNET + nic)

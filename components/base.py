@@ -29,6 +29,19 @@ class NetworkAttachment:
     # instance profile (Session Manager access).
     egress_id: pulumi.Output[str] | None = None
     instance_profile: pulumi.Output[str] | None = None
+    # The way in the stack created: Azure's Bastion host, GCP's IAP firewall rule (names).
+    access_id: pulumi.Output[str] | None = None
+    # The nodes' identity: GCP's service account email, Azure's user-assigned identity id (AWS:
+    # instance_profile).
+    identity: pulumi.Output[str] | None = None
+    # Zonal networks per zone the pools use (AWS: the fabric subnet of each zone; GCP: the RDMA
+    # VPC's subnets of each zone's RoCE profile), when pools sit in more than one zone. A pool in
+    # the cluster's own zone uses `subnet_ids`.
+    zones: Mapping[str, tuple[pulumi.Output[str], ...]] = field(default_factory=dict)
+
+    def subnets_in(self, zone: str | None) -> tuple[pulumi.Output[str], ...]:
+        """The subnets of `zone` (the cluster's zone: `subnet_ids`)."""
+        return self.zones.get(zone, self.subnet_ids) if zone is not None else self.subnet_ids
 
 
 @dataclass(frozen=True)
@@ -38,9 +51,12 @@ class FabricAttachments:
     layouts: dict[str, NetworkAttachment] = field(default_factory=dict)
 
 
-def child(parent: pulumi.Resource, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
-    """Options for a child of `parent` (every child gets parent=self)."""
-    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+def child(parent: pulumi.Resource, depends_on: list[pulumi.Resource] | None = None,
+          provider: pulumi.ProviderResource | None = None) -> pulumi.ResourceOptions:
+    """Options for a child of `parent` (every child gets parent=self). `provider`: the cluster's
+    explicit provider, which the child's own children inherit through their parent."""
+    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on,
+                                  providers=[provider] if provider is not None else None)
 
 
 @dataclass(frozen=True, kw_only=True)

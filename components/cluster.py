@@ -11,13 +11,16 @@ from typing import TypedDict
 import pulumi
 
 from cluster import parts, settings
+from cluster.resolve import access_of
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
-from components.base import child
+from components.base import FabricAttachments, NetworkAttachment, child
 from components.fabric import GpuFabric, GpuFabricArgs
 from components.management import ManagementNetwork, ManagementNetworkArgs
 from components.node_pool import GpuNodePool, GpuNodePoolArgs
+from components.renames import aliases
 from components.storage import StorageNetwork, StorageNetworkArgs
+from components.targets import networks
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,17 @@ class GpuCluster(pulumi.ComponentResource):
     fabric: GpuFabric
     node_pools: dict[str, GpuNodePool]
     node_group_ids: dict[str, pulumi.Output[str]]
+    network: dict[str, object]
+    access: dict[str, object]
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         recorded = {"validated_cluster": args.validated_cluster} if args.validated_cluster else None
-        super().__init__("gpu-cluster:cluster:GpuCluster", name, recorded, opts)
         spec, topology, directory = args.spec, args.topology, args.artifacts_dir
+        if spec.is_cloud and (spec.previous_names or any(pool.previous_names for pool in spec.pools)):
+            # Renamed: every resource keeps its URN under the earlier names as an alias.
+            renames = aliases(name, spec.previous_names, {pool.name: pool.previous_names for pool in spec.pools})
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(transformations=[renames]))
+        super().__init__("gpu-cluster:cluster:GpuCluster", name, recorded, opts)
         owned = _owned_artifacts(spec, topology, args.part)
         gate = None
         if args.core_stack is not None:
@@ -57,22 +66,27 @@ class GpuCluster(pulumi.ComponentResource):
 
             gate = core_gate(self, args.part, args.core_stack, args.design_sha256)
         common: _Common = {"spec": spec, "topology": topology, "artifacts_dir": directory, "gate": gate}
+        # Clouds: one explicit provider built from `cloud` (region, zone, project, subscription), so
+        # the stack's aws:region / gcp:project / azure-native:location cannot send the resources
+        # elsewhere; every resource of the cluster inherits it through its parent.
+        provider = networks(spec.target).provider(self, f"{name}-{spec.target}", spec)
         self.management = ManagementNetwork(
-            f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})), child(self))
+            f"{name}-management", ManagementNetworkArgs(**common, artifacts=owned.get("management", {})),
+            child(self, provider=provider))
         management = self.management.attachment
         self.storage = StorageNetwork(
             f"{name}-storage", StorageNetworkArgs(**common, artifacts=owned.get("storage", {}), management=management),
-            child(self))
+            child(self, provider=provider))
         self.fabric = GpuFabric(
             f"{name}-fabric", GpuFabricArgs(**common, artifacts=owned.get("fabric", {}), management=management),
-            child(self))
+            child(self, provider=provider))
         self.node_pools = {
             pool.name: GpuNodePool(
                 f"{name}-{pool.name}",
                 GpuNodePoolArgs(**common, artifacts=owned.get(f"pool:{pool.name}", {}), pool=pool,
                                 management=management, storage=self.storage.attachment,
                                 fabric=self.fabric.attachments),
-                child(self))
+                child(self, provider=provider))
             for pool in spec.pools
         }
         if owned.get("cluster"):
@@ -80,8 +94,54 @@ class GpuCluster(pulumi.ComponentResource):
 
             write_bundles(self, directory, owned["cluster"], gate)
         self.node_group_ids = {pool: component.group_id for pool, component in self.node_pools.items()}
-        self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target,
-                               **(recorded or {})})
+        self.network = network_outputs(spec, self.management.attachment, self.storage.attachment,
+                                       self.fabric.attachments)
+        self.access = access_outputs(spec, self.management.attachment)
+        self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target, "network": self.network,
+                               "access": self.access, **(recorded or {})})
+
+
+def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: NetworkAttachment,
+                    fabric: FabricAttachments) -> dict[str, object]:
+    """The ids a user needs next (login or head nodes, file systems, peering): the VPC / VNet and
+    its resource group, each network's subnets and security groups. Clouds only."""
+    if not spec.is_cloud:
+        return {}
+    return {
+        "vpc": management.network_id,
+        "resource_group": management.scope,
+        "subnets": {"management": list(management.subnet_ids), "storage": list(storage.subnet_ids),
+                    "fabric": {layout: list(attachment.subnet_ids) for layout, attachment in fabric.layouts.items()}},
+        "security_groups": {"management": list(management.security_group_ids),
+                            "storage": list(storage.security_group_ids),
+                            "fabric": list(dict.fromkeys(group for attachment in fabric.layouts.values()
+                                                         for group in attachment.security_group_ids))},
+    }
+
+
+def access_outputs(spec: ClusterSpec, management: NetworkAttachment) -> dict[str, object]:
+    """The way in the stack created (cloud.access) and what to reach it with."""
+    if not spec.is_cloud or spec.cloud is None:
+        return {}
+    method = access_of(spec.cloud, spec.target)
+    found: dict[str, object] = {"method": method, "command": ACCESS_COMMANDS.get(method, "")}
+    if management.instance_profile is not None:
+        found["instance_profile"] = management.instance_profile
+    if management.access_id is not None:
+        found["bastion" if method == "bastion" else "firewall_rule"] = management.access_id
+    if spec.target == "azure":
+        found["resource_group"] = management.scope
+    return found
+
+
+# How to use each way in (README "Reaching a node"); <...> are what the user picks.
+ACCESS_COMMANDS = {
+    "ssm": "aws ssm start-session --target <instance id>",
+    "iap": "gcloud compute ssh <vm> --zone <zone> --tunnel-through-iap",
+    "bastion": "az network bastion ssh --name <bastion> --resource-group <resource_group> --target-resource-id <vm id> "
+               "--auth-type ssh-key --username azureuser --ssh-key ~/.ssh/id_ed25519",
+    "none": "ssh over your own VPN or peering, from cloud.ssh_cidrs",
+}
 
 
 class _Common(TypedDict):

@@ -62,6 +62,8 @@ class Registration:
     # Input name -> URNs of the resources that input's value comes from (the engine's
     # propertyDependencies, which deploy-time policies see too); only inputs that have any.
     dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    provider: str = ""  # the explicit provider's reference (`<urn>::<id>`), "" for the default one
+    aliases: tuple[str, ...] = ()  # earlier URNs of the resource (a rename: components.renames)
 
 
 @dataclass
@@ -89,7 +91,7 @@ class _EchoMocks(mocks.Mocks):
         if args.typ == STACK_REFERENCE:  # a read of another stack: its outputs as `references` give them
             stack = str(args.inputs.get("name") or args.resource_id)
             return stack, {"name": stack, "outputs": dict(self.references.get(stack, {})), "secretOutputNames": []}
-        return f"<{args.name}>", {**args.inputs, "name": args.inputs.get("name", args.name)}
+        return f"<{args.name}>", _as_output({**args.inputs, "name": args.inputs.get("name", args.name)})
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, WireValue], list[tuple[str, str]]]:
         return dict(INVOKE_RESULTS.get(args.token, {})), []
@@ -97,6 +99,18 @@ class _EchoMocks(mocks.Mocks):
 
 def _uncounted(count: int) -> None:
     return None
+
+
+def _as_output(echoed: dict[str, WireValue]) -> dict[str, WireValue]:
+    """Inputs echoed as outputs, where an output has another shape than its input: Azure takes a
+    scale set's user-assigned identities as a list of ids and returns a map of id -> details, and
+    the SDK refuses to read a list where its output type is a map."""
+    identity = echoed.get("identity")
+    if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
+        ids = identity["userAssignedIdentities"]
+        assert isinstance(ids, list)
+        echoed = {**echoed, "identity": {**identity, "userAssignedIdentities": {str(key): {} for key in ids}}}
+    return echoed
 
 
 class _RecordingMonitor(mocks.MockMonitor):
@@ -169,7 +183,9 @@ class _RecordingMonitor(mocks.MockMonitor):
             dependencies = {key: tuple(value.urns) for key, value in sorted(request.propertyDependencies.items())
                             if value.urns}
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
-                                              bool(request.custom), inputs, dependencies=dependencies))
+                                              bool(request.custom), inputs, dependencies=dependencies,
+                                              provider=request.provider,
+                                              aliases=tuple(alias.urn for alias in request.aliases if alias.urn)))
             self.registered(len(self.recorded))
         return response
 
@@ -212,11 +228,13 @@ def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | N
         program: Path = PROGRAM, secrets: Mapping[str, str] | None = None,
         part_settings: Mapping[str, str] | None = None,
         references: Mapping[str, Mapping[str, WireValue]] | None = None,
+        provider_config: Mapping[str, str] | None = None,
         registered: Callable[[int], None] = _uncounted) -> OfflineRun:
     """Run `program` for STACK with `gpu-cluster:cluster` = `cluster`; return what it registered.
 
     `secrets` are further `gpu-cluster:` keys set as secret config (`pulumi config set --secret`);
-    `part_settings` plain ones (part, design, core_stack: cluster.parts). `references` answer
+    `part_settings` plain ones (part, design, core_stack: cluster.parts); `provider_config` the
+    stack's provider settings as the stack file sets them (`aws:region`: ...). `references` answer
     StackReference reads: {fully qualified stack: its outputs}; a stack not named has none.
     `registered` is told the count of resources registered after each one (a progress line).
     Secret stack outputs come back as SECRET, never their value.
@@ -226,6 +244,7 @@ def run(stack: str, cluster: Mapping[str, object] | None, artifacts_dir: str | N
     config.update({f"{PROJECT}:{key}": value for key, value in (part_settings or {}).items()})
     if artifacts_dir is not None:
         config[f"{PROJECT}:artifacts_dir"] = artifacts_dir
+    config.update(provider_config or {})
     secret_keys = [f"{PROJECT}:{key}" for key in sorted(secrets or {})]
     config.update({f"{PROJECT}:{key}": value for key, value in (secrets or {}).items()})
     monitor = _RecordingMonitor(_EchoMocks(references or {}))

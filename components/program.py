@@ -22,7 +22,10 @@ def main() -> None:
     stack = pulumi.get_stack()
     # load: the stack's gpu-cluster:cluster, or the design of the stack gpu-cluster:design names
     stack_settings = {key: config.get(key) for key in settings.SETTINGS if config.get(key) is not None}
-    loaded = loader.from_config(stack, config.get_object("cluster"), stack_settings)
+    # the provider settings beside the design (aws:region, gcp:project, ...): compared with `cloud`
+    provider_config = {key: value for key in loader.PROVIDER_KEYS
+                       if (value := pulumi.Config(key.split(":")[0]).get(key.split(":")[1])) is not None}
+    loaded = loader.from_config(stack, config.get_object("cluster"), stack_settings, provider_config)
     result = pipeline.check(loaded)  # spec -> graph -> rules
 
     if not isinstance(result, pipeline.Valid) or not result.ok or loaded.data is None:
@@ -66,6 +69,9 @@ def main() -> None:
     pulumi.export("oversubscription", design["oversubscription"])
     pulumi.export("switches", design["switches"])
     pulumi.export("node_group_ids", cluster.node_group_ids)
+    if result.spec.is_cloud:  # what a user needs next: the networks' ids and the way in
+        pulumi.export("network", cluster.network)
+        pulumi.export("access", cluster.access)
     pulumi.export("artifacts_dir", artifacts_dir if result.spec.target == "onprem" else None)
     if credentials is not None:
         pulumi.export("device_credentials", credentials)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import pulumi
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.base import FabricAttachments, NetworkAttachment
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
@@ -20,7 +21,10 @@ if TYPE_CHECKING:
 
 
 class Networks(Protocol):
-    """A target's `network` module: the management, storage and GPU networks of one cluster."""
+    """A target's `network` module: the cluster's provider, and the management, storage and GPU
+    networks of one cluster."""
+
+    def provider(self, parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None: ...
 
     def management(self, parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment: ...
 

@@ -30,6 +30,7 @@ from pulumi_policy import (
 
 from cluster.catalog import load_catalog
 from cluster.pipeline import validate_mapping
+from cluster.rules.cloud import AZURE_PLACEMENT_GROUP_VMS
 
 if TYPE_CHECKING:
     from cluster.catalog import Instance
@@ -45,6 +46,8 @@ AWS_PLACEMENT = "aws:ec2/placementGroup:PlacementGroup"
 AWS_SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 AWS_SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 AWS_SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+AWS_SG_EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+AWS_SG_RULES = (AWS_SG_RULE, AWS_SG_INGRESS, AWS_SG_EGRESS)
 GCP_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 GCP_INSTANCE = "gcp:compute/instance:Instance"
 GCP_FIREWALL = "gcp:compute/firewall:Firewall"
@@ -53,6 +56,7 @@ GCP_GROUP = "gcp:compute/instanceGroupManager:InstanceGroupManager"
 GCP_REGION_GROUP = "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager"
 GCP_RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 GCP_SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
+GCP_NETWORK = "gcp:compute/network:Network"
 AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
 AZURE_NSG = "azure-native:network:NetworkSecurityGroup"
 AZURE_RULE = "azure-native:network:SecurityRule"
@@ -90,9 +94,12 @@ def _true(value: object) -> bool:
 
 
 def _instance(target: str, instance_type: object) -> Instance | None:
+    """The catalog's entry for a type gpu-cluster deploys (a type it only describes has a layout
+    the components do not build, so the layout checks cannot speak for it: see gpu-type-in-catalog)."""
     if not isinstance(instance_type, str):
         return None
-    return load_catalog().instance(target, instance_type)
+    instance = load_catalog().instance(target, instance_type)
+    return instance if instance is not None and not instance.not_deployable else None
 
 
 # --- AWS: EFA interfaces per network card, primary interface, public IPs --------------------
@@ -164,10 +171,30 @@ def check_launch_template_efa(args: ResourceValidationArgs, report: ReportViolat
                "(components/aws/node_pool.py network_interfaces)", None)
 
 
+def gpu_type(resource_type: str, props: Mapping[str, object]) -> str | None:
+    """The instance type of a launch template, instance, template or scale set when it is a GPU
+    type (a catalog entry or a GPU family: AWS P, Compute Engine A, Azure ND), else None: CPU
+    bastions, login and head nodes are not GPU nodes."""
+    if resource_type in (AWS_LAUNCH_TEMPLATE, AWS_INSTANCE):
+        target, name = "aws", props.get("instanceType")
+    elif resource_type in (GCP_TEMPLATE, GCP_REGION_TEMPLATE, GCP_INSTANCE):
+        target, name = "gcp", props.get("machineType")
+    elif resource_type == AZURE_VMSS:
+        target, name = "azure", _map(props.get("sku")).get("name")
+    else:
+        return None
+    if isinstance(name, str) and (_instance(target, name) is not None or GPU_FAMILIES[target].match(name)):
+        return name
+    return None
+
+
 def check_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
     """GPU nodes take no public address: AWS associatePublicIpAddress, GCP accessConfigs,
-    Azure publicIPAddressConfiguration."""
+    Azure publicIPAddressConfiguration. A CPU bastion or login VM may have one (its SSH is
+    still held to cloud.ssh_cidrs by ssh-not-open-to-world)."""
     props = args.props
+    if gpu_type(args.resource_type, props) is None:
+        return
     found: list[str] = []
     if args.resource_type in (AWS_LAUNCH_TEMPLATE, AWS_INSTANCE):
         if _true(props.get("associatePublicIpAddress")):
@@ -212,9 +239,15 @@ def check_gpu_type_in_catalog(args: ResourceValidationArgs, report: ReportViolat
         target, name = "azure", _map(props.get("sku")).get("name")
     else:
         return
-    if isinstance(name, str) and GPU_FAMILIES[target].match(name) and _instance(target, name) is None:
+    if not isinstance(name, str) or not GPU_FAMILIES[target].match(name):
+        return
+    described = load_catalog().instance(target, name)
+    if described is None:
         report(f"{args.name}: {name} is a GPU type the catalog does not describe, so its fabric layout cannot be "
                "checked; add it to cluster/catalog/instances.yaml with its source", None)
+    elif described.not_deployable:
+        report(f"{args.name}: {name} is in the catalog, but its layout is not one gpu-cluster builds or checks: "
+               f"{described.not_deployable}", None)
 
 
 # --- Placement ----------------------------------------------------------------------------
@@ -269,6 +302,16 @@ def _gcp_group_placement(group: PolicyResource) -> Iterator[str]:
         return
     workload = _map(group.props.get("resourcePolicies")).get("workloadPolicy")
     compact = any(_items(template.props.get("resourcePolicies")) for template in templates)
+    reserved = [template for template in templates
+                if _map(template.props.get("reservationAffinity")).get("type") == "SPECIFIC_RESERVATION"]
+    if reserved:
+        # The reservation's blocks place its VMs; "vanilla reservations don't support external
+        # policies" (Cluster Toolkit's Slurm resume.py, update_reservation_props).
+        if workload or compact:
+            yield (f"managed instance group {group.name}: a placement or workload policy on VMs bound to a specific "
+                   f"reservation (template {reserved[0].name}); the reservation places them and takes no external "
+                   "policy: remove the policy")
+        return
     if not workload and not compact:
         yield (f"managed instance group {group.name}: no workload policy (resourcePolicies.workloadPolicy) and no "
                "compact placement policy in its template; GPU VMs need a HIGH_THROUGHPUT workload policy")
@@ -277,6 +320,17 @@ def _gcp_group_placement(group: PolicyResource) -> Iterator[str]:
         if kind != "HIGH_THROUGHPUT":
             yield (f"workload policy {policy.name}: type {kind!r}; GPU VMs need HIGH_THROUGHPUT (HIGH_AVAILABILITY "
                    "spreads them apart)")
+
+
+def _azure_scale_set_placement(scale_set: PolicyResource) -> Iterator[str]:
+    if scale_set.props.get("singlePlacementGroup") is not True:
+        yield (f"scale set {scale_set.name}: singlePlacementGroup is not true; InfiniBand connects VMs only within "
+               "one placement group")
+    capacity = _int(_map(scale_set.props.get("sku")).get("capacity"))
+    if capacity > AZURE_PLACEMENT_GROUP_VMS:
+        yield (f"scale set {scale_set.name}: {capacity} VMs in one placement group, which holds at most "
+               f"{AZURE_PLACEMENT_GROUP_VMS}: Azure refuses it; split it into scale sets of at most "
+               f"{AZURE_PLACEMENT_GROUP_VMS} (CLOUD-PLACEMENT)")
 
 
 def check_placement(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -290,10 +344,8 @@ def check_placement(args: StackValidationArgs, report: ReportViolation) -> None:
             problems = list(_aws_group_placement(resource))
         elif kind in (GCP_GROUP, GCP_REGION_GROUP):
             problems = list(_gcp_group_placement(resource))
-        elif (kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None
-              and props.get("singlePlacementGroup") is not True):
-            problems = [f"scale set {resource.name}: singlePlacementGroup is not true; InfiniBand connects VMs only "
-                        "within one placement group"]
+        elif kind == AZURE_VMSS and _instance("azure", _map(props.get("sku")).get("name")) is not None:
+            problems = list(_azure_scale_set_placement(resource))
         else:
             continue
         for problem in problems:
@@ -355,37 +407,194 @@ def _self_only(rule: Mapping[str, object]) -> bool:
         "cidrBlocks", "ipv6CidrBlocks", "prefixListIds", "securityGroups"))
 
 
-def check_fabric_security_group(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    """The GPU fabric's security group is not shared with storage or management: the group
-    tagged `gpu-cluster/network: fabric` only admits itself, and the launch template's EFA
-    interfaces carry that one group, never the management or storage groups of the primary."""
-    props = args.props
-    if args.resource_type == AWS_SECURITY_GROUP and _map(props.get("tags")).get("gpu-cluster/network") == "fabric":
-        for direction in ("ingress", "egress"):
-            rules = [_map(rule) for rule in _items(props.get(direction))]
-            for index, rule in enumerate(rules):
-                if not _self_only(rule):
-                    report(f"security group {args.name}: {direction}[{index}] admits more than the group itself; the "
-                           "EFA group must stay the fabric's alone (no CIDR, no other group, no shared role)", None)
-            if not any(_self_only(rule) and str(rule.get("protocol", "")).lower() in ("-1", "all") for rule in rules):
-                report(f"security group {args.name}: no {direction} rule for all traffic with the group itself; EFA "
-                       "needs every protocol in and out of its security group, not TCP alone (its SRD traffic is not "
-                       "TCP; AWS EC2 guide, 'Prepare an EFA-enabled security group')", None)
-    elif args.resource_type == AWS_LAUNCH_TEMPLATE and _instance("aws", props.get("instanceType")) is not None:
-        interfaces = [_map(nic) for nic in _items(props.get("networkInterfaces"))]
-        primary = [nic for nic in interfaces if (_int(nic.get("networkCardIndex")), _int(nic.get("deviceIndex"))) == (0, 0)]
-        efa_groups = {tuple(str(group) for group in _items(nic.get("securityGroups")))
-                      for nic in interfaces if nic.get("interfaceType") in EFA_TYPES}
-        if not efa_groups:
-            return
-        if len(efa_groups) > 1 or len(next(iter(efa_groups))) != 1:
-            report(f"launch template {args.name}: EFA interfaces carry {sorted(efa_groups)}; each must carry exactly "
-                   "the fabric's one security group", None)
-            return
-        primary_groups = [str(group) for group in _items(primary[0].get("securityGroups"))] if primary else []
-        if primary_groups and set(primary_groups) <= set(next(iter(efa_groups))):
-            report(f"launch template {args.name}: the primary interface carries only the EFA group; management and "
-                   "storage need their own security groups", None)
+def _urns(resource: PolicyResource, key: str) -> set[str]:
+    return {dep.urn for dep in resource.property_dependencies.get(key, [])}
+
+
+def _fabric_rules(group: PolicyResource, resources: list[PolicyResource]) -> list[tuple[str, str, str, bool]]:
+    """Every rule of the fabric group as (where, direction, protocol, admits only the group itself):
+    its inline ingress / egress, and the separate rule resources attached to it (found through the
+    input their securityGroupId comes from): aws:ec2/SecurityGroupRule (`self`, or the group as
+    sourceSecurityGroupId) and aws:vpc/SecurityGroupIngressRule / EgressRule (the group as
+    referencedSecurityGroupId)."""
+    rules = []
+    for direction in ("ingress", "egress"):
+        for index, rule in enumerate(_map(item) for item in _items(group.props.get(direction))):
+            rules.append((f"{direction}[{index}]", direction, str(rule.get("protocol", "")).lower(), _self_only(rule)))
+    for attached in resources:
+        if attached.resource_type not in AWS_SG_RULES or group.urn not in _urns(attached, "securityGroupId"):
+            continue
+        props = attached.props
+        if attached.resource_type == AWS_SG_RULE:
+            direction = str(props.get("type") or "")
+            itself = _true(props.get("self")) or group.urn in _urns(attached, "sourceSecurityGroupId")
+            others = any(_items(props.get(key)) for key in ("cidrBlocks", "ipv6CidrBlocks", "prefixListIds"))
+            protocol = str(props.get("protocol", "")).lower()
+        else:
+            direction = "ingress" if attached.resource_type == AWS_SG_INGRESS else "egress"
+            itself = group.urn in _urns(attached, "referencedSecurityGroupId")
+            others = any(props.get(key) for key in ("cidrIpv4", "cidrIpv6", "prefixListId"))
+            protocol = str(props.get("ipProtocol", "")).lower()
+        rules.append((f"rule {attached.name}", direction, protocol, itself and not others))
+    return rules
+
+
+def _fabric_group_problems(group: PolicyResource, resources: list[PolicyResource]) -> Iterator[str]:
+    rules = _fabric_rules(group, resources)
+    for where, direction, _protocol, itself in rules:
+        if not itself:
+            yield (f"security group {group.name}: {where} ({direction}) admits more than the group itself; the EFA "
+                   "group must stay the fabric's alone (no CIDR, no other group, no shared role)")
+    for direction in ("ingress", "egress"):
+        if not any(itself and protocol in ("-1", "all") for _where, way, protocol, itself in rules if way == direction):
+            yield (f"security group {group.name}: no {direction} rule for all traffic with the group itself (inline or "
+                   "a rule resource); EFA needs every protocol in and out of its security group, not TCP alone (its "
+                   "SRD traffic is not TCP; AWS EC2 guide, 'Prepare an EFA-enabled security group')")
+
+
+def _efa_interface_problems(template: PolicyResource) -> Iterator[str]:
+    interfaces = [_map(nic) for nic in _items(template.props.get("networkInterfaces"))]
+    primary = [nic for nic in interfaces if (_int(nic.get("networkCardIndex")), _int(nic.get("deviceIndex"))) == (0, 0)]
+    efa_groups = {tuple(str(group) for group in _items(nic.get("securityGroups")))
+                  for nic in interfaces if nic.get("interfaceType") in EFA_TYPES}
+    if not efa_groups:
+        return
+    if len(efa_groups) > 1 or len(next(iter(efa_groups))) != 1:
+        yield (f"launch template {template.name}: EFA interfaces carry {sorted(efa_groups)}; each must carry exactly "
+               "the fabric's one security group")
+        return
+    primary_groups = [str(group) for group in _items(primary[0].get("securityGroups"))] if primary else []
+    if primary_groups and set(primary_groups) <= set(next(iter(efa_groups))):
+        yield (f"launch template {template.name}: the primary interface carries only the EFA group; management and "
+               "storage need their own security groups")
+
+
+def check_fabric_security_group(args: StackValidationArgs, report: ReportViolation) -> None:
+    """The GPU fabric's security group is not shared with storage or management: the group tagged
+    `gpu-cluster/network: fabric` admits only itself, with an all-traffic rule to and from itself
+    (inline, or as separate rule resources), and the launch template's EFA interfaces carry that
+    one group, never the management or storage groups of the primary."""
+    resources = list(args.resources)
+    for resource in resources:
+        if (resource.resource_type == AWS_SECURITY_GROUP
+                and _map(resource.props.get("tags")).get("gpu-cluster/network") == "fabric"):
+            problems = list(_fabric_group_problems(resource, resources))
+        elif resource.resource_type == AWS_LAUNCH_TEMPLATE and _instance("aws", resource.props.get("instanceType")):
+            problems = list(_efa_interface_problems(resource))
+        else:
+            continue
+        for problem in problems:
+            report(problem, resource.urn)
+
+
+# --- Instance metadata: IMDSv2 only ---------------------------------------------------------
+
+
+def check_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """An AWS GPU launch template or instance requires IMDSv2 session tokens (metadataOptions
+    httpTokens `required`): with IMDSv1 any process that can make the node send a GET (an SSRF in a
+    notebook or a data loader) reads the instance role's credentials (AWS EC2 guide, "Use IMDSv2");
+    and a hop limit of at least 2, which containers need to reach it."""
+    if args.resource_type not in (AWS_LAUNCH_TEMPLATE, AWS_INSTANCE) or gpu_type(args.resource_type, args.props) is None:
+        return
+    options = _map(args.props.get("metadataOptions"))
+    tokens = options.get("httpTokens")
+    if tokens != "required":
+        report(f"{args.name}: metadataOptions.httpTokens is {tokens or 'unset (optional: IMDSv1 allowed)'}; GPU nodes "
+               "require IMDSv2 (httpTokens: required)", None)
+    hops = _int(options.get("httpPutResponseHopLimit"), 1)
+    if hops < 2:
+        report(f"{args.name}: metadataOptions.httpPutResponseHopLimit is {hops}: a container's IMDSv2 token request "
+               "needs 2 hops (AWS EC2 guide: 'In a container environment, we recommend setting the hop limit to 2')",
+               None)
+
+
+# --- Reservations: one instance type, On-Demand capacity ------------------------------------
+
+
+def _reservation_of(resource: PolicyResource) -> tuple[str, str] | None:
+    """(reservation, instance type) a GPU launch template or instance template draws on."""
+    props = resource.props
+    if resource.resource_type == AWS_LAUNCH_TEMPLATE:
+        target = _map(_map(props.get("capacityReservationSpecification")).get("capacityReservationTarget"))
+        reservation = target.get("capacityReservationId")
+        instance_type = props.get("instanceType")
+    elif resource.resource_type in (GCP_TEMPLATE, GCP_REGION_TEMPLATE):
+        affinity = _map(props.get("reservationAffinity"))
+        values = _items(_map(affinity.get("specificReservation")).get("values"))
+        reservation = values[0] if affinity.get("type") == "SPECIFIC_RESERVATION" and values else None
+        instance_type = props.get("machineType")
+    else:
+        return None
+    if not isinstance(reservation, str) or gpu_type(resource.resource_type, props) is None:
+        return None
+    return reservation, str(instance_type)
+
+
+def _spot(resource: PolicyResource) -> bool:
+    props = resource.props
+    if resource.resource_type == AWS_LAUNCH_TEMPLATE:
+        return _map(props.get("instanceMarketOptions")).get("marketType") == "spot"
+    scheduling = _map(props.get("scheduling"))
+    return scheduling.get("provisioningModel") == "SPOT" or _true(scheduling.get("preemptible"))
+
+
+def check_reservations(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A reservation (ODCR, Capacity Block, Compute Engine reservation) holds one instance type in
+    one zone, as On-Demand capacity: templates of two types drawing on one reservation, or a Spot
+    template drawing on one, cannot launch into it (AWS EC2 guide, capacity-reservations-launch;
+    ParallelCluster's CapacityReservationValidator)."""
+    types: dict[str, tuple[str, PolicyResource]] = {}
+    for resource in args.resources:
+        drawn = _reservation_of(resource)
+        if drawn is None:
+            continue
+        reservation, instance_type = drawn
+        if _spot(resource):
+            report(f"{resource.name}: Spot instances on reservation {reservation}, which holds On-Demand capacity: "
+                   "buy on-demand to use it, or drop the reservation for Spot", resource.urn)
+        first = types.setdefault(reservation, (instance_type, resource))
+        if first[0] != instance_type:
+            report(f"{resource.name}: {instance_type} on reservation {reservation}, which {first[1].name} draws on for "
+                   f"{first[0]}; a reservation holds one instance type: give each type its own", resource.urn)
+
+
+# --- GCP: MRDMA NICs on a RoCE VPC ----------------------------------------------------------
+
+
+def check_gcp_rdma_profile(args: StackValidationArgs, report: ReportViolation) -> None:
+    """An MRDMA NIC attaches only to a VPC made with the RDMA network profile of its VM's zone
+    (`<zone>-vpc-roce`, cloud.google.com/vpc/docs/rdma-network-profiles): the template's MRDMA
+    subnets are followed to their VPC (the engine's property dependencies), and a group's zone to
+    the profile's."""
+    by_urn = {resource.urn: resource for resource in args.resources}
+    for template in args.resources:
+        if template.resource_type not in (GCP_TEMPLATE, GCP_REGION_TEMPLATE):
+            continue
+        rdma = [nic for nic in _items(template.props.get("networkInterfaces")) if _map(nic).get("nicType") == "MRDMA"]
+        if not rdma:
+            continue
+        zones = {str(group.props.get("zone")) for group in args.resources
+                 if group.resource_type == GCP_GROUP and template.urn in _urns(group, "versions")}
+        subnets = _depends_on(template, "networkInterfaces", GCP_SUBNETWORK)
+        if not subnets:
+            continue  # subnets given as plain ids: nothing to follow
+        # The interfaces' subnets as one input: count those on a RoCE VPC against the MRDMA NICs.
+        profiles: list[str] = []
+        for subnet in subnets:
+            for dep in subnet.property_dependencies.get("network", []):
+                vpc = by_urn.get(dep.urn)
+                profile = str(vpc.props.get("networkProfile") or "") if vpc is not None else ""
+                if profile.endswith("-vpc-roce"):
+                    profiles.append(profile.rsplit("/", 1)[-1])
+        if len(profiles) < len(rdma):
+            report(f"instance template {template.name}: {len(rdma)} MRDMA NICs, {len(profiles)} of its subnets on a VPC "
+                   "with a RoCE network profile (networkProfile .../networkProfiles/<zone>-vpc-roce): an MRDMA NIC "
+                   "attaches only there", template.urn)
+        elsewhere = sorted({profile for profile in profiles if profile.removesuffix("-vpc-roce") not in zones})
+        if zones and elsewhere:
+            report(f"instance template {template.name}: MRDMA NICs on a VPC of profile {', '.join(elsewhere)}, but its "
+                   f"group runs in {', '.join(sorted(zones))}: a RoCE VPC serves its own zone only", template.urn)
 
 
 # --- SSH not open to the world ----------------------------------------------------------------
@@ -532,9 +741,6 @@ def check_stack_design(args: StackValidationArgs, report: ReportViolation) -> No
     recorded in the GpuCluster component (`validated_cluster`), and fail with every finding."""
     fail_on = (args.get_config() or {}).get("fail_on")
     clusters = [resource for resource in args.resources if resource.resource_type == CLUSTER_TYPE]
-    if not clusters:
-        report("no gpu-cluster:cluster:GpuCluster resource in the stack: the design cannot be re-validated", None)
-        return
     for resource in clusters:
         recorded = resource.props.get(CARRIER)
         if not isinstance(recorded, str):
@@ -556,14 +762,20 @@ def check_stack_design(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"GpuCluster {resource.name}: the recorded design fails validation", resource.urn)
 
 
+def check_design_present(args: StackValidationArgs, report: ReportViolation) -> None:
+    """The stack holds a GpuCluster whose design gpu-cluster-design re-validates (advisory: a stack
+    of other resources, a bastion or a bucket, is not refused for having none)."""
+    if not any(resource.resource_type == CLUSTER_TYPE for resource in args.resources):
+        report("no gpu-cluster:cluster:GpuCluster resource in the stack: no design to re-validate", None)
+
+
 def policies() -> list[Policy]:
     """Every policy of the pack, mandatory: a violation stops `pulumi up`."""
     resource = [
         ("gpu-efa-per-network-card", "AWS launch template: one EFA interface per EFA network card of the "
          "instance type (catalog), primary interface on card 0 device 0", check_launch_template_efa),
         ("gpu-no-public-ip", "GPU nodes get no public IP", check_no_public_ip),
-        ("gpu-fabric-security-group-not-shared", "The GPU fabric's security group is not shared with storage "
-         "or management", check_fabric_security_group),
+        ("gpu-imdsv2", "AWS GPU nodes require IMDSv2 session tokens", check_imdsv2),
         ("gcp-rdma-subnet-per-gpu-nic", "GCP: one GPU NIC, on its own subnet, per GPU NIC of the machine type",
          check_gcp_gpu_nics),
         ("ssh-not-open-to-world", "SSH (port 22) is not open to 0.0.0.0/0 or ::/0", check_ssh_not_world),
@@ -579,6 +791,19 @@ def policies() -> list[Policy]:
     built.append(StackValidationPolicy(
         name="gcp-gpu-vpc-per-nic", description="GCP A3 High / Mega: every GPU NIC in its own VPC",
         validate=check_gcp_gpu_vpcs, enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gpu-fabric-security-group-not-shared", description="The GPU fabric's security group is not shared "
+        "with storage or management (inline rules and rule resources)", validate=check_fabric_security_group,
+        enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gpu-reservation", description="A reservation is drawn on by one instance type, never by Spot",
+        validate=check_reservations, enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gcp-rdma-network-profile", description="GCP MRDMA NICs sit on a VPC with the RoCE profile of their zone",
+        validate=check_gcp_rdma_profile, enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gpu-cluster-present", description="The stack holds a GpuCluster (advisory)",
+        validate=check_design_present, enforcement_level=EnforcementLevel.ADVISORY))
     built.append(StackValidationPolicy(
         name="gpu-cluster-design", description="The stack's gpu-cluster:cluster, recorded in the GpuCluster "
         "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY,

@@ -37,18 +37,22 @@ def test_aws_nodes_carry_the_ssm_instance_profile() -> None:
     profile = one(outcome, "InstanceProfile")
     # The mock echoes a resource's name as its name output (real runs auto-name it).
     assert one(outcome, "LaunchTemplate").inputs["iamInstanceProfile"] == {"name": profile.name}
-    attachment = one(outcome, "RolePolicyAttachment").inputs
-    assert attachment["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    attached = {item.inputs["policyArn"] for item in of_type(outcome, "RolePolicyAttachment")}
+    assert attached == {"arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+                        "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"}
     role = one(outcome, "iam/role:Role").inputs
     assert '"Service": "ec2.amazonaws.com"' in role["assumeRolePolicy"]
 
 
-def test_aws_existing_vpc_keeps_its_own_routes_and_access_none_adds_no_profile() -> None:
+def test_aws_existing_vpc_keeps_its_own_routes_and_access_none_adds_no_ssm_policy() -> None:
     outcome = run_program(cloud_stack("aws", "p5e.48xlarge", vpc_id="vpc-0a1b2c3d4e5f60718", access="none"))
     assert outcome.ok, outcome.errors
-    for kind in ("InternetGateway", "NatGateway", "RouteTable", "RouteTableAssociation", "InstanceProfile"):
+    for kind in ("InternetGateway", "NatGateway", "RouteTable", "RouteTableAssociation", "VpcEndpoint"):
         assert of_type(outcome, kind) == [], kind
-    assert "iamInstanceProfile" not in one(outcome, "LaunchTemplate").inputs
+    # The nodes' identity stays (images, data); only Session Manager's policy goes.
+    assert one(outcome, "LaunchTemplate").inputs["iamInstanceProfile"] == {"name": "t-management-node-profile"}
+    assert [item.inputs["policyArn"] for item in of_type(outcome, "RolePolicyAttachment")] == [
+        "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"]
 
 
 def test_gcp_cloud_nat_and_iap_on_the_management_vpc() -> None:

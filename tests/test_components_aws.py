@@ -123,12 +123,12 @@ def test_existing_vpc_and_subnets_are_used_not_created(program: Callable[..., An
     assert one(outcome, "autoscaling/group:Group").inputs["vpcZoneIdentifiers"] == ["subnet-0123456789abcdef0"]
 
 
-@pytest.mark.parametrize("cloud, message", [
-    ({"market": "capacity-block"}, "capacity-block needs reservation"),
-    ({"subnet_ids": {"fabric": "subnet-0123456789abcdef0"}}, "subnet_ids need vpc_id"),
+@pytest.mark.parametrize("cloud, path, message", [
+    ({"market": "capacity-block"}, "cloud.market", "capacity-block needs reservation"),
+    ({"subnet_ids": {"fabric": "subnet-0123456789abcdef0"}}, "cloud", "subnet_ids need vpc_id"),
 ])
 def test_cloud_settings_the_aws_target_cannot_deploy_are_schema_errors(
-        program: Callable[..., Any], cloud: dict[str, Any], message: str) -> None:
+        program: Callable[..., Any], cloud: dict[str, Any], path: str, message: str) -> None:
     outcome = program(cloud_stack("aws", "p5e.48xlarge", **cloud))
     assert outcome.resources == []
-    assert any(error.startswith("SCHEMA (error) at cloud:") and message in error for error in outcome.errors)
+    assert any(error.startswith(f"SCHEMA (error) at {path}:") and message in error for error in outcome.errors)

@@ -118,3 +118,32 @@ def test_the_example_key_is_one_openssh_reads(tmp_path: Path) -> None:
     assert done.stdout.rstrip().endswith("example-only-replace-with-your-key (ED25519)")
     # Its 32 key bytes say what it is.
     assert base64.b64decode(key.split()[1])[-32:] == b"gpu-cluster example key, replace"
+
+
+def test_two_pools_of_one_cluster_never_share_host_names(program: Callable[..., Any]) -> None:
+    """computerNamePrefix holds 15 characters (Azure compute API); cutting `<cluster>-<pool>` at 15
+    gave prod-cluster-h200-a and -b one prefix, so their VMs shared host names."""
+    data = {**cloud_stack("azure", "Standard_ND96isr_H100_v5", nodes=60), "name": "prod-cluster"}
+    data["node_pools"] = [{"name": "h200-a", "nodes": 60, "instance_type": "Standard_ND96isr_H100_v5"},
+                          {"name": "h200-b", "nodes": 60, "instance_type": "Standard_ND96isr_H100_v5"}]
+    outcome = program(data)
+    assert outcome.ok, outcome.errors
+    prefixes = [item.inputs["virtualMachineProfile"]["osProfile"]["computerNamePrefix"]
+                for item in of_type(outcome, "VirtualMachineScaleSet")]
+    assert len(set(prefixes)) == 2 and all(1 <= len(prefix) <= 15 for prefix in prefixes), prefixes
+    # A short name stays as it was.
+    short = one(program(cloud_stack("azure", "Standard_ND96isr_H100_v5")), "VirtualMachineScaleSet")
+    assert short.inputs["virtualMachineProfile"]["osProfile"]["computerNamePrefix"] == "t-gpu"
+
+
+def test_splitting_past_100_vms_warns_of_two_infiniband_fabrics(program: Callable[..., Any]) -> None:
+    data = cloud_stack("azure", "Standard_ND96isr_H100_v5", nodes=60)
+    data["node_pools"].append({"name": "gpu2", "nodes": 60, "instance_type": "Standard_ND96isr_H100_v5"})
+    outcome = program(data)
+    assert outcome.ok and len(of_type(outcome, "VirtualMachineScaleSet")) == 2
+    (warning,) = outcome.warnings
+    assert warning.startswith("CLOUD-FABRICS (warning) at node_pools: 2 InfiniBand fabrics (one per scale set): "
+                              "gpu (60 nodes, 480 GPUs); gpu2 (60 nodes, 480 GPUs); a job spans one of them at most")
+    # The split CLOUD-PLACEMENT asks for says what it costs.
+    refused = program(cloud_stack("azure", "Standard_ND96isr_H100_v5", nodes=120))
+    assert any("one job spans at most 100 VMs over InfiniBand (CLOUD-FABRICS)" in error for error in refused.errors)

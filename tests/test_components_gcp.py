@@ -111,3 +111,37 @@ def test_ssh_keys_metadata_carries_the_user_gcp_requires() -> None:
     key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdS1jbHVzdGVyIGV4YW1wbGUga2V5LCByZXBsYWNl me@laptop"
     assert gcp_ssh_keys(key) == f"{GCP_SSH_USER}:{key}"
     assert gcp_ssh_keys(f"alice:{key}") == f"alice:{key}"
+
+
+@pytest.mark.parametrize("instance_type, bound", [("a3-ultragpu-8g", True), ("a4-highgpu-8g", True),
+                                                  ("a3-megagpu-8g", False)])
+def test_a_reserved_pool_is_bound_to_its_reservation_without_an_external_policy(
+        program: Callable[..., Any], instance_type: str, bound: bool) -> None:
+    """Cluster Toolkit: RESERVATION_BOUND with a reservation (a3ultra-vm.yaml, a4high-vm.yaml), no
+    external placement policy on a reservation (Slurm resume.py, gke-a3-ultragpu)."""
+    outcome = program({**cloud_stack("gcp", instance_type, reservation="my-block"),
+                       "policy": {"suppress": ["FAB-GPU-NIC"]}})
+    assert outcome.ok, outcome.errors
+    template = one(outcome, "InstanceTemplate").inputs
+    assert template["reservationAffinity"]["type"] == "SPECIFIC_RESERVATION"
+    assert template["scheduling"].get("provisioningModel") == ("RESERVATION_BOUND" if bound else None)
+    assert template["scheduling"]["onHostMaintenance"] == "TERMINATE"
+    assert of_type(outcome, "ResourcePolicy") == []
+    assert "resourcePolicies" not in one(outcome, "InstanceGroupManager").inputs
+
+
+def test_spot_without_a_reservation_keeps_spot(program: Callable[..., Any]) -> None:
+    outcome = program(cloud_stack("gcp", "a3-ultragpu-8g", market="spot"))
+    scheduling = one(outcome, "InstanceTemplate").inputs["scheduling"]
+    assert scheduling["provisioningModel"] == "SPOT" and scheduling["automaticRestart"] is False
+    assert one(outcome, "ResourcePolicy").inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT"}
+
+
+@pytest.mark.parametrize("cloud", [{}, {"reservation": "my-block"}])
+def test_a_template_change_never_rolls_the_gpu_vms_with_surge(program: Callable[..., Any],
+                                                               cloud: dict[str, Any]) -> None:
+    """Without an update policy a MIG rolls every VM on a template change, creating surge VMs a
+    reservation has no room for: opportunistic, no surge, recreated under the same name."""
+    group = one(program(cloud_stack("gcp", "a3-ultragpu-8g", **cloud)), "InstanceGroupManager").inputs
+    assert group["updatePolicy"] == {"type": "OPPORTUNISTIC", "minimalAction": "REPLACE",
+                                     "replacementMethod": "RECREATE", "maxSurgeFixed": 0, "maxUnavailableFixed": 1}

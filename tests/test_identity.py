@@ -384,6 +384,8 @@ def test_cloud_resources_keep_their_urns_when_pools_grow_or_are_added() -> None:
 
     grown = copy.deepcopy(CLOUD)
     grown["node_pools"][0]["nodes"] *= 4
-    grown["node_pools"].append({"name": "p5", "nodes": 2, "instance_type": "p5.48xlarge"})
+    # (a pool of another type takes no part in the cluster's Capacity Block: one type per reservation)
+    grown["node_pools"].append({"name": "p5", "nodes": 2, "instance_type": "p5.48xlarge",
+                                "cloud": {"market": "on-demand", "reservation": "none"}})
     old, new = urns("cloud", CLOUD), urns("cloud", grown)
     assert old < new, sorted(old - new)[:5]

@@ -30,7 +30,8 @@ def test_every_example_stack_plans(capsys: pytest.CaptureFixture[str], stack: st
 def test_text_tree_shows_the_efa_layout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "aws-p5e"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("aws-p5e: 27 resources (5 components)")  # NAT, SSM profile; no placement group
+    # provider, NAT, S3 endpoint, node identity (role, ECR and SSM policies, profile); no placement group
+    assert out.startswith("aws-p5e: 30 resources (5 components)")
     assert "PlacementGroup" not in out
     assert "networkInterfaces=33 (efa-only x32, interface x1) on cards 0-31" in out
     assert "    aws:ec2/launchTemplate:LaunchTemplate  train-h200-template" in out  # under its pool
@@ -105,7 +106,8 @@ def test_json_gives_card_and_device_indexes_as_integers(capsys: pytest.CaptureFi
      ["quota: 3,072 vCPUs of EC2 'Running On-Demand P instances' in us-east-1",
       "reservation: Capacity Block cr-0123456789abcdef0 must exist in us-east-1a", "image: the default is the Deep "
       "Learning Base OSS Nvidia Driver GPU AMI", "client: the AWS CLI with the Session Manager plugin"]),
-    ("gcp-a3ultra", ["placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs",
+    ("gcp-a3ultra", ["placed by its reservation (no workload policy), template updates applied only when a VM is "
+                     "recreated; `pulumi up` waits until every VM runs",
                      "way out: Cloud NAT", "way in: IAP TCP forwarding"],
      ["quota: 128 H200 GPUs in us-central1", "reservation: reservation a3ultra-reservation must exist in "
       "us-central1-b", "network profile: us-central1-b-vpc-roce must exist"]),
@@ -141,8 +143,9 @@ def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[s
                for line in creates)
     assert any("way out: none (cloud.egress none)" in line for line in creates)
     assert any(line.startswith("reservation: none:") for line in todo)
-    assert {"aws:ec2/natGateway:NatGateway", "aws:iam/instanceProfile:InstanceProfile"}.isdisjoint(
-        plan["counts"]["by_type"])
+    assert {"aws:ec2/natGateway:NatGateway", "aws:ec2/vpcEndpoint:VpcEndpoint"}.isdisjoint(plan["counts"]["by_type"])
+    # The nodes keep their identity (images, data) without Session Manager's policy.
+    assert plan["counts"]["by_type"]["aws:iam/rolePolicyAttachment:RolePolicyAttachment"] == 1
     assert "in a new cluster placement group" in creates[0]
 
 

@@ -7,8 +7,10 @@ import copy
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -19,6 +21,7 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 from test_components_support import ROOT, cloud_stack, one, run_program
 from test_policy_support import EXAMPLES, analyze, analyze_stack, policies, recorded, struct
 
+from cluster import __version__
 from cluster.catalog import load_catalog
 
 
@@ -38,9 +41,15 @@ CATALOG_TYPES = [(target, name) for target, types in sorted(load_catalog().insta
 def test_every_catalog_instance_type_passes(target: str, instance_type: str) -> None:
     """What the components build for each cloud instance type meets the policies the catalog
     drives (EFA cards, GPU NICs), so a catalog or component change cannot drift from them."""
-    stack = cloud_stack(target, instance_type, nodes=2, ssh_cidrs=["198.51.100.0/24"])
+    entry = load_catalog().instances[target][instance_type]
+    image = {"image": "ami-0123456789abcdef0" if target == "aws" else "example:ubuntu-arm64:2404:latest"} \
+        if entry.arch == "arm64" and target != "gcp" else {}
+    stack = cloud_stack(target, instance_type, nodes=2, ssh_cidrs=["198.51.100.0/24"], **image)
     stack["policy"] = {"suppress": ["FAB-GPU-NIC"]}  # p4d and A3 High are below 200 Gbps per GPU
     outcome = run_program(stack)
+    if entry.not_deployable:  # described, not built: refused before anything is registered
+        assert outcome.resources == [] and any("does not deploy it yet" in error for error in outcome.errors)
+        return
     assert outcome.ok and outcome.resources
     assert [violation for registration in outcome.resources for violation in analyze(registration)] == []
     assert analyze_stack([(registration, registration.inputs) for registration in outcome.resources]) == []
@@ -123,18 +132,19 @@ def test_ssh_to_a_cidr_or_other_ports_open_to_the_world_pass() -> None:
 
 
 def test_shared_fabric_security_group_is_rejected() -> None:
-    outcome = recorded("aws-p5e")
-    group = next(item for item in outcome.resources if item.name.endswith("efa-sg"))
-    props = copy.deepcopy(dict(group.inputs))
-    props["ingress"].append({"protocol": "tcp", "fromPort": 988.0, "toPort": 988.0, "cidrBlocks": ["10.0.16.0/20"]})
-    (message,) = _messages(analyze(group, props), "gpu-fabric-security-group-not-shared")
-    assert "ingress[1] admits more than the group itself" in message
+    def widened(props: dict[str, Any]) -> None:
+        props["ingress"].append({"protocol": "tcp", "fromPort": 988.0, "toPort": 988.0, "cidrBlocks": ["10.0.16.0/20"]})
 
-    template, props = _broken(outcome, "LaunchTemplate")
-    shared = props["networkInterfaces"][0]["securityGroups"]
-    for nic in props["networkInterfaces"][1:]:
-        nic["securityGroups"] = list(shared)
-    (message,) = _messages(analyze(template, props), "gpu-fabric-security-group-not-shared")
+    (message,) = _messages(analyze_stack(_edited("aws-p5e", {"efa-sg": widened})),
+                           "gpu-fabric-security-group-not-shared")
+    assert "ingress[1] (ingress) admits more than the group itself" in message
+
+    def shared(props: dict[str, Any]) -> None:
+        for nic in props["networkInterfaces"][1:]:
+            nic["securityGroups"] = list(props["networkInterfaces"][0]["securityGroups"])
+
+    (message,) = _messages(analyze_stack(_edited("aws-p5e", {"h200-template": shared})),
+                           "gpu-fabric-security-group-not-shared")
     assert "exactly the fabric's one security group" in message
 
 
@@ -189,11 +199,12 @@ def test_groups_of_cpu_nodes_need_no_placement_group() -> None:
 
 
 def test_gcp_mig_without_a_workload_policy_is_rejected() -> None:
-    assert analyze_stack(_edited("gcp-a3ultra", {})) == []
-    (message,) = _messages(analyze_stack(_edited("gcp-a3ultra", {"h200-group": lambda props: props.pop(
+    unreserved = run_program(cloud_stack("gcp", "a3-ultragpu-8g"))
+    assert analyze_stack(_edited(unreserved, {})) == []
+    (message,) = _messages(analyze_stack(_edited(unreserved, {"gpu-group": lambda props: props.pop(
         "resourcePolicies")})), "gpu-placement-group")
     assert "no workload policy (resourcePolicies.workloadPolicy)" in message
-    (message,) = _messages(analyze_stack(_edited("gcp-a3ultra", {"h200-placement": lambda props: props.update(
+    (message,) = _messages(analyze_stack(_edited(unreserved, {"gpu-placement": lambda props: props.update(
         workloadPolicy={"type": "HIGH_AVAILABILITY"})})), "gpu-placement-group")
     assert "type 'HIGH_AVAILABILITY'; GPU VMs need HIGH_THROUGHPUT" in message
 
@@ -247,9 +258,13 @@ def test_unreadable_or_missing_record_fails_the_stack_policy() -> None:
     (message,) = _messages(analyze_stack(_stack_with("aws-p5e", lambda props: props.pop(policies.CARRIER))),
                            "gpu-cluster-design")
     assert "records no validated_cluster" in message
+    # A stack with no GpuCluster (a bastion, a bucket) is told so, advisory, and not refused.
     others = [(item, item.inputs) for item in recorded("aws-p5e").resources if item.type != policies.CLUSTER_TYPE]
-    (message,) = _messages(analyze_stack(others), "gpu-cluster-design")
-    assert "no gpu-cluster:cluster:GpuCluster resource" in message
+    violations = analyze_stack(others)
+    assert [violation.policy for violation in violations] == ["gpu-cluster-present"]
+    assert "no gpu-cluster:cluster:GpuCluster resource" in violations[0].message
+    present = next(policy for policy in policies.policies() if policy.name == "gpu-cluster-present")
+    assert present.enforcement_level == policies.EnforcementLevel.ADVISORY
 
 
 def test_the_pack_serves_every_policy_over_grpc() -> None:
@@ -287,12 +302,36 @@ def test_preview_unknowns_defer_only_the_checks_that_need_them() -> None:
     """In preview the security group ids are unknown: the EFA layout is still checked, the
     group check becomes the engine's advisory "can't run during preview" (it runs at `up`)."""
     unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's unknown-value sentinel
-    template, props = _broken(recorded("aws-p5e"), "LaunchTemplate")
-    for nic in props["networkInterfaces"]:
-        nic["securityGroups"] = [unknown]
-    violations = analyze(template, props)
-    assert [violation.policy for violation in violations] == ["gpu-fabric-security-group-not-shared"]
-    assert "during preview" in violations[0].message
+
+    def unknown_groups(props: dict[str, Any]) -> None:
+        for nic in props["networkInterfaces"]:
+            nic["securityGroups"] = [unknown]
+
+    pairs = _edited("aws-p5e", {"h200-template": unknown_groups})
+    template, props = next((item, props) for item, props in pairs if item.name.endswith("h200-template"))
+    assert analyze(template, props) == []
+    violations = [violation for violation in analyze_stack(pairs)
+                  if violation.policy == "gpu-fabric-security-group-not-shared"]
+    assert violations and all("during preview" in violation.message for violation in violations)
     props["networkInterfaces"] = props["networkInterfaces"][:-1]
-    assert {violation.policy for violation in analyze(template, props)} == {
-        "gpu-efa-per-network-card", "gpu-fabric-security-group-not-shared"}
+    assert {violation.policy for violation in analyze(template, props)} == {"gpu-efa-per-network-card"}
+
+
+
+
+def test_the_pack_folder_is_self_contained_for_publishing(tmp_path: Path) -> None:
+    """`pulumi policy publish` archives the pack's folder: its requirements name no path outside
+    it (the `..` it had), and a copy of the folder loads its policies with the gpu-cluster package
+    importable from elsewhere (here the checkout on PYTHONPATH stands for the installed wheel)."""
+    requirements = [line.strip() for line in (ROOT / "policy" / "requirements.txt").read_text().splitlines()
+                    if line.strip() and not line.startswith("#")]
+    assert not any(line.startswith((".", "/", "-e", "file:")) for line in requirements), requirements
+    assert f"gpu-cluster=={__version__}" in requirements
+    shutil.copytree(ROOT / "policy", tmp_path / "pack", ignore=shutil.ignore_patterns("__pycache__"))
+    probe = ("import runpy, sys, pulumi_policy\n"
+             "pulumi_policy.PolicyPack = lambda **kw: print(sorted(p.name for p in kw['policies']))\n"
+             "runpy.run_path(sys.argv[1], run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "pack" / "__main__.py")], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(sorted(policy.name for policy in policies.policies()))

@@ -38,6 +38,37 @@ def extra(pairs: Pairs, type_: str, name: str, props: dict[str, Any]) -> Pairs:
     return [*pairs, (registration, props)]
 
 
+def attached(pairs: Pairs, type_: str, name: str, props: dict[str, Any], **dependencies: str) -> Pairs:
+    """`pairs` with one more resource whose inputs come from resources of `pairs` ({input: name
+    suffix}), as the engine records property dependencies."""
+    urns = {key: tuple(item.urn for item, _ in pairs if item.name.endswith(suffix))
+            for key, suffix in dependencies.items()}
+    stack = pairs[0][0].urn.split("::")[0]
+    registration = Registration(f"{stack}::gpu-cluster::{type_}::{name}", type_, name, "", True, props,
+                                dependencies=urns)
+    return [*pairs, (registration, props)]
+
+
+def efa_rules_as_resources() -> Pairs:
+    """The EFA group with no inline rules and its self rules as aws:vpc rule resources."""
+    pairs = pairs_of(_aws(), {"efa-sg": lambda props: props.update(ingress=[], egress=[])})
+    for kind, direction in (("securityGroupIngressRule", "ingress"), ("securityGroupEgressRule", "egress")):
+        pairs = attached(pairs, f"aws:vpc/{kind}:{kind[0].upper()}{kind[1:]}", f"efa-{direction}",
+                         {"securityGroupId": "<t-fabric-efa-sg>", "referencedSecurityGroupId": "<t-fabric-efa-sg>",
+                          "ipProtocol": "-1"}, securityGroupId="efa-sg", referencedSecurityGroupId="efa-sg")
+    return pairs
+
+
+def two_types_on_one_reservation() -> Pairs:
+    data = cloud_stack("aws", "p5.48xlarge")
+    data["node_pools"] = [{"name": "h100", "nodes": 2, "instance_type": "p5.48xlarge",
+                           "cloud": {"reservation": "cr-0123456789abcdef0"}},
+                          {"name": "h200", "nodes": 2, "instance_type": "p5en.48xlarge",
+                           "cloud": {"reservation": "cr-0123456789abcdef1"}}]
+    return pairs_of(run_program(data), {"h200-template": lambda props: props["capacityReservationSpecification"][
+        "capacityReservationTarget"].update(capacityReservationId="cr-0123456789abcdef0")})
+
+
 def violated(pairs: Pairs) -> set[str]:
     found = {violation.policy for registration, props in pairs for violation in analyze(registration, props)}
     return found | {violation.policy for violation in analyze_stack(pairs)}
@@ -45,6 +76,10 @@ def violated(pairs: Pairs) -> set[str]:
 
 def _aws(**cloud: Any) -> Any:
     return run_program(cloud_stack("aws", "p5e.48xlarge", **cloud))
+
+
+def _gcp(**cloud: Any) -> Any:
+    return run_program(cloud_stack("gcp", "a3-ultragpu-8g", **cloud))
 
 
 def _mega() -> Any:
@@ -88,8 +123,9 @@ def new_group_beside_the_block() -> Pairs:
 ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     # --- right: passes
     ("aws-p5e as planned (Capacity Block, no new placement group)", lambda: pairs_of(recorded("aws-p5e")), None),
-    ("gcp-a3ultra as planned (MIG with a HIGH_THROUGHPUT workload policy)",
+    ("gcp-a3ultra as planned (MIG bound to its reservation, no external policy)",
      lambda: pairs_of(recorded("gcp-a3ultra")), None),
+    ("A3 Ultra without a reservation (MIG with a HIGH_THROUGHPUT workload policy)", lambda: pairs_of(_gcp()), None),
     ("azure-ndh200 as planned", lambda: pairs_of(recorded("azure-ndh200")), None),
     ("targeted ODCR without a new placement group", lambda: pairs_of(_aws(reservation="cr-0123456789abcdef0")), None),
     ("on demand in a cluster placement group", lambda: pairs_of(_aws()), None),
@@ -102,6 +138,21 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
         {"nodeConfig": {"machineType": "a3-ultragpu-8g"}, "placementPolicy": {"policyName": "wp-high-throughput"}}),
      None),
     ("A3 Mega with one VPC per GPU NIC", lambda: pairs_of(_mega()), None),
+    ("a CPU bastion with a public IP", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "bastion", {
+        "instanceType": "t3.micro", "subnetId": "subnet-1", "associatePublicIpAddress": True,
+        "metadataOptions": {"httpTokens": "required"}}), None),
+    ("a GCP login VM with an external IP", lambda: extra(pairs_of(recorded("gcp-a3ultra")),
+                                                         "gcp:compute/instance:Instance", "login", {
+        "machineType": "n2-standard-8", "networkInterfaces": [{"subnetwork": "s", "accessConfigs": [{}]}]}), None),
+    ("the EFA group's self rules as separate rule resources", efa_rules_as_resources, None),
+    ("each pool on a reservation of its own type", lambda: pairs_of(run_program({
+        **cloud_stack("aws", "p5.48xlarge"), "node_pools": [
+            {"name": "h100", "nodes": 2, "instance_type": "p5.48xlarge", "cloud": {"reservation": "cr-0123456789abcdef0"}},
+            {"name": "h200", "nodes": 2, "instance_type": "p5en.48xlarge",
+             "cloud": {"reservation": "cr-0123456789abcdef1"}}]})), None),
+    ("a stack with no GpuCluster (advisory only)", lambda: [
+        (item, props) for item, props in pairs_of(_aws()) if not item.type.endswith("GpuCluster")],
+     "gpu-cluster-present"),
     # --- wrong: fails with the policy named
     ("EFA security group with TCP-only self rules", lambda: pairs_of(_aws(), {"efa-sg": tcp_only}),
      "gpu-fabric-security-group-not-shared"),
@@ -112,12 +163,32 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     ("two interfaces at card 0 device 0", lambda: pairs_of(_aws(), {"gpu-template": second_primary}),
      "gpu-efa-per-network-card"),
     ("a p5 aws:ec2/Instance without EFA", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "gpu-node",
-                                                        {"instanceType": "p5.48xlarge", "subnetId": "subnet-1"}),
+                                                        {"instanceType": "p5.48xlarge", "subnetId": "subnet-1",
+                                                         "metadataOptions": {"httpTokens": "required",
+                                                                             "httpPutResponseHopLimit": 2}}),
      "gpu-efa-per-network-card"),
+    ("MRDMA NICs on a VPC without the RoCE profile", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "fabric-rdma-vpc": lambda props: props.pop("networkProfile")}), "gcp-rdma-network-profile"),
+    ("MRDMA NICs on the RoCE VPC of another zone", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "fabric-rdma-vpc": lambda props: props.update(networkProfile=props["networkProfile"].replace(
+            "us-central1-b", "us-central1-c"))}), "gcp-rdma-network-profile"),
+    ("IMDSv1 on a GPU launch template", lambda: pairs_of(_aws(), {
+        "gpu-template": lambda props: props["metadataOptions"].update(httpTokens="optional")}), "gpu-imdsv2"),
+    ("IMDSv2 with a hop limit containers cannot use", lambda: pairs_of(_aws(), {
+        "gpu-template": lambda props: props["metadataOptions"].pop("httpPutResponseHopLimit")}), "gpu-imdsv2"),
+    ("a 150-VM ND scale set", lambda: pairs_of(recorded("azure-ndh200"), {
+        "h200-vmss": lambda props: props["sku"].update(capacity=150.0)}), "gpu-placement-group"),
+    ("one reservation across two instance types", two_types_on_one_reservation, "gpu-reservation"),
+    ("Spot on an ODCR", lambda: pairs_of(_aws(reservation="cr-0123456789abcdef0"), {
+        "gpu-template": lambda props: props.update(instanceMarketOptions={"marketType": "spot"})}), "gpu-reservation"),
+    ("Spot VMs on a GCP reservation", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "h200-template": lambda props: props["scheduling"].update(provisioningModel="SPOT")}), "gpu-reservation"),
     ("a GPU type missing from the catalog", lambda: pairs_of(_aws(), {"gpu-template": lambda props: props.update(
-        instanceType="p4de.24xlarge")}), "gpu-type-in-catalog"),
+        instanceType="p3dn.24xlarge")}), "gpu-type-in-catalog"),
     ("an ND size missing from the catalog", lambda: pairs_of(recorded("azure-ndh200"), {
-        "h200-vmss": lambda props: props["sku"].update(name="Standard_ND96amsr_A100_v4")}), "gpu-type-in-catalog"),
+        "h200-vmss": lambda props: props["sku"].update(name="Standard_ND40rs_v2")}), "gpu-type-in-catalog"),
+    ("a catalog type gpu-cluster does not deploy (p6e-gb200)", lambda: pairs_of(_aws(), {
+        "gpu-template": lambda props: props.update(instanceType="p6e-gb200.36xlarge")}), "gpu-type-in-catalog"),
     ("SSH through two /1 CIDRs (AWS)", lambda: pairs_of(_aws(ssh_cidrs=["203.0.113.0/24"]), {
         "management-sg": halves("ingress")}), "ssh-not-open-to-world"),
     ("SSH through two /1 CIDRs (GCP)", lambda: pairs_of(recorded("gcp-a3ultra"), {
@@ -125,8 +196,11 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     ("SSH through two /1 CIDRs (Azure)", lambda: pairs_of(recorded("azure-ndh200"), {
         "management-nsg": halves("securityRules")}), "ssh-not-open-to-world"),
     ("a new placement group beside a Capacity Block", new_group_beside_the_block, "gpu-placement-group"),
-    ("a MIG without a workload policy", lambda: pairs_of(recorded("gcp-a3ultra"), {
-        "h200-group": lambda props: props.pop("resourcePolicies")}), "gpu-placement-group"),
+    ("a MIG without a workload policy or a reservation", lambda: pairs_of(_gcp(), {
+        "gpu-group": lambda props: props.pop("resourcePolicies")}), "gpu-placement-group"),
+    ("a workload policy on a MIG bound to a reservation", lambda: pairs_of(recorded("gcp-a3ultra"), {
+        "h200-group": lambda props: props.update(resourcePolicies={"workloadPolicy": "wp"})}),
+     "gpu-placement-group"),
     ("a public IP on a GPU node", lambda: pairs_of(recorded("aws-p5e"), {
         "h200-template": lambda props: props["networkInterfaces"][0].update(associatePublicIpAddress=True)}),
      "gpu-no-public-ip"),

@@ -110,6 +110,10 @@ class Instance(Entry):
     memory_gib: int
     nccl: NcclProfile
     source: str
+    # The CPU architecture: an arm64 type (Grace) boots only an arm64 image.
+    arch: Literal["amd64", "arm64"] = "amd64"
+    # Why the components cannot deploy this type yet (it validates and estimates); "" when they can.
+    not_deployable: str = ""
 
 
 class UplinkPorts(Entry):

@@ -78,7 +78,7 @@ def _run(args: argparse.Namespace, stage: Progress) -> int:
     stage("running the Pulumi program")
     outcome = offline.run(result.stack, None if result.loaded.design else result.loaded.data,
                           artifacts_dir=args.artifacts_dir, program=offline.program(), part_settings=stack_settings,
-                          references=references,
+                          references=references, provider_config=result.loaded.provider_config,
                           registered=lambda count: stage(f"running the Pulumi program: {counted(count, 'resource')}"))
     plan = as_dict(outcome)
     summary = deployment(result.spec)

@@ -134,8 +134,9 @@ def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]
         instance = catalog.instance(spec.target, instance_type)
         assert instance is not None  # the resolver rejects unknown instance types
         selector = {INSTANCE_TYPE: instance_type}
-        if spec.cloud is not None and spec.cloud.zone is not None:
-            selector[ZONE] = spec.cloud.zone
+        zones = {pool.capacity.zone for pool in spec.pools if pool.instance_type == instance_type and pool.capacity}
+        if len(zones) == 1 and None not in zones:  # pools of one type in several zones: the flavor spans them
+            selector[ZONE] = str(next(iter(zones)))
         flavor: dict[str, Any] = {"nodeLabels": selector, "topologyName": topology_name}
         if spec.target == "gcp":
             flavor["tolerations"] = [dict(GKE_GPU_TOLERATION)]

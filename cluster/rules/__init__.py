@@ -6,7 +6,7 @@ from cluster.findings import apply_policy
 from cluster.rules.addressing import AddressPools
 from cluster.rules.base import Derived, Rule, run_rules
 from cluster.rules.bisection import Bisection
-from cluster.rules.cloud import Placement
+from cluster.rules.cloud import FabricSplit, Placement
 from cluster.rules.ecmp import EcmpWidth
 from cluster.rules.fabric import Connected, LinkSpeed, Oversubscription, Radix
 from cluster.rules.hostnet import HostNetworking
@@ -34,6 +34,7 @@ ALL_RULES: list[Rule] = [
     AddressPools(),
     HostNetworking(),
     Placement(),
+    FabricSplit(),
 ]
 
 #: Every rule id, public contract first: SCHEMA and SPEC-IGNORED (the loader's and resolver's own

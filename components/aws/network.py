@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
+from pulumi_aws import provider as aws_provider
 
 from cluster.resolve import access_of
-from components.addressing import CLOUD_BLOCK, network_cidr
+from components.addressing import CLOUD_BLOCK, network_cidr, zone_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.base import ConcernArgs
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 ALL_TRAFFIC: aws.ec2.SecurityGroupIngressArgsDict = {"protocol": "-1", "from_port": 0, "to_port": 0}
 SSM_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+ECR_READ_POLICY = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"
 # FSx for Lustre: LNet on TCP 988 and 1018-1023 between clients and file servers.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 
@@ -35,17 +38,19 @@ def _tags(args: ConcernArgs, name: str, network: str) -> dict[str, str]:
 
 
 def _subnet(parent: pulumi.Resource, name: str, args: ConcernArgs, network: str, vpc_id: pulumi.Input[str],
-            route_table_id: pulumi.Output[str] | None = None) -> pulumi.Output[str]:
+            route_table_id: pulumi.Output[str] | None = None, zone: str | None = None) -> pulumi.Output[str]:
     """The id of the network's subnet: cloud.subnet_ids.<network> if given, else a new private
-    one on `route_table_id` (the NAT route) when there is one."""
+    one on `route_table_id` (the NAT route) when there is one. `zone`: a fabric subnet for pools in
+    another zone than cloud.zone."""
     cloud = args.spec.cloud
     assert cloud is not None
-    existing = getattr(cloud.subnet_ids, network, None) if cloud.subnet_ids else None
+    existing = getattr(cloud.subnet_ids, network, None) if cloud.subnet_ids and zone is None else None
     if existing is not None:
         return pulumi.Output.from_input(existing)
     subnet = aws.ec2.Subnet(
-        name, vpc_id=vpc_id, cidr_block=network_cidr(network), availability_zone=cloud.zone,
-        map_public_ip_on_launch=False, tags=_tags(args, name, network), opts=child(parent))
+        name, vpc_id=vpc_id, cidr_block=network_cidr(network) if zone is None else zone_cidr(zone),
+        availability_zone=zone or cloud.zone, map_public_ip_on_launch=False, tags=_tags(args, name, network),
+        opts=child(parent))
     if route_table_id is not None:
         aws.ec2.RouteTableAssociation(f"{name}-routes", subnet_id=subnet.id, route_table_id=route_table_id,
                                       opts=child(parent))
@@ -78,17 +83,55 @@ def _egress(parent: pulumi.Resource, name: str, args: ConcernArgs, vpc_id: pulum
     return private.id
 
 
-def _ssm_profile(parent: pulumi.Resource, name: str, args: ConcernArgs) -> pulumi.Output[str]:
-    """An instance profile whose role carries AWS's AmazonSSMManagedInstanceCore policy, so the
-    SSM agent of the Deep Learning AMI registers the node for Session Manager (AWS Systems Manager
-    guide: "Configure instance permissions required for Systems Manager"). Returns its name."""
+def _node_identity(parent: pulumi.Resource, name: str, args: ConcernArgs) -> pulumi.Output[str]:
+    """The nodes' instance profile: a role that reads the account's container images (AWS's managed
+    AmazonEC2ContainerRegistryReadOnly, the policy EKS gives worker nodes: Amazon EKS User Guide,
+    "Amazon EKS node IAM role"), reads the S3 buckets in cloud.data_buckets and nothing else (an
+    inline policy: s3:ListBucket on the buckets, s3:GetObject on their objects), and with
+    access: ssm carries AmazonSSMManagedInstanceCore, so the SSM agent of the Deep Learning AMI
+    registers the node for Session Manager (AWS Systems Manager guide: "Configure instance
+    permissions required for Systems Manager"). Returns the profile's name."""
+    cloud = args.spec.cloud
+    assert cloud is not None
     role = aws.iam.Role(f"{name}-node-role", assume_role_policy=json.dumps({
         "Version": "2012-10-17",
         "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
     }), tags=_tags(args, f"{name}-node-role", "management"), opts=child(parent))
-    aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=role.name, policy_arn=SSM_POLICY, opts=child(parent))
+    aws.iam.RolePolicyAttachment(f"{name}-node-images", role=role.name, policy_arn=ECR_READ_POLICY, opts=child(parent))
+    if access_of(cloud, "aws") == "ssm":
+        aws.iam.RolePolicyAttachment(f"{name}-node-ssm", role=role.name, policy_arn=SSM_POLICY, opts=child(parent))
+    if cloud.data_buckets:
+        aws.iam.RolePolicy(f"{name}-node-data", role=role.id, policy=json.dumps(data_read_policy(cloud.data_buckets)),
+                           opts=child(parent))
     return aws.iam.InstanceProfile(f"{name}-node-profile", role=role.name,
                                    tags=_tags(args, f"{name}-node-profile", "management"), opts=child(parent)).name
+
+
+def data_read_policy(buckets: list[str]) -> dict[str, object]:
+    """Read-only access to `buckets`: list them, get their objects."""
+    return {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["s3:ListBucket", "s3:GetBucketLocation"],
+         "Resource": [f"arn:aws:s3:::{bucket}" for bucket in buckets]},
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [f"arn:aws:s3:::{bucket}/*" for bucket in buckets]},
+    ]}
+
+
+def _s3_endpoint(parent: pulumi.Resource, name: str, args: ConcernArgs, vpc_id: pulumi.Output[str],
+                 route_table_id: pulumi.Output[str]) -> None:
+    """An S3 gateway endpoint on the private route table: data and ECR's image layers (stored in
+    S3) reach S3 inside the VPC, not through the NAT gateway (AWS PrivateLink guide, "Gateway
+    endpoints for Amazon S3"; Amazon ECR User Guide, interface VPC endpoints: "Amazon ECR uses
+    Amazon S3 to store your image layers")."""
+    assert args.spec.cloud is not None
+    aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=vpc_id, service_name=f"com.amazonaws.{args.spec.cloud.region}.s3",
+                        vpc_endpoint_type="Gateway", route_table_ids=[route_table_id],
+                        tags=_tags(args, f"{name}-s3", "management"), opts=child(parent))
+
+
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """The cluster's AWS provider, in cloud.region (credentials from the environment)."""
+    assert spec.cloud is not None
+    return aws_provider.Provider(name, region=spec.cloud.region, opts=pulumi.ResourceOptions(parent=parent))
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
@@ -101,8 +144,10 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     cloud = args.spec.cloud
     vpc_id = pulumi.Output.from_input(vpc_id)
     routes = _egress(parent, name, args, vpc_id) if cloud.vpc_id is None and cloud.egress == "nat" else None
+    if routes is not None:
+        _s3_endpoint(parent, name, args, vpc_id, routes)
     subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id, routes)
-    profile = _ssm_profile(parent, name, args) if access_of(cloud, "aws") == "ssm" else None
+    profile = _node_identity(parent, name, args)
     ssh: list[aws.ec2.SecurityGroupIngressArgsDict] = [
         {"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
          "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
@@ -130,14 +175,18 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:
-    """Fabric subnet for the EFA-only interfaces and the EFA security group: all traffic to and
-    from itself, nothing else (what EFA requires)."""
+    """Fabric subnet for the EFA-only interfaces (one more in each other zone a pool sits in) and the
+    EFA security group: all traffic to and from itself, nothing else (what EFA requires)."""
     vpc_id = args.management.network_id
-    assert vpc_id is not None
+    assert vpc_id is not None and args.spec.cloud is not None
     subnet = _subnet(parent, f"{name}-subnet", args, "fabric", vpc_id, args.management.egress_id)
+    others = sorted({pool.capacity.zone for pool in args.spec.pools if pool.capacity is not None
+                     and pool.capacity.zone not in (None, args.spec.cloud.zone)} - {None})
+    zones = {zone: (_subnet(parent, f"{name}-{zone}-subnet", args, "fabric", vpc_id, args.management.egress_id,
+                            zone=zone),) for zone in others if zone is not None}
     group = aws.ec2.SecurityGroup(
         f"{name}-efa-sg", vpc_id=vpc_id, description="gpu-cluster EFA: all traffic to and from itself",
         ingress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
         egress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
         tags=_tags(args, f"{name}-efa-sg", "fabric"), opts=child(parent))
-    return FabricAttachments({"efa": NetworkAttachment("fabric", (subnet,), (group.id,), network_id=vpc_id)})
+    return FabricAttachments({"efa": NetworkAttachment("fabric", (subnet,), (group.id,), network_id=vpc_id, zones=zones)})

@@ -17,14 +17,12 @@ import pulumi
 import pulumi_aws as aws
 
 from cluster.catalog import Instance, load_catalog
-from cluster.stackfile import Cloud
+from cluster.spec import PoolCapacity
 from components.base import child
 
 if TYPE_CHECKING:
     from components.node_pool import GpuNodePoolArgs
 
-# Deep Learning Base OSS AMI (NVIDIA driver, EFA installer), resolved by EC2 at launch.
-DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 
 
 def network_interfaces(instance: Instance, subnet: pulumi.Input[str], primary_groups: Sequence[pulumi.Input[str]],
@@ -47,19 +45,34 @@ def network_interfaces(instance: Instance, subnet: pulumi.Input[str], primary_gr
     return interfaces
 
 
-def _market(cloud: Cloud) -> aws.ec2.LaunchTemplateInstanceMarketOptionsArgsDict | None:
+def _market(capacity: PoolCapacity) -> aws.ec2.LaunchTemplateInstanceMarketOptionsArgsDict | None:
     """The launch template's market options: a capacity block or spot; none on demand."""
-    return {"market_type": cloud.market} if cloud.market in ("capacity-block", "spot") else None
+    return {"market_type": capacity.market} if capacity.market in ("capacity-block", "spot") else None
 
 
-def _reservation(cloud: Cloud) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgsDict | None:
-    """The launch template's target: the capacity block's or the ODCR's reservation id."""
-    if not cloud.reservation:
+def _reservation(capacity: PoolCapacity) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgsDict | None:
+    """The launch template's target: the pool's capacity block or ODCR id."""
+    if not capacity.reservation:
         return None
-    return {"capacity_reservation_target": {"capacity_reservation_id": cloud.reservation}}
+    return {"capacity_reservation_target": {"capacity_reservation_id": capacity.reservation}}
 
 
-def reserved(cloud: Cloud) -> bool:
+# The default image's root device (Ubuntu AMIs boot from /dev/sda1): encrypted with the account's
+# default EBS key, 200 GiB of gp3 for drivers, containers and checkpoints.
+ROOT_DEVICE = "/dev/sda1"
+
+
+def _root_volume(capacity: PoolCapacity) -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgsDict] | None:
+    """An encrypted root volume for the default (Ubuntu) image. A custom image's root device name
+    is its own, so its encryption is the AMI's snapshot's or the account's EBS default (the plan
+    says so)."""
+    if not capacity.default_image:
+        return None
+    return [{"device_name": ROOT_DEVICE, "ebs": {"encrypted": "true", "volume_type": "gp3", "volume_size": 200,
+                                                 "delete_on_termination": "true"}}]
+
+
+def reserved(capacity: PoolCapacity) -> bool:
     """Capacity from a Capacity Block or a targeted ODCR: then no new cluster placement group.
 
     The reservation's capacity is not in a group made for the pool, so launches fail for
@@ -73,40 +86,45 @@ def reserved(cloud: Cloud) -> bool:
     placement group needs that existing group named instead, which the stack file does not
     offer yet.
     """
-    return cloud.market == "capacity-block" or cloud.reservation is not None
+    return capacity.reserved
 
 
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """Placement group, launch template and auto scaling group; returns the group's name."""
-    spec, pool = args.spec, args.pool
-    assert pool.instance_type is not None and spec.cloud is not None
+    spec, pool, capacity = args.spec, args.pool, args.pool.capacity
+    assert pool.instance_type is not None and spec.cloud is not None and capacity is not None
     instance = load_catalog().instance("aws", pool.instance_type)
     assert instance is not None
     efa = args.fabric.layouts["efa"]
+    subnet = efa.subnets_in(capacity.zone)[0]  # the pool's zone's fabric subnet
     tags = {"gpu-cluster": spec.name, "gpu-cluster/pool": pool.name}
-    placement = None if reserved(spec.cloud) else aws.ec2.PlacementGroup(
+    placement = None if reserved(capacity) else aws.ec2.PlacementGroup(
         f"{name}-placement", strategy="cluster", tags=tags, opts=child(parent))
     template = aws.ec2.LaunchTemplate(
         f"{name}-template",
         instance_type=pool.instance_type,
-        image_id=spec.cloud.image or DEFAULT_IMAGE,
+        image_id=capacity.image,
         network_interfaces=network_interfaces(
-            instance, efa.subnet_ids[0],
+            instance, subnet,
             [*args.management.security_group_ids, *args.storage.security_group_ids, *efa.security_group_ids],
             list(efa.security_group_ids)),
-        metadata_options={"http_tokens": "required", "http_endpoint": "enabled"},
+        # IMDSv2 only, and a hop limit of 2: a container's request crosses one more hop, and "In a
+        # container environment, we recommend setting the hop limit to 2" (AWS EC2 User Guide,
+        # "Configure the Instance Metadata Service options").
+        metadata_options={"http_tokens": "required", "http_endpoint": "enabled", "http_put_response_hop_limit": 2},
         iam_instance_profile=({"name": args.management.instance_profile}
                               if args.management.instance_profile is not None else None),
+        block_device_mappings=_root_volume(capacity),
         tag_specifications=[{"resource_type": "instance", "tags": tags}],
         tags=tags,
-        instance_market_options=_market(spec.cloud),
-        capacity_reservation_specification=_reservation(spec.cloud),
+        instance_market_options=_market(capacity),
+        capacity_reservation_specification=_reservation(capacity),
         opts=child(parent),
     )
     group = aws.autoscaling.Group(
         f"{name}-group",
         min_size=pool.nodes, max_size=pool.nodes, desired_capacity=pool.nodes,
-        vpc_zone_identifiers=[efa.subnet_ids[0]],
+        vpc_zone_identifiers=[subnet],
         placement_group=placement.id if placement is not None else None,
         launch_template={"id": template.id, "version": "$Latest"},
         tags=[{"key": key, "value": value, "propagate_at_launch": True} for key, value in sorted(tags.items())],

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-from pulumi_azure_native import network, resources
+from pulumi_azure_native import authorization, managedidentity, network, resources
+from pulumi_azure_native import provider as azure_provider
 
 from cluster.resolve import access_of
 from cluster.stackfile import Cloud
@@ -16,9 +17,18 @@ from components.addressing import CLOUD_BLOCK, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
     from components.storage import StorageNetworkArgs
+
+
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """The cluster's Azure provider: cloud.region, and cloud.subscription (or the stack's
+    azure-native:subscriptionId, which the resolver fills in)."""
+    assert spec.cloud is not None
+    return azure_provider.Provider(name, location=spec.cloud.region, subscription_id=spec.cloud.subscription,
+                                   opts=pulumi.ResourceOptions(parent=parent))
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
@@ -40,10 +50,36 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group.name, virtual_network_name=vnet.name,
                             address_prefix=network_cidr("management"), network_security_group={"id": nsg.id},
                             nat_gateway=_joined(nat), opts=child(parent))
-    if access_of(cloud, "azure") == "bastion":
-        _bastion(parent, name, cloud, group.name, vnet.name, tags)
+    bastion = _bastion(parent, name, cloud, group.name, vnet.name, tags) if access_of(cloud, "azure") == "bastion" else None
     return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name,
-                             egress_id=nat)
+                             egress_id=nat, access_id=bastion, identity=_node_identity(parent, name, cloud, group.name, tags))
+
+
+# Azure built-in role definition ids (learn.microsoft.com "Azure built-in roles"): read blobs, pull images.
+STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
+
+
+def _role(scope: str, role: str) -> str:
+    """The role definition id of built-in `role` in the subscription of `scope` (a resource id)."""
+    subscription = scope.split("/")[2]
+    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def _node_identity(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[str],
+                   tags: dict[str, str]) -> pulumi.Output[str]:
+    """A user-assigned managed identity for the scale sets, with Storage Blob Data Reader on the
+    storage accounts of cloud.data_buckets and AcrPull on the registries of cloud.registries, each
+    at that resource's scope only. Returns its id."""
+    identity = managedidentity.UserAssignedIdentity(f"{name}-nodes", resource_group_name=group,
+                                                    location=cloud.region, tags=tags, opts=child(parent))
+    grants = [(f"data{index}", scope, STORAGE_BLOB_DATA_READER) for index, scope in enumerate(cloud.data_buckets)]
+    grants += [(f"registry{index}", scope, ACR_PULL) for index, scope in enumerate(cloud.registries)]
+    for suffix, scope, role in grants:
+        authorization.RoleAssignment(f"{name}-nodes-{suffix}", scope=scope, role_definition_id=_role(scope, role),
+                                     principal_id=identity.principal_id, principal_type="ServicePrincipal",
+                                     opts=child(parent))
+    return identity.id
 
 
 def _joined(nat: pulumi.Output[str] | None) -> network.SubResourceArgsDict | None:
@@ -65,7 +101,7 @@ def _nat(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[
 
 
 def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Output[str], vnet: pulumi.Output[str],
-             tags: dict[str, str]) -> None:
+             tags: dict[str, str]) -> pulumi.Output[str]:
     """Azure Bastion (Standard, native-client tunneling) in its own AzureBastionSubnet: `az network
     bastion ssh` reaches the nodes' private addresses, and no node has a public IP
     (learn.microsoft.com "Connect to a VM using Bastion and a native client": Standard SKU or
@@ -75,11 +111,11 @@ def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Out
     address = network.PublicIPAddress(f"{name}-bastion-ip", resource_group_name=group, location=cloud.region,
                                       sku={"name": "Standard"}, public_ip_allocation_method="Static", tags=tags,
                                       opts=child(parent))
-    network.BastionHost(f"{name}-bastion", resource_group_name=group, location=cloud.region,
-                        sku={"name": "Standard"}, enable_tunneling=True,
-                        ip_configurations=[{"name": "bastion", "subnet": {"id": subnet.id},
-                                            "public_ip_address": {"id": address.id}}],
-                        tags=tags, opts=child(parent))
+    return network.BastionHost(f"{name}-bastion", resource_group_name=group, location=cloud.region,
+                               sku={"name": "Standard"}, enable_tunneling=True,
+                               ip_configurations=[{"name": "bastion", "subnet": {"id": subnet.id},
+                                                   "public_ip_address": {"id": address.id}}],
+                               tags=tags, opts=child(parent)).name
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING
 import pulumi
 from pulumi_azure_native import compute
 
+from cluster.naming import azure_host_prefix
 from components.base import child
 
 if TYPE_CHECKING:
     from components.node_pool import GpuNodePoolArgs
 
-# Microsoft's HPC image (Mellanox OFED, NVIDIA driver): publisher:offer:sku:version.
-DEFAULT_IMAGE = "microsoft-dsvm:ubuntu-hpc:2204:latest"
 ADMIN_USER = "azureuser"
 
 
@@ -42,7 +41,7 @@ def _nic(name: str, subnet: pulumi.Input[str], primary: bool, nsg: pulumi.Input[
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """The scale set; returns its id."""
     spec, pool = args.spec, args.pool
-    assert pool.instance_type is not None and spec.cloud is not None
+    assert pool.instance_type is not None and spec.cloud is not None and pool.capacity is not None
     group = args.management.scope
     assert group is not None
     # Password login is off, so the key is the only way in: the resolver requires it on Azure
@@ -52,9 +51,9 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         "path": f"/home/{ADMIN_USER}/.ssh/authorized_keys", "key_data": spec.cloud.ssh_public_key}]}}
     nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
     profile: compute.VirtualMachineScaleSetVMProfileArgsDict = {
-        "os_profile": {"computer_name_prefix": f"{spec.name}-{pool.name}"[:15], "admin_username": ADMIN_USER,
+        "os_profile": {"computer_name_prefix": azure_host_prefix(spec.first_name, pool.first_name), "admin_username": ADMIN_USER,
                        "linux_configuration": linux},
-        "storage_profile": {"image_reference": image_reference(spec.cloud.image or DEFAULT_IMAGE),
+        "storage_profile": {"image_reference": image_reference(pool.capacity.image),
                             "os_disk": {"create_option": "FromImage", "caching": compute.CachingTypes.READ_WRITE,
                                         "managed_disk": {"storage_account_type": "Premium_LRS"}}},
         "network_profile": {"network_interface_configurations": [
@@ -73,6 +72,9 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         orchestration_mode="Uniform",
         upgrade_policy={"mode": compute.UpgradeMode.MANUAL},
         virtual_machine_profile=profile,
+        identity=({"type": compute.ResourceIdentityType.USER_ASSIGNED,
+                   "user_assigned_identities": [args.management.identity]}
+                  if args.management.identity is not None else None),
         tags={"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name},
         opts=child(parent),
     )

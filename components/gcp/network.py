@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
+from pulumi_gcp import provider as gcp_provider
 
-from cluster.catalog import load_catalog
+from cluster.catalog import Catalog, load_catalog
 from cluster.resolve import access_of
 from components.addressing import gpu_nic_cidr, network_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.base import ConcernArgs
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
@@ -43,6 +45,14 @@ def _internal(parent: pulumi.Resource, name: str, network: gcp.compute.Network, 
                          allows=[{"protocol": "all"}], opts=child(parent))
 
 
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """The cluster's Google provider: cloud.project (or the stack's gcp:project, which the resolver
+    fills in), cloud.region and cloud.zone."""
+    assert spec.cloud is not None
+    return gcp_provider.Provider(name, project=spec.cloud.project, region=spec.cloud.region, zone=spec.cloud.zone,
+                                 opts=pulumi.ResourceOptions(parent=parent))
+
+
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
     """Management VPC and subnet; SSH only from cloud.ssh_cidrs, all traffic within the subnet."""
     assert args.spec.cloud is not None
@@ -63,12 +73,49 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         gcp.compute.RouterNat(f"{name}-nat", router=router.name, region=args.spec.cloud.region,
                               nat_ip_allocate_option="AUTO_ONLY",
                               source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES", opts=child(parent))
+    access = None
     if access_of(args.spec.cloud, "gcp") == "iap":
         # IAP TCP forwarding reaches VMs without external IPs from Google's range 35.235.240.0/20
         # (cloud.google.com/iap/docs/using-tcp-forwarding, "Create a firewall rule").
-        gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS", source_ranges=[IAP_RANGE],
-                             allows=[{"protocol": "tcp", "ports": ["22"]}], opts=child(parent))
-    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id)
+        access = gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS",
+                                      source_ranges=[IAP_RANGE], allows=[{"protocol": "tcp", "ports": ["22"]}],
+                                      opts=child(parent)).name
+    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access,
+                             identity=_node_identity(parent, name, args))
+
+
+# The nodes' project roles: Cluster Toolkit's GKE A3 Ultra node service account's, but for
+# storage.objectViewer, which is granted per bucket of cloud.data_buckets instead of project-wide
+# (examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml at 1047080375af: logging.logWriter,
+# monitoring.metricWriter, monitoring.viewer, stackdriver.resourceMetadata.writer,
+# storage.objectViewer, artifactregistry.reader).
+NODE_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/monitoring.viewer",
+              "roles/stackdriver.resourceMetadata.writer", "roles/artifactregistry.reader")
+
+
+def service_account_id(cluster: str) -> str:
+    """A service account id (6-30 characters, a letter first): `<cluster>-gpu-nodes`, the cluster
+    name cut to fit."""
+    return f"{cluster[:19].rstrip('-')}-gpu-nodes"
+
+
+def _node_identity(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> pulumi.Output[str]:
+    """A service account for the GPU nodes with read access to images and to the data buckets, and
+    write access to logs and metrics, instead of the Compute Engine default account (Editor on the
+    project). Returns its email."""
+    assert args.spec.cloud is not None
+    account = gcp.serviceaccount.Account(f"{name}-nodes", account_id=service_account_id(args.spec.first_name),
+                                         display_name=f"gpu-cluster {args.spec.name} GPU nodes", opts=child(parent))
+    member = account.email.apply(lambda email: f"serviceAccount:{email}")
+    project = (pulumi.Output.from_input(args.spec.cloud.project) if args.spec.cloud.project else
+               gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)
+    for role in NODE_ROLES:
+        gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[1].replace('.', '-').lower()}", project=project,
+                               role=role, member=member, opts=child(parent))
+    for index, bucket in enumerate(args.spec.cloud.data_buckets):
+        gcp.storage.BucketIAMMember(f"{name}-nodes-data{index}", bucket=bucket, role="roles/storage.objectViewer",
+                                    member=member, opts=child(parent))
+    return account.email
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
@@ -90,16 +137,36 @@ def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAtt
         nics[instance.layout] = max(nics.get(instance.layout, 0), instance.fabric.count)
     layouts: dict[str, NetworkAttachment] = {}
     if "rdma-vpc" in nics:
-        layouts["rdma-vpc"] = _rdma_vpc(parent, f"{name}-rdma", args, nics["rdma-vpc"])
+        layouts["rdma-vpc"] = _rdma_vpcs(parent, f"{name}-rdma", args, nics["rdma-vpc"])
     if "multi-vpc" in nics:
         layouts["multi-vpc"] = _gpu_vpcs(parent, f"{name}-gpu", args, nics["multi-vpc"])
     return FabricAttachments(layouts)
 
 
-def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
-    assert args.spec.cloud is not None and args.spec.cloud.zone is not None
-    zone = args.spec.cloud.zone
-    project = gcp.organizations.get_project_output().project_id
+def _rdma_vpcs(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int) -> NetworkAttachment:
+    """One RDMA VPC per zone its pools sit in: a RoCE network profile, and so its VPC, serves one
+    zone (FACTS.md 1.2, rdma-network-profiles). cloud.zone's keeps the plain name."""
+    assert args.spec.cloud is not None
+    home = args.spec.cloud.zone
+    catalog = load_catalog()
+    used = sorted({pool.capacity.zone for pool in args.spec.pools if pool.capacity is not None
+                   and pool.capacity.zone is not None and _layout(catalog, pool.instance_type) == "rdma-vpc"})
+    vpcs = {zone: _rdma_vpc(parent, name if zone == home else f"{name}-{zone}", args, count, zone) for zone in used}
+    first = vpcs[home] if home in vpcs else vpcs[used[0]]
+    return NetworkAttachment("fabric", first.subnet_ids, network_id=first.network_id,
+                             zones={zone: vpc.subnet_ids for zone, vpc in vpcs.items()})
+
+
+def _layout(catalog: Catalog, instance_type: str | None) -> str | None:
+    instance = catalog.instance("gcp", instance_type or "")
+    return instance.layout if instance is not None else None
+
+
+def _rdma_vpc(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: int, zone: str) -> NetworkAttachment:
+    assert args.spec.cloud is not None
+    # The project: the stack's, else the provider's own (its credentials' default), read through it.
+    project = (pulumi.Output.from_input(args.spec.cloud.project) if args.spec.cloud.project else
+               gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)
     profile = project.apply(lambda project_id: f"projects/{project_id}/global/networkProfiles/{zone}-vpc-roce")
     vpc = _vpc(parent, f"{name}-vpc", network_profile=profile)
     subnets = [_subnet(parent, f"{name}-nic{nic}", args, vpc, gpu_nic_cidr(nic)) for nic in range(count)]

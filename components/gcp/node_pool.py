@@ -1,7 +1,7 @@
-"""GCP node pool: a HIGH_THROUGHPUT workload policy, instance template (gVNIC management and storage
-NICs, then one NIC per GPU NIC: MRDMA on the RDMA VPC, gVNIC on the GPU VPCs), reservation
-affinity when the stack names one, and a managed instance group of `nodes` VMs that carries the
-workload policy and that `pulumi up` waits for."""
+"""GCP node pool: a HIGH_THROUGHPUT workload policy unless the pool draws on a reservation, an
+instance template (gVNIC management and storage NICs, then one NIC per GPU NIC: MRDMA on the RDMA
+VPC, gVNIC on the GPU VPCs) bound to the pool's reservation when it has one, and a managed
+instance group of `nodes` VMs that `pulumi up` waits for and that never rolls its VMs on its own."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from cluster.catalog import load_catalog
+from cluster.spec import PoolCapacity
 from cluster.sshkeys import split_user
 from components.base import child
 
 if TYPE_CHECKING:
     from components.node_pool import GpuNodePoolArgs
 
-DEFAULT_IMAGE = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2204-amd64-with-nvidia-580"
 GPU_NIC_TYPE = {"rdma-vpc": "MRDMA", "multi-vpc": "GVNIC"}
 # A3 Ultra and A4 boot only from Hyperdisk (cluster-toolkit a3ultra-vm.yaml: disk_type
 # hyperdisk-balanced); A3 High and Mega take Persistent Disk.
@@ -35,54 +35,95 @@ def network_interfaces(layout: str, other_nics: int, management: pulumi.Input[st
     return interfaces
 
 
+# A template change (an image, an SSH key) must not roll GPU VMs by itself, nor create a VM beside
+# the one it replaces: a reservation has no room for a surge VM, and GPU quota rarely does.
+# OPPORTUNISTIC applies the new template only when a VM is recreated anyway; RECREATE with no surge
+# deletes a VM before making its replacement under the same name (Cluster Toolkit's HTCondor
+# access point MIG: "max_surge_fixed = 0 # must be 0 to preserve hostnames", replacement_method
+# RECREATE, type OPPORTUNISTIC by default, community/modules/scheduler/htcondor-access-point/main.tf
+# at 1047080375af; pulumi-gcp InstanceGroupManagerUpdatePolicy: RECREATE needs max_unavailable > 0).
+UPDATE_POLICY: gcp.compute.InstanceGroupManagerUpdatePolicyArgsDict = {
+    "type": "OPPORTUNISTIC", "minimal_action": "REPLACE", "replacement_method": "RECREATE",
+    "max_surge_fixed": 0, "max_unavailable_fixed": 1,
+}
+# Machine series sold through dense (blocks, calendar) reservations: a VM on one is bound to it.
+BOUND_LAYOUTS = ("rdma-vpc",)
+
+
+def _capacity(capacity: PoolCapacity, layout: str) -> tuple[gcp.compute.InstanceTemplateReservationAffinityArgsDict,
+                                                             gcp.compute.InstanceTemplateSchedulingArgsDict]:
+    """The template's reservation affinity and scheduling, as Cluster Toolkit sets them: with a
+    reservation, SPECIFIC_RESERVATION and, for A3 Ultra / A4, provisioning model RESERVATION_BOUND
+    (examples/machine-learning/a3-ultragpu-8g/a3ultra-vm.yaml and a4-highgpu-8g/a4high-vm.yaml
+    `provisioning_model: RESERVATION_BOUND`; the Slurm controller's resume.py sets it for a dense
+    reservation); SPOT only without one; otherwise standard on-demand."""
+    scheduling: gcp.compute.InstanceTemplateSchedulingArgsDict = {"on_host_maintenance": "TERMINATE",
+                                                                  "automatic_restart": True}
+    if capacity.reservation:
+        if layout in BOUND_LAYOUTS:
+            scheduling["provisioning_model"] = "RESERVATION_BOUND"
+        return ({"type": "SPECIFIC_RESERVATION", "specific_reservation": {
+            "key": "compute.googleapis.com/reservation-name", "values": [capacity.reservation]}}, scheduling)
+    if capacity.market == "spot":
+        scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
+                      "preemptible": True}
+    return {"type": "ANY_RESERVATION"}, scheduling
+
+
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
-    """Placement policy, instance template and managed instance group; returns the group's id."""
-    spec, pool = args.spec, args.pool
-    assert pool.instance_type is not None and spec.cloud is not None
+    """Placement policy (without a reservation), instance template and managed instance group;
+    returns the group's id.
+
+    Without a reservation a HIGH_THROUGHPUT workload policy on the group places its VMs close
+    together: Google's way for A3 High / Mega / Ultra and A4 MIGs
+    (cloud.google.com/compute/docs/instance-groups/about-workload-policies; pulumi-gcp
+    ResourcePolicy.workload_policy and InstanceGroupManager.resource_policies.workload_policy). With
+    one, none: the reservation's own blocks place the VMs, and "vanilla reservations don't support
+    external policies" (Cluster Toolkit's Slurm resume.py update_reservation_props; its
+    gke-a3-ultragpu blueprint sets the reservation affinity and no placement policy)."""
+    spec, pool, capacity = args.spec, args.pool, args.pool.capacity
+    assert pool.instance_type is not None and spec.cloud is not None and capacity is not None
     instance = load_catalog().instance("gcp", pool.instance_type)
     assert instance is not None and instance.layout is not None
     fabric = args.fabric.layouts[instance.layout]
     labels = {"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name}
-    # A workload policy of type HIGH_THROUGHPUT on the managed instance group, not a compact
-    # placement policy in its template: Google's way to place A3 High / Mega / Ultra and A4 VMs
-    # of a MIG close together (cloud.google.com/compute/docs/instance-groups/about-workload-policies
-    # and create-workload-policies; pulumi-gcp ResourcePolicy.workload_policy and
-    # InstanceGroupManager.resource_policies.workload_policy, a full or partial URL: the
-    # policy's id is `projects/<p>/regions/<r>/resourcePolicies/<name>`).
-    placement = gcp.compute.ResourcePolicy(
+    placement = None if capacity.reservation else gcp.compute.ResourcePolicy(
         f"{name}-placement", region=spec.cloud.region,
         workload_policy={"type": "HIGH_THROUGHPUT"}, opts=child(parent))
-    reservation: gcp.compute.InstanceTemplateReservationAffinityArgsDict = {"type": "ANY_RESERVATION"}
-    if spec.cloud.reservation:
-        reservation = {"type": "SPECIFIC_RESERVATION", "specific_reservation": {
-            "key": "compute.googleapis.com/reservation-name", "values": [spec.cloud.reservation]}}
-    scheduling: gcp.compute.InstanceTemplateSchedulingArgsDict = {"on_host_maintenance": "TERMINATE", "automatic_restart": True}
-    if spec.cloud.market == "spot":
-        scheduling = {"on_host_maintenance": "TERMINATE", "automatic_restart": False, "provisioning_model": "SPOT",
-                      "preemptible": True}
+    reservation, scheduling = _capacity(capacity, instance.layout)
     other = instance.other_nics.count if instance.other_nics else 1
-    metadata = {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key else {}
+    # OS Login (IAM-granted logins, Cluster Toolkit's vm-instance default `enable_oslogin = ENABLE`)
+    # unless the stack gives a key, which lives in the ssh-keys metadata OS Login would ignore.
+    metadata = ({"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key
+                else {"enable-oslogin": "TRUE"})
     template = gcp.compute.InstanceTemplate(
         f"{name}-template",
         machine_type=pool.instance_type,
-        disks=[{"boot": True, "auto_delete": True, "source_image": spec.cloud.image or DEFAULT_IMAGE,
+        disks=[{"boot": True, "auto_delete": True, "source_image": capacity.image,
                 "disk_size_gb": 200, "disk_type": BOOT_DISK_TYPE[instance.layout]}],
         network_interfaces=network_interfaces(instance.layout, other, args.management.subnet_ids[0],
                                               args.storage.subnet_ids[0],
-                                              list(fabric.subnet_ids[:instance.fabric.count])),
+                                              list(fabric.subnets_in(capacity.zone)[:instance.fabric.count])),
         reservation_affinity=reservation,
         scheduling=scheduling,
         metadata=metadata,
+        service_account=({"email": args.management.identity, "scopes": ["cloud-platform"]}
+                         if args.management.identity is not None else None),
+        # Shielded VM: vTPM and integrity monitoring. Secure Boot stays off: an NVIDIA or fabric
+        # driver built on the node (DKMS) is unsigned and would not load.
+        shielded_instance_config={"enable_secure_boot": False, "enable_vtpm": True,
+                                  "enable_integrity_monitoring": True},
         labels=labels,
         opts=child(parent),
     )
     group = gcp.compute.InstanceGroupManager(
         f"{name}-group",
-        base_instance_name=f"{spec.name}-{pool.name}",
-        zone=spec.cloud.zone,
+        base_instance_name=f"{spec.first_name}-{pool.first_name}",  # host names survive a rename
+        zone=capacity.zone,
         versions=[{"instance_template": template.id, "name": "primary"}],
         target_size=pool.nodes,
-        resource_policies={"workload_policy": placement.id},
+        resource_policies={"workload_policy": placement.id} if placement is not None else None,
+        update_policy=UPDATE_POLICY,
         # `pulumi up` returns only when every VM is running (STABLE), so a missing reservation or
         # quota fails the update instead of leaving an empty group that looks deployed.
         wait_for_instances=True,

@@ -11,6 +11,7 @@ from components.base import ConcernArgs, FabricAttachments, NetworkAttachment, c
 from components.onprem.files import RenderedFiles
 
 if TYPE_CHECKING:
+    from cluster.spec import ClusterSpec
     from components.fabric import GpuFabricArgs
     from components.management import ManagementNetworkArgs
     from components.storage import StorageNetworkArgs
@@ -24,6 +25,11 @@ def write_bundles(parent: pulumi.Resource, directory: str, bundles: Mapping[str,
 
 def _write(parent: pulumi.Resource, args: ConcernArgs) -> None:
     write_bundles(parent, args.artifacts_dir, args.artifacts, args.gate)
+
+
+def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.ProviderResource | None:
+    """No cloud provider: the files' dynamic provider comes with the resources."""
+    return None
 
 
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
