@@ -308,7 +308,7 @@ def test_up_refuses_a_file_it_did_not_write_and_destroy_removes_only_its_own(eng
     expected = rendered(engine, stack, tmp_path / "render")
     written = tree(directory)
     refused = {path for path in expected if "spine-001" in path}  # the bundle of spine-001 wrote nothing
-    assert refused == {"switches/spine-001/config_db.json", "switches/spine-001/frr.conf",
+    assert refused == {"switches/spine-001/config_db.json", "switches/spine-001/frr.conf", "switches/spine-001/users.sh",
                        "verify/neighbors/spine-001.txt"}
     assert set(written) == set(expected) - refused | {"switches/spine-001/frr.conf"}
     assert all(written[path] == expected[path] for path in set(expected) - refused)
