@@ -95,9 +95,26 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     if target == "aws" and any(pool.capacity is not None and not pool.capacity.default_image for pool in spec.pools):
         todo.append("encryption: a named AMI's root volume is encrypted only if its snapshot is or the account's EBS "
                     "encryption by default is on")
-    todo.append(f"Kubernetes: the exported Kueue objects select nodes by the labels {PROVIDER[target]}'s managed "
-                "Kubernetes sets; joining these nodes to a cluster is yours")
+    todo.extend(_not_created(spec))
     return Deployment(tuple(creates), tuple(todo))
+
+
+# What the provider's managed Kubernetes calls a node pool, and its shared file systems.
+KUBERNETES = {"aws": "EKS managed node groups", "gcp": "GKE node pools", "azure": "AKS node pools"}
+FILE_SYSTEMS = {"aws": "FSx for Lustre and a /home", "gcp": "Filestore or Managed Lustre",
+                "azure": "Azure Managed Lustre"}
+
+
+def _not_created(spec: ClusterSpec) -> list[str]:
+    """What a training cluster needs that this stack does not create, said plainly."""
+    target = spec.target
+    return [
+        f"scheduler: none created: the nodes boot as bare VMs in their {GROUP[target]}s, joined to no Slurm "
+        f"controller and no Kubernetes cluster; the exported Kueue objects select the labels {PROVIDER[target]}'s "
+        f"managed Kubernetes sets and schedule nothing until these nodes join {KUBERNETES[target]} of yours",
+        f"shared storage: none created ({FILE_SYSTEMS[target]}): the storage network's subnet is ready for it "
+        "(`pulumi stack output network`: subnets.storage); mount it on the nodes yourself",
+    ]
 
 
 def _identity(spec: ClusterSpec) -> str:

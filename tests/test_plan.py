@@ -130,6 +130,19 @@ def test_plan_says_what_exists_after_up_and_what_is_still_yours(capsys: pytest.C
     assert after < still and all(f"  {line}" in out[still:] for line in summary["todo"])
 
 
+@pytest.mark.parametrize("stack", ["aws-p5e", "gcp-a3ultra", "azure-ndh200"])
+def test_still_yours_says_what_the_stack_does_not_create(capsys: pytest.CaptureFixture[str], stack: str) -> None:
+    """No scheduler and no shared storage are created: the plan says so, not a hint that the nodes
+    are somehow part of a Kubernetes cluster."""
+    assert main(["plan", stack, "--format", "json"]) == 0
+    todo = json.loads(capsys.readouterr().out)["deployment"]["todo"]
+    scheduler = [line for line in todo if line.startswith("scheduler: none created: the nodes boot as bare VMs")]
+    storage = [line for line in todo if line.startswith("shared storage: none created")]
+    assert len(scheduler) == 1 and "schedule nothing until these nodes join" in scheduler[0]
+    assert len(storage) == 1 and "subnets.storage" in storage[0]
+    assert any(line.startswith("data: the nodes' identity reads no bucket") for line in todo)
+
+
 def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     stack = tmp_path / "Pulumi.own-vpn.yaml"
     stack.write_text("config:\n  gpu-cluster:cluster:\n    name: t\n    target: aws\n"
