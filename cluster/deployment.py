@@ -70,6 +70,8 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
     creates.append(_egress(spec))
     creates.append(_identity(spec))
+    if spec.filesystem is not None:
+        creates.append(_filesystem(spec))
     creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
                    f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
@@ -95,9 +97,41 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     if target == "aws" and any(pool.capacity is not None and not pool.capacity.default_image for pool in spec.pools):
         todo.append("encryption: a named AMI's root volume is encrypted only if its snapshot is or the account's EBS "
                     "encryption by default is on")
-    todo.append(f"Kubernetes: the exported Kueue objects select nodes by the labels {PROVIDER[target]}'s managed "
-                "Kubernetes sets; joining these nodes to a cluster is yours")
+    todo.extend(_not_created(spec))
     return Deployment(tuple(creates), tuple(todo))
+
+
+# What the provider's managed Kubernetes calls a node pool, and its shared file systems.
+KUBERNETES = {"aws": "EKS managed node groups", "gcp": "GKE node pools", "azure": "AKS node pools"}
+FILE_SYSTEMS = {"aws": "FSx for Lustre and a /home", "gcp": "Filestore or Managed Lustre",
+                "azure": "Azure Managed Lustre"}
+
+
+def _not_created(spec: ClusterSpec) -> list[str]:
+    """What a training cluster needs that this stack does not create, said plainly."""
+    target = spec.target
+    lines = [
+        f"scheduler: none created: the nodes boot as bare VMs in their {GROUP[target]}s, joined to no Slurm "
+        f"controller and no Kubernetes cluster; the exported Kueue objects select the labels {PROVIDER[target]}'s "
+        f"managed Kubernetes sets and schedule nothing until these nodes join {KUBERNETES[target]} of yours"]
+    if spec.filesystem is None:
+        lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one): the "
+                     "storage network's subnet is ready for it (`pulumi stack output network`: subnets.storage)")
+    else:
+        lines.append(f"shared storage: the node image must carry the Lustre client, or the boot script leaves "
+                     f"{spec.filesystem.mount} unmounted (it says so in the boot log); the file system is protected, so "
+                     "`pulumi destroy` stops at it until you unprotect it (`pulumi state unprotect`) to delete the data")
+        lines.append("home: no /home file system is created; users' homes stay on each node's root volume")
+    return lines
+
+
+def _filesystem(spec: ClusterSpec) -> str:
+    fs = spec.filesystem
+    assert fs is not None
+    asked = (f", for {fs.gpus:,} GPUs at {fs.mbps_per_gpu:,} MB/s each" if fs.mbps_per_gpu else "")
+    return (f"shared storage: {fs.service}, {fs.capacity_gib:,} GiB at {fs.tier} MB/s per TiB = "
+            f"{fs.throughput_mbps:,} MB/s{asked}, on the storage network, mounted at {fs.mount} on every node at boot; "
+            "protected")
 
 
 def _identity(spec: ClusterSpec) -> str:

@@ -19,6 +19,7 @@ from cluster import stackfile as sf
 from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
+from cluster.filesystems import plan as plan_filesystem
 from cluster.findings import Finding, Severity, schema
 from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
@@ -916,10 +917,14 @@ class _Resolver:
                 self.access(raw.target, raw.cloud)
                 self.identity(raw.target, raw.cloud)
                 cloud = self.provider_settings(raw.target, raw.cloud)
-            for key in ("fabric", "storage", "management", "oob"):
+            for key in ("fabric", "management", "oob"):
                 if getattr(raw, key) is not None:
                     self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
                                  f"remove `{key}` from a cloud stack")
+            for key in sorted(raw.storage.model_fields_set - {"filesystem"}) if raw.storage is not None else []:
+                self.ignored(f"storage.{key}", f"storage.{key} sizes on-premises switches; on {raw.target} the "
+                             "storage network is the provider's, and storage.filesystem its shared file system",
+                             f"remove storage.{key}")
         elif raw.cloud is not None:
             self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
         if raw.provisioning is not None and cloud_target:
@@ -939,6 +944,15 @@ class _Resolver:
                 self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes)",
                              "remove `qos`, or use transport: roce", Severity.INFO)
             self._lossless_buffers(fabric)
+        filesystem = None
+        if raw.storage is not None and raw.storage.filesystem is not None:
+            if cloud_target:
+                filesystem, problems = plan_filesystem(raw.target, sum(pool.gpus for pool in pools),
+                                                       raw.storage.filesystem)
+                self.findings.extend(problems)
+            else:
+                self.ignored("storage.filesystem", "storage.filesystem is a cloud target's shared file system; on "
+                             "premises the storage network's targets are your own", "remove storage.filesystem")
         self.addressing()
         management_plane = self.management_plane(cloud_target)
         policy = self.policy()
@@ -962,6 +976,7 @@ class _Resolver:
             management_plane=management_plane,
             provisioning=None if cloud_target else raw.provisioning,
             previous_names=tuple(raw.previous_names),
+            filesystem=filesystem,
         )
 
 

@@ -183,6 +183,18 @@ class PolicySpec(Spec):
     max_degraded_oversubscription: float | None = None  # FAB-N1 runs when set
 
 
+class FileSystemPlan(Spec):
+    """Cloud targets: the shared Lustre file system as sized (cluster.filesystems)."""
+
+    service: str
+    capacity_gib: int
+    tier: int  # MB/s per TiB
+    throughput_mbps: int  # capacity x tier
+    mount: str
+    gpus: int
+    mbps_per_gpu: int | None
+
+
 class ClusterSpec(Spec):
     name: str
     target: Target
@@ -204,6 +216,7 @@ class ClusterSpec(Spec):
     default_pools: tuple[str, ...] = ()
     derived_pools: tuple[tuple[str, str], ...] = ()
     previous_names: tuple[str, ...] = ()  # cloud targets: the cluster's earlier names, oldest first
+    filesystem: FileSystemPlan | None = None  # cloud targets: the shared file system (storage.filesystem)
 
     @property
     def first_name(self) -> str:

@@ -195,12 +195,28 @@ class Network(Model):
     max_oversubscription: Ratio | None = None
 
 
+class SharedFileSystem(Model):
+    """Cloud targets: a Lustre file system on the storage network that every node mounts (FSx for
+    Lustre, Google Cloud Managed Lustre, Azure Managed Lustre), sized from the pools."""
+
+    # the read and write throughput the jobs need per GPU (MB/s): with the tier it sizes the file system
+    mbps_per_gpu: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    # at least this capacity (TiB); the throughput may need more
+    capacity_tib: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    # MB/s per TiB (aws and gcp 125, 250, 500, 1000; azure 40, 125, 250, 500); default the fastest
+    tier: Literal[40, 125, 250, 500, 1000] | None = None
+    # where every node mounts it
+    mount: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,4}$")] = "/lustre"
+
+
 class StorageNetwork(Network):
     """The storage network, and the storage systems hosts reach over it."""
 
     # Prefixes of the storage systems (file servers, NVMe-oF targets) on the storage network: every
     # host routes them over its storage ports, as it routes the storage network's own host addresses
     targets: list[Cidr] = Field(default_factory=list, max_length=64)
+    # cloud targets: the shared Lustre file system (the other keys are on-premises switch sizing)
+    filesystem: SharedFileSystem | None = None
 
 
 class Provisioning(Model):

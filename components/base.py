@@ -34,6 +34,17 @@ class NetworkAttachment:
     # The nodes' identity: GCP's service account email, Azure's user-assigned identity id (AWS:
     # instance_profile).
     identity: pulumi.Output[str] | None = None
+    # The shared file system's Lustre mount source (`<server>@tcp:/<fs>`) and its id (storage).
+    filesystem: pulumi.Output[str] | None = None
+    filesystem_id: pulumi.Output[str] | None = None
+
+    def boot_script(self, mount: str) -> pulumi.Output[str] | None:
+        """The node boot script that mounts the shared file system at `mount`, when there is one."""
+        if self.filesystem is None:
+            return None
+        from cluster.filesystems import mount_script
+
+        return self.filesystem.apply(lambda source: mount_script(source, mount))
     # Zonal networks per zone the pools use (AWS: the fabric subnet of each zone; GCP: the RDMA
     # VPC's subnets of each zone's RoCE profile), when pools sit in more than one zone. A pool in
     # the cluster's own zone uses `subnet_ids`.

@@ -112,6 +112,9 @@ def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: N
         "resource_group": management.scope,
         "subnets": {"management": list(management.subnet_ids), "storage": list(storage.subnet_ids),
                     "fabric": {layout: list(attachment.subnet_ids) for layout, attachment in fabric.layouts.items()}},
+        "filesystem": ({"id": storage.filesystem_id, "source": storage.filesystem,
+                        "mount": spec.filesystem.mount, "capacity_gib": spec.filesystem.capacity_gib}
+                       if spec.filesystem is not None else None),
         "security_groups": {"management": list(management.security_group_ids),
                             "storage": list(storage.security_group_ids),
                             "fabric": list(dict.fromkeys(group for attachment in fabric.layouts.values()

@@ -64,6 +64,7 @@ class Registration:
     dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     provider: str = ""  # the explicit provider's reference (`<urn>::<id>`), "" for the default one
     aliases: tuple[str, ...] = ()  # earlier URNs of the resource (a rename: components.renames)
+    protect: bool = False  # `pulumi destroy` refuses it (stateful: a file system)
 
 
 @dataclass
@@ -91,7 +92,8 @@ class _EchoMocks(mocks.Mocks):
         if args.typ == STACK_REFERENCE:  # a read of another stack: its outputs as `references` give them
             stack = str(args.inputs.get("name") or args.resource_id)
             return stack, {"name": stack, "outputs": dict(self.references.get(stack, {})), "secretOutputNames": []}
-        return f"<{args.name}>", _as_output({**args.inputs, "name": args.inputs.get("name", args.name)})
+        placeholders = {key: _named(value, args.name) for key, value in OUTPUT_PLACEHOLDERS.get(args.typ, {}).items()}
+        return f"<{args.name}>", _as_output({**args.inputs, "name": args.inputs.get("name", args.name), **placeholders})
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, WireValue], list[tuple[str, str]]]:
         return dict(INVOKE_RESULTS.get(args.token, {})), []
@@ -99,6 +101,24 @@ class _EchoMocks(mocks.Mocks):
 
 def _uncounted(count: int) -> None:
     return None
+
+
+# Outputs a program reads that no input echoes: the file systems' mount sources, as placeholders
+# in the form the provider gives them (`plan` shows them; a real run reads the provider's).
+OUTPUT_PLACEHOLDERS: dict[str, dict[str, WireValue]] = {
+    "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "<{name}.fsx>", "mountName": "<mountname>"},
+    "gcp:lustre/instance:Instance": {"mountPoint": "<{name} ip>@tcp:/lustrefs"},
+    "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "<{name} mgs>"}},
+}
+
+
+def _named(value: WireValue, name: str) -> WireValue:
+    """A placeholder with the resource's name filled in."""
+    if isinstance(value, str):
+        return value.replace("{name}", name)
+    if isinstance(value, dict):
+        return {key: _named(item, name) for key, item in value.items()}
+    return value
 
 
 def _as_output(echoed: dict[str, WireValue]) -> dict[str, WireValue]:
@@ -185,7 +205,8 @@ class _RecordingMonitor(mocks.MockMonitor):
             self.recorded.append(Registration(response.urn, request.type, request.name, request.parent,
                                               bool(request.custom), inputs, dependencies=dependencies,
                                               provider=request.provider,
-                                              aliases=tuple(alias.urn for alias in request.aliases if alias.urn)))
+                                              aliases=tuple(alias.urn for alias in request.aliases if alias.urn),
+                                              protect=bool(request.protect)))
             self.registered(len(self.recorded))
         return response
 

@@ -111,9 +111,11 @@ def check_tcpx(env: dict[str, str], text: str, fabric: CloudFabric) -> None:
 
 def check_azure_ib(env: dict[str, str], text: str, fabric: CloudFabric) -> None:
     assert env["NCCL_SOCKET_IFNAME"] == "eth0"
-    if fabric.count == 4:  # ND GB200 v6: no Azure HPC image script read for it; the bootstrap NIC only
-        assert set(env) == {"NCCL_SOCKET_IFNAME"}
+    if fabric.count == 4:  # ND GB200 v6: Azure's Grace Blackwell NCCL validation config
+        assert env["NCCL_IGNORE_CPU_AFFINITY"] == "1" and env["NCCL_MNNVL_ENABLE"] == "1"
+        assert "#   - /usr/local/nccl-rdma-sharp-plugins" in text
         return
+    assert "#   - /opt/microsoft" in text  # where the topology file lives: the container mounts it
     # The Azure HPC image's topology file of the VM's generation (azhpc-images customizations/
     # ndv4.sh for the HDR A100 sizes, ndv5.sh for the NDR v5 sizes).
     generation = {200: "ndv4", 400: "ndv5"}[fabric.gbps]

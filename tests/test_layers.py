@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits"}),
-    ("load and resolve", {"cluster.settings", "cluster.loader", "cluster.capacity", "cluster.resolve"}),
+    ("load and resolve", {"cluster.settings", "cluster.loader", "cluster.capacity", "cluster.filesystems", "cluster.resolve"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
                 "cluster.whatif", "cluster.intent"}),

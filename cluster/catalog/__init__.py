@@ -94,6 +94,9 @@ class NcclProfile(Entry):
     source: str  # the provider's file the values come from
     setup: tuple[str, ...] = ()  # steps the provider's scripts run before NCCL starts
     env: dict[str, NcclSetting] = Field(min_length=1)
+    # Host paths a container must mount (at the same path) for these settings to hold: the plugin
+    # or topology file the env names lives on the host image, not in the training container.
+    mounts: tuple[str, ...] = ()
 
 
 class Instance(Entry):

@@ -226,9 +226,20 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
     """An Indexed Job of `nodes` pods, one whole node each, all inside one `level` domain."""
     gpus: dict[str, int] = {gpu_resource(pool): pool.gpus_per_node}
     if spec.target == "aws":
-        instance = load_catalog().instance("aws", pool.instance_type or "")
-        assert instance is not None
-        gpus[EFA] = instance.fabric.count  # every EFA interface of the node, as a whole-node pod takes them
+        efa = load_catalog().instance("aws", pool.instance_type or "")
+        assert efa is not None
+        gpus[EFA] = efa.fabric.count  # every EFA interface of the node, as a whole-node pod takes them
+    container: dict[str, Any] = {"name": "worker", "image": SAMPLE_IMAGE, "args": ["pause"],
+                                 "resources": {"requests": dict(gpus), "limits": dict(gpus)}}
+    pod: dict[str, Any] = {"nodeSelector": selector if selector is not None else {POOL: pool.name},
+                           "restartPolicy": "Never", "containers": [container]}
+    instance = load_catalog().instance(spec.target, pool.instance_type or "") if spec.is_cloud else None
+    if instance is not None and instance.nccl.mounts:
+        # The host paths the provider's NCCL settings name (the plugin, the topology file): the
+        # training container sees them only mounted (nccl/<pool>.env says the same).
+        volumes = [(f"nccl-host-{index}", path) for index, path in enumerate(instance.nccl.mounts)]
+        container["volumeMounts"] = [{"name": volume, "mountPath": path, "readOnly": True} for volume, path in volumes]
+        pod["volumes"] = [{"name": volume, "hostPath": {"path": path}} for volume, path in volumes]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -238,15 +249,7 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
             "completions": nodes,
             "completionMode": "Indexed",
             "suspend": True,
-            "template": {
-                "metadata": {"annotations": {annotation: level}},
-                "spec": {
-                    "nodeSelector": selector if selector is not None else {POOL: pool.name},
-                    "restartPolicy": "Never",
-                    "containers": [{"name": "worker", "image": SAMPLE_IMAGE, "args": ["pause"],
-                                    "resources": {"requests": dict(gpus), "limits": dict(gpus)}}],
-                },
-            },
+            "template": {"metadata": {"annotations": {annotation: level}}, "spec": pod},
         },
     }
 

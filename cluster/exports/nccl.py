@@ -44,6 +44,7 @@ class CloudPoolView:
     transport: str
     source: str
     setup: tuple[str, ...]
+    mounts: tuple[str, ...]
     settings: tuple[Setting, ...]
 
 
@@ -76,6 +77,7 @@ def cloud_view(spec: ClusterSpec, pool: PoolSpec, instance: Instance) -> CloudPo
         transport=profile.transport,
         source=profile.source,
         setup=profile.setup,
+        mounts=profile.mounts,
         settings=tuple(Setting(name, shell_value(setting.value), setting.why)
                        for name, setting in sorted(profile.env.items())),
     )

@@ -171,7 +171,21 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
         f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster storage: Lustre between its members",
         ingress=lustre, egress=[{**ALL_TRAFFIC, "self": True}],
         tags=_tags(args, f"{name}-sg", "storage"), opts=child(parent))
-    return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id)
+    fs = args.spec.filesystem
+    if fs is None:
+        return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id)
+    # FSx for Lustre PERSISTENT_2 in the storage subnet, behind the storage group the nodes' primary
+    # interface also carries (LNet ports between members); LZ4 compression as ParallelCluster's
+    # examples set it. Protected: `pulumi destroy` stops at it instead of deleting the data.
+    lustre_fs = aws.fsx.LustreFileSystem(
+        f"{name}-lustre", deployment_type="PERSISTENT_2", storage_type="SSD", storage_capacity=fs.capacity_gib,
+        per_unit_storage_throughput=fs.tier, subnet_ids=subnet, security_group_ids=[group.id],
+        data_compression_type="LZ4", tags=_tags(args, f"{name}-lustre", "storage"),
+        opts=pulumi.ResourceOptions(parent=parent, protect=True))
+    source = pulumi.Output.all(lustre_fs.dns_name, lustre_fs.mount_name).apply(
+        lambda parts: f"{parts[0]}@tcp:/{parts[1]}")
+    return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id, filesystem=source,
+                             filesystem_id=lustre_fs.id)
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:

@@ -10,6 +10,7 @@ other card. EFA-only interfaces take no IP, so 32 of them do not exhaust a subne
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -72,6 +73,13 @@ def _root_volume(capacity: PoolCapacity) -> list[aws.ec2.LaunchTemplateBlockDevi
                                                  "delete_on_termination": "true"}}]
 
 
+def _user_data(args: GpuNodePoolArgs) -> pulumi.Output[str] | None:
+    """The boot script (base64, as a launch template takes it) that mounts the shared file system."""
+    fs = args.spec.filesystem
+    script = args.storage.boot_script(fs.mount) if fs is not None else None
+    return script.apply(lambda text: base64.b64encode(text.encode()).decode()) if script is not None else None
+
+
 def reserved(capacity: PoolCapacity) -> bool:
     """Capacity from a Capacity Block or a targeted ODCR: then no new cluster placement group.
 
@@ -115,6 +123,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         iam_instance_profile=({"name": args.management.instance_profile}
                               if args.management.instance_profile is not None else None),
         block_device_mappings=_root_volume(capacity),
+        user_data=_user_data(args),
         tag_specifications=[{"resource_type": "instance", "tags": tags}],
         tags=tags,
         instance_market_options=_market(capacity),

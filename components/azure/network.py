@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-from pulumi_azure_native import authorization, managedidentity, network, resources
+from pulumi_azure_native import authorization, managedidentity, network, resources, storagecache
 from pulumi_azure_native import provider as azure_provider
 
 from cluster.resolve import access_of
 from cluster.stackfile import Cloud
-from components.addressing import CLOUD_BLOCK, network_cidr
+from components.addressing import CLOUD_BLOCK, network_cidr, subnet_cidr
 from components.base import FabricAttachments, NetworkAttachment, child
 
 if TYPE_CHECKING:
@@ -119,13 +119,32 @@ def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Out
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
-    """The storage subnet in the management VNet."""
+    """The storage subnet in the management VNet, and the shared file system."""
     group, vnet = args.management.scope, args.management.network_id
-    assert group is not None and vnet is not None
+    assert group is not None and vnet is not None and args.spec.cloud is not None
     nat = args.management.egress_id
     subnet = network.Subnet(f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
                             address_prefix=network_cidr("storage"), nat_gateway=_joined(nat), opts=child(parent))
-    return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group)
+    fs = args.spec.filesystem
+    if fs is None:
+        return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group)
+    # Azure Managed Lustre takes a subnet of its own (no VMs in it: learn.microsoft.com
+    # azure-managed-lustre network prerequisites), in the VNet the nodes' storage NIC is on.
+    # Protected: `pulumi destroy` stops at it instead of deleting the data.
+    lustre_subnet = network.Subnet(f"{name}-lustre-subnet", resource_group_name=group, virtual_network_name=vnet,
+                                   address_prefix=subnet_cidr(AZURE_FILESYSTEM_SUBNET), opts=child(parent))
+    lustre = storagecache.AmlFilesystem(
+        f"{name}-lustre", resource_group_name=group, location=args.spec.cloud.region,
+        sku={"name": f"AMLFS-Durable-Premium-{fs.tier}"}, storage_capacity_ti_b=fs.capacity_gib / 1024,
+        filesystem_subnet=lustre_subnet.id,
+        maintenance_window={"day_of_week": storagecache.MaintenanceDayOfWeekType.SUNDAY, "time_of_day_utc": "02:00"},
+        tags={"gpu-cluster": args.spec.name}, opts=pulumi.ResourceOptions(parent=parent, protect=True))
+    source = lustre.client_info.apply(lambda info: f"{info.mgs_address if info else ''}@tcp:/lustrefs")
+    return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group, filesystem=source,
+                             filesystem_id=lustre.id)
+
+
+AZURE_FILESYSTEM_SUBNET = 4  # the /20 after the public one: Azure carves no GPU or zone subnets
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:

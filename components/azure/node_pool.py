@@ -4,6 +4,7 @@ its 100 VMs), no overprovisioning (extra VMs would join the fabric), manual upgr
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -38,6 +39,13 @@ def _nic(name: str, subnet: pulumi.Input[str], primary: bool, nsg: pulumi.Input[
     return nic
 
 
+def _custom_data(args: GpuNodePoolArgs) -> pulumi.Output[str] | None:
+    """custom_data (base64; cloud-init runs a script given so) that mounts the shared file system."""
+    fs = args.spec.filesystem
+    script = args.storage.boot_script(fs.mount) if fs is not None else None
+    return script.apply(lambda text: base64.b64encode(text.encode()).decode()) if script is not None else None
+
+
 def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
     """The scale set; returns its id."""
     spec, pool = args.spec, args.pool
@@ -50,9 +58,14 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     linux: compute.LinuxConfigurationArgsDict = {"disable_password_authentication": True, "ssh": {"public_keys": [{
         "path": f"/home/{ADMIN_USER}/.ssh/authorized_keys", "key_data": spec.cloud.ssh_public_key}]}}
     nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
+    os_profile: compute.VirtualMachineScaleSetOSProfileArgsDict = {
+        "computer_name_prefix": azure_host_prefix(spec.first_name, pool.first_name), "admin_username": ADMIN_USER,
+        "linux_configuration": linux}
+    custom_data = _custom_data(args)
+    if custom_data is not None:
+        os_profile["custom_data"] = custom_data
     profile: compute.VirtualMachineScaleSetVMProfileArgsDict = {
-        "os_profile": {"computer_name_prefix": azure_host_prefix(spec.first_name, pool.first_name), "admin_username": ADMIN_USER,
-                       "linux_configuration": linux},
+        "os_profile": os_profile,
         "storage_profile": {"image_reference": image_reference(pool.capacity.image),
                             "os_disk": {"create_option": "FromImage", "caching": compute.CachingTypes.READ_WRITE,
                                         "managed_disk": {"storage_account_type": "Premium_LRS"}}},

@@ -119,12 +119,52 @@ def _node_identity(parent: pulumi.Resource, name: str, args: ManagementNetworkAr
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
-    """Storage VPC and subnet (the second gVNIC of A3 Ultra / A4)."""
+    """Storage VPC and subnet (the second gVNIC of A3 Ultra / A4), and the shared file system."""
     vpc = _vpc(parent, f"{name}-vpc")
     cidr = network_cidr("storage")
     subnet = _subnet(parent, f"{name}-subnet", args, vpc, cidr)
     _internal(parent, f"{name}-internal", vpc, cidr)
-    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id)
+    if args.spec.filesystem is None:
+        return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id)
+    # A3 High / Mega VMs have one gVNIC, on the management VPC: the file system goes where every
+    # VM has a NIC (Managed Lustre: "This must be the same network as used for your VMs").
+    catalog = load_catalog()
+    on_storage = all(_gvnics(catalog, pool.instance_type) >= 2 for pool in args.spec.pools)
+    network = vpc.id if on_storage else args.management.network_id
+    assert network is not None
+    source, fs_id = _lustre(parent, name, args, network)
+    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, filesystem=source, filesystem_id=fs_id)
+
+
+def _lustre(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, network: pulumi.Input[str]
+            ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """Private service access on `network` (an allocated range and the Service Networking
+    peering: Cluster Toolkit's private-service-access module, prefix length 16) and a Managed
+    Lustre instance in cloud.zone on it (Cluster Toolkit's managed-lustre module). The instance is
+    protected. Returns its mount point (`<ip>@tcp:/<fs>`) and id."""
+    spec = args.spec
+    assert spec.cloud is not None and spec.cloud.zone is not None and spec.filesystem is not None
+    fs = spec.filesystem
+    psa_range = gcp.compute.GlobalAddress(f"{name}-psa", purpose="VPC_PEERING", address_type="INTERNAL",
+                                          prefix_length=16, network=network, opts=child(parent))
+    peering = gcp.servicenetworking.Connection(f"{name}-psa", network=network,
+                                               service="servicenetworking.googleapis.com",
+                                               reserved_peering_ranges=[psa_range.name], opts=child(parent))
+    instance = gcp.lustre.Instance(
+        f"{name}-lustre", instance_id=f"{spec.first_name[:50]}-lustre", location=spec.cloud.zone,
+        filesystem=LUSTRE_FS_NAME, capacity_gib=str(fs.capacity_gib), per_unit_storage_throughput=str(fs.tier),
+        network=network, labels={"gpu-cluster": spec.name},
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[peering]))
+    return instance.mount_point, instance.id
+
+
+LUSTRE_FS_NAME = "lustrefs"  # Managed Lustre: at most eight letters and digits
+
+
+def _gvnics(catalog: Catalog, instance_type: str | None) -> int:
+    """The machine type's regular (gVNIC) NICs."""
+    instance = catalog.instance("gcp", instance_type or "")
+    return instance.other_nics.count if instance is not None and instance.other_nics is not None else 1
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:

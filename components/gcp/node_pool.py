@@ -94,8 +94,12 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     other = instance.other_nics.count if instance.other_nics else 1
     # OS Login (IAM-granted logins, Cluster Toolkit's vm-instance default `enable_oslogin = ENABLE`)
     # unless the stack gives a key, which lives in the ssh-keys metadata OS Login would ignore.
-    metadata = ({"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key
-                else {"enable-oslogin": "TRUE"})
+    metadata: dict[str, pulumi.Input[str]] = (
+        {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key
+        else {"enable-oslogin": "TRUE"})
+    mount = args.storage.boot_script(spec.filesystem.mount) if spec.filesystem is not None else None
+    if mount is not None:
+        metadata["startup-script"] = mount  # mounts the shared file system at every boot
     template = gcp.compute.InstanceTemplate(
         f"{name}-template",
         machine_type=pool.instance_type,
