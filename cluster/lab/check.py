@@ -17,6 +17,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cluster.dialects import platform
 from cluster.findings import Finding, Severity
@@ -59,9 +60,10 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     expected = lab_design(lab, spec, topology)
     findings: list[Finding] = []
     counts: dict[str, int] = {}
-    findings += _sessions(lab, expected, counts)
+    summaries = observe.bgp(lab)  # read once: the sessions and the route attribution use it
+    findings += _sessions(lab, expected, counts, summaries)
     findings += _bfd(lab, expected, counts)
-    findings += routes(lab, expected, counts)
+    findings += routes(lab, expected, counts, summaries=summaries)
     findings += _host_routes(lab, expected, counts)
     findings += _reachability(lab, expected, counts)
     findings += _mtu(lab, expected, counts)
@@ -74,10 +76,11 @@ def _finding(rule: str, path: str, message: str, hint: str) -> Finding:
     return lab_finding(rule, path, message, hint)
 
 
-def _sessions(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+def _sessions(lab: Lab, expected: Design, counts: dict[str, int],
+              summaries: dict[str, tuple[int | None, dict[str, dict[str, Any]]]]) -> list[Finding]:
     findings = []
     established = 0
-    for switch, (local, peers) in sorted(observe.bgp(lab).items()):
+    for switch, (local, peers) in sorted(summaries.items()):
         path = _switch_file(lab, switch)
         if switch in expected.asns and local is not None and local != expected.asns[switch]:
             findings.append(_finding("LAB-ASN", path, f"{switch} runs BGP as AS {local}; the design gives it AS "
@@ -147,9 +150,10 @@ def _bfd(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
 
 def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset[str] = frozenset(),
            fewer: tuple[tuple[str, str, int], ...] = (),
-           observed: dict[str, dict[str, tuple[str, ...]]] | None = None) -> list[Finding]:
+           observed: dict[str, dict[str, tuple[str, ...]]] | None = None,
+           summaries: dict[str, tuple[int | None, dict[str, dict[str, Any]]]] | None = None) -> list[Finding]:
     """LAB-ROUTE findings: every switch's kernel (as `observed` already read it, else read now)
-    against the design (after `failed`/`fewer`)."""
+    against the design (after `failed`/`fewer`); `summaries`: the BGP summaries already read."""
     findings = []
     alive = [switch.name for switch in lab.plan.switches if switch.name not in failed]
     if observed is None:
@@ -172,7 +176,7 @@ def routes(lab: Lab, expected: Design, counts: dict[str, int], failed: frozenset
             if announcer is None or announcer in failed:
                 findings.append(_finding("LAB-ROUTE", path, f"{switch} holds {prefix}, which no device of the design "
                                          "in this lab announces", "remove the extra `network` line"))
-    findings += _attributed(lab, expected, narrowed, observed)
+    findings += _attributed(lab, expected, narrowed, observed, summaries)
     counts["prefixes"] = checked
     return findings
 
@@ -188,7 +192,8 @@ def _narrowed(switch: str, path: str, prefix: str, origin: str, got: int, width:
 
 
 def _attributed(lab: Lab, expected: Design, narrowed: list[tuple[str, str, int, int]],
-                observed: dict[str, dict[str, tuple[str, ...]]]) -> list[Finding]:
+                observed: dict[str, dict[str, tuple[str, ...]]],
+                summaries: dict[str, tuple[int | None, dict[str, dict[str, Any]]]] | None) -> list[Finding]:
     """LAB-ROUTE for routes a switch holds over fewer next hops than designed, at the switch where
     they are lost: a neighbor the design has offer the prefix that sent no path for it (its
     outbound policy, or this switch's inbound one) over an Established session is named in its own
@@ -198,7 +203,7 @@ def _attributed(lab: Lab, expected: Design, narrowed: list[tuple[str, str, int, 
         return []
     received = observe.bgp_received(lab, sorted({switch for switch, _, _, _ in narrowed}))
     established = {switch: {address for address, peer in peers.items() if peer.get("state") == "Established"}
-                   for switch, (_, peers) in observe.bgp(lab).items()}
+                   for switch, (_, peers) in (summaries if summaries is not None else observe.bgp(lab)).items()}
     findings: dict[tuple[str, str, str], Finding] = {}
     for switch, prefix, got, width in narrowed:
         origin = expected.origins[prefix]
@@ -333,6 +338,7 @@ def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
     that does not is blamed on the end whose file sets a port MTU below the design's (both, when
     both do; the lower end's when neither does, as the cause is then elsewhere)."""
     probes: dict[Probe, tuple[list[str], str]] = {}
+    hosts = {host.name for host in lab.plan.hosts}
     files = {host.name: f"hosts/{host.pool}/qos.sh" for host in lab.plan.hosts}
     files.update({switch.name: f"switches/{switch.name}/{platform(switch.os).config_file}"
                   for switch in lab.plan.switches})
@@ -341,8 +347,7 @@ def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
     for cable, own, gateway in lab.plan.cable_addresses():
         if not own or not gateway:
             continue
-        host_cable = cable.a not in {switch.name for switch in lab.plan.switches}
-        size = expected.host_mtu if host_cable else expected.switch_mtu
+        size = expected.host_mtu if cable.a in hosts else expected.switch_mtu
         lower, upper = interfaces[(cable.a, cable.a_if)], interfaces[(cable.b, cable.b_if)]
         planned = {cable.a: size, cable.b: expected.switch_mtu}
         short = [device for device, interface in ((cable.a, lower), (cable.b, upper))

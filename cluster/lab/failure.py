@@ -239,23 +239,24 @@ def fail(lab: Lab, spec: ClusterSpec, topology: Topology, name: str, mode: str,
          settle_timeout: float = 20.0) -> FailReport:
     """Fail NAME while probe flows run, until the fabric has settled (at most `settle_timeout` s)
     and one second more; the failure stays until `lab restore`."""
-    _target(lab, name)  # a name that is no switch or cable of the lab is refused before anything runs
+    failing = _target(lab, name)  # a name that is no switch or cable of the lab is refused before anything runs
     expected = lab_design(lab, spec, topology)
     report = FailReport(name, mode, bound_loss_s=round(expected.bfd.detect_ms / 1000 + LOSS_MARGIN_S, 3),
                         bound_settle_s=round(expected.bfd.detect_ms / 1000 + SETTLE_MARGIN_S, 3))
     flows = _flows(expected)
     with contextlib.ExitStack() as files:
         outputs = [files.enter_context(tempfile.TemporaryFile("w+")) for _ in flows]
-        _measure(lab, spec, topology, expected, report, flows, outputs, settle_timeout)
+        _measure(lab, spec, topology, expected, report, failing, flows, outputs, settle_timeout)
     report.findings += _verdict(report, expected)
     return report
 
 
 def _measure(lab: Lab, spec: ClusterSpec, topology: Topology, expected: Design, report: FailReport,
+             failing: tuple[str | None, tuple[str, str, str, str] | None],
              flows: list[tuple[str, str, str]], outputs: Sequence[IO[str]], settle_timeout: float) -> None:
     """Fail the report's target while the flows run, and record what happened."""
     name, mode = report.failed, report.mode
-    switch, cable = _target(lab, name)
+    switch, cable = failing
     failed = frozenset({switch}) if switch else frozenset()
     fewer = () if cable is None else ((cable[0], cable[2], 1),) if cable[0] in expected.upper_of else ()
     processes = _start_flows(lab, flows, settle_timeout + 5, outputs)

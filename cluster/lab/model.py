@@ -34,9 +34,9 @@ from cluster.dialects import Running, RunningPort, platform
 from cluster.findings import Finding
 from cluster.intent.switch import switch_views
 from cluster.lab.rules import input_finding
-from cluster.naming import HOST_PORT_PREFIX, fabric_interfaces
+from cluster.naming import HostPort, fabric_interfaces
 from cluster.render.engine import render
-from cluster.spec import ClusterSpec
+from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
 from cluster.verify.expected import Cable, expected_cables
 
@@ -293,10 +293,7 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
             continue
         where = f"{CABLING} row {row['cable']}"
         if a in rails:
-            found = re.fullmatch(rf"{HOST_PORT_PREFIX[FABRIC]}(\d+)(?:p(\d+))?", row["a_port"])
-            per_nic = pools[topology.host(a)["pool"]].fabric_nics.ports_per_nic
-            position = int(found.group(1)) * per_nic + int(found.group(2) or 1) - 1 if found else -1
-            a_port = rails[a][position] if 0 <= position < len(rails[a]) else ""
+            a_port = _plan_ports(pools[topology.host(a)["pool"]], rails[a]).get(row["a_port"], "")
             known = bool(a_port)
         else:
             a_port = row.get("a_name") or row["a_port"]
@@ -312,6 +309,13 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
             used.setdefault((device, port), row["cable"])
         wired.append((a, a_port, b, row["b_name"]))
     return wired
+
+
+def _plan_ports(pool: PoolSpec, rails: list[str]) -> dict[str, str]:
+    """A host's fabric plan ports as cabling.csv names them (`gpu-nic3`, `gpu-nic1p2`) -> its rails."""
+    per_nic = pool.fabric_nics.ports_per_nic
+    return {str(HostPort(FABRIC, position // per_nic, position % per_nic, per_nic)): rail
+            for position, rail in enumerate(rails)}
 
 
 def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], rails: Mapping[str, list[str]]) -> None:
