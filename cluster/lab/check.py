@@ -26,7 +26,7 @@ from cluster.lab.expect import Design, RailAddress, design
 from cluster.lab.model import Slice, lab_cables, slice_devices
 from cluster.lab.observe import Probe, RouteQuery
 from cluster.lab.rules import lab_finding
-from cluster.lab.runtime import Lab
+from cluster.lab.runtime import Lab, wait_converged
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.check import gather, verify
@@ -34,6 +34,13 @@ from cluster.verify.check import gather, verify
 #: An address no design uses (RFC 5737 TEST-NET-2): where a rail's own table sends what is not
 #: the fabric's. Only asked of the kernel (`ip route get`), never sent.
 OUTSIDE = "198.51.100.1"
+
+#: The findings a session that flapped after the lab converged gives until it is back, and how long
+#: `lab check` waits for such a session (FRR's datacenter connect-retry is 10 s) and then for routing
+#: to stay unchanged before it looks again.
+UNSETTLED = frozenset({"LAB-BGP", "LAB-BFD", "LAB-ROUTE", "LAB-RAIL", "LAB-REACH"})
+RECHECK_TIMEOUT_S = 30.0
+RECHECK_QUIET_S = 3.0
 
 #: What a veth cannot show: it always reports 10 Gb/s, so link speeds are not checked here.
 NOT_EMULATED = frozenset({"CABLE-SPEED"})
@@ -58,18 +65,26 @@ def lab_design(lab: Lab, spec: ClusterSpec, topology: Topology) -> Design:
 
 def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) -> Checked:
     expected = lab_design(lab, spec, topology)
-    findings: list[Finding] = []
     counts: dict[str, int] = {}
-    summaries = observe.bgp(lab)  # read once: the sessions and the route attribution use it
-    findings += _sessions(lab, expected, counts, summaries)
-    findings += _bfd(lab, expected, counts)
-    findings += routes(lab, expected, counts, summaries=summaries)
-    findings += _host_routes(lab, expected, counts)
-    findings += _reachability(lab, expected, counts)
+    findings = _routing(lab, expected, counts)
+    if any(finding.rule in UNSETTLED for finding in findings):
+        # A session torn down since the lab converged (BFD on a loaded machine) is still coming
+        # back: wait for it, and for the routes it carries, then look once more.
+        wait_converged(lab, RECHECK_TIMEOUT_S, RECHECK_QUIET_S, flapped_only=True)
+        counts.clear()
+        findings = _routing(lab, expected, counts)
     findings += _mtu(lab, expected, counts)
     if lldp:
         findings += _lldp(lab, spec, topology, counts)
     return Checked(sorted(findings, key=Finding.sort_key), counts)
+
+
+def _routing(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    """The findings of what routing decides: sessions, BFD, switch routes, host rails, reach."""
+    summaries = observe.bgp(lab)  # read once: the sessions and the route attribution use it
+    return (_sessions(lab, expected, counts, summaries) + _bfd(lab, expected, counts)
+            + routes(lab, expected, counts, summaries=summaries) + _host_routes(lab, expected, counts)
+            + _reachability(lab, expected, counts))
 
 
 def _finding(rule: str, path: str, message: str, hint: str) -> Finding:
@@ -217,8 +232,8 @@ def _attributed(lab: Lab, expected: Design, narrowed: list[tuple[str, str, int, 
             key = (session.peer, switch, origin)  # one finding per silent pair and origin: its routes go together
             findings.setdefault(key, _finding(
                 "LAB-ROUTE", _switch_file(lab, session.peer), f"{switch} receives no path to {prefix} ({origin}) "
-                f"from {session.peer} over {session.port} ({session.peer_address}), which the design has offer it, "
-                f"so {switch} reaches it over {got} of {width} next hops",
+                f"from {session.peer} over {session.port} ({session.peer_address}), though the design has it offer the "
+                f"prefix, so {switch} reaches it over {got} of {width} next hops",
                 f"check {session.peer}'s outbound BGP policy toward {switch} (prefix lists, route maps), then "
                 f"{switch}'s inbound one"))
         if not silent:  # every offer arrived, or a session is down (LAB-BGP): this switch narrows it

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.lab.runtime import Lab, LabError, read_bgp_summary, run_each, vtysh_each, vtysh_json
+from cluster.lab.runtime import Lab, read_bfd_peers, read_bgp_summary, run_each, vtysh_each, vtysh_json
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,8 @@ def bgp_received(lab: Lab, devices: list[str]) -> dict[str, dict[str, set[str]]]
 
 def bfd(lab: Lab) -> dict[str, dict[str, dict[str, Any]]]:
     """switch -> {peer address: its BFD session as `show bfd peers json` lists it}, read at once."""
-    command = "show bfd peers json"
-    result: dict[str, dict[str, dict[str, Any]]] = {}
-    for device, text in vtysh_each(lab, [switch.name for switch in lab.plan.switches], command).items():
-        peers = vtysh_json(device, command, text or "[]")
-        if not isinstance(peers, list):
-            raise LabError(f"{device}: `{command}` is no list: {text[:200]}")
-        result[device] = {str(peer.get("peer")): peer for peer in peers if isinstance(peer, dict)}
-    return result
+    texts = vtysh_each(lab, [switch.name for switch in lab.plan.switches], "show bfd peers json")
+    return {device: read_bfd_peers(device, text) for device, text in texts.items()}
 
 
 def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:

@@ -421,31 +421,80 @@ def in_lab_peers(lab: Lab) -> dict[str, set[str]]:
     return result
 
 
-def wait_converged(lab: Lab, timeout: float, quiet_s: float = 1.5) -> float | None:
-    """Seconds until every configured session inside the lab is Established and no switch's
-    kernel has changed its BGP routes for `quiet_s` (None: not within `timeout`; `lab check`
-    then says what is missing)."""
+def wait_converged(lab: Lab, timeout: float, quiet_s: float = 1.5, flapped_only: bool = False) -> float | None:
+    """Seconds until every configured session inside the lab is Established with its BFD session
+    up (`flapped_only`: every session that has been Established is again), and then neither a
+    switch's kernel BGP routes nor any session's count of times it came up have changed for
+    `quiet_s` (None: not within `timeout`; `lab check` then says what is missing)."""
     started = time.monotonic()
     expected = in_lab_peers(lab)
-    pending = set(expected)
+    pending = sorted(expected)
     while pending:
-        for device in sorted(pending):
-            _, peers = bgp_summary(lab, device)
-            if all(peers[address].get("state") == "Established" for address in expected[device] & set(peers)):
-                pending.discard(device)
+        pending = _unsettled(lab, pending, expected, flapped_only)
         if time.monotonic() - started > timeout:
             return None
-        time.sleep(0.2)
-    last: dict[str, str] = {}
-    changed = time.monotonic()
+        if pending:
+            time.sleep(0.2)
+    waited = time.monotonic() - started
+    settled = _wait_quiet(lab, timeout - waited, quiet_s)
+    return None if settled is None else waited + settled
+
+
+def _unsettled(lab: Lab, devices: list[str], expected: dict[str, set[str]], flapped_only: bool) -> list[str]:
+    """The devices with a session inside the lab not yet Established (`flapped_only`: of those that
+    have been) or, unless `flapped_only`, whose BFD session toward an Established peer is not up:
+    BFD coming up late (or going down under load) tears the BGP session it guards."""
+    summaries = vtysh_each(lab, devices, "show bgp summary json")
+    bfd = {} if flapped_only else vtysh_each(lab, devices, "show bfd peers json")
+    pending = []
+    for device in devices:
+        _, peers = read_bgp_summary(device, summaries[device])
+        inside = {address: peers[address] for address in expected[device] & set(peers)}
+        waiting = [address for address, peer in inside.items() if peer.get("state") != "Established"
+                   and (not flapped_only or peer.get("connectionsEstablished", 0))]
+        if not flapped_only:
+            waiting += [address for address, status in read_bfd_peers(device, bfd[device]).items()
+                        if address in inside and status.get("status") != "up"]
+        if waiting:
+            pending.append(device)
+    return pending
+
+
+def _wait_quiet(lab: Lab, timeout: float, quiet_s: float) -> float | None:
+    """Seconds until the last change of the lab's routing (every switch's kernel BGP routes and
+    each session's state and count of times it came up), once none has changed for `quiet_s`
+    (None: it still changed within `timeout`)."""
+    started = time.monotonic()
+    last: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    changed = started
     while time.monotonic() - changed < quiet_s:
         if time.monotonic() - started > timeout:
             return None
-        now = route_tables(lab)
+        now = (route_tables(lab), _session_marks(lab))
         if now != last:
             last, changed = now, time.monotonic()
         time.sleep(0.2)
     return changed - started
+
+
+def _session_marks(lab: Lab) -> dict[str, str]:
+    """Per switch, each BGP peer's state and the times its session came up: a session that flapped
+    changes its mark even when it is Established again by the next read."""
+    devices = [switch.name for switch in lab.plan.switches]
+    marks = {}
+    for device, text in vtysh_each(lab, devices, "show bgp summary json").items():
+        _, peers = read_bgp_summary(device, text)
+        marks[device] = " ".join(f"{address}:{peer.get('state')}:{peer.get('connectionsEstablished')}"
+                                 for address, peer in sorted(peers.items()))
+    return marks
+
+
+def read_bfd_peers(device: str, text: str) -> dict[str, dict[str, Any]]:
+    """`show bfd peers json` of `device` as {peer address: its session}."""
+    peers = vtysh_json(device, "show bfd peers json", text or "[]")
+    if not isinstance(peers, list):
+        raise LabError(f"{device}: `show bfd peers json` is no list: {text[:200]}")
+    return {str(peer.get("peer")): peer for peer in peers if isinstance(peer, dict)}
 
 
 def route_tables(lab: Lab) -> dict[str, str]:
