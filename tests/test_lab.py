@@ -72,7 +72,8 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     up = lab(state, "up", "dev", "--format", "json")
     assert up.returncode == 0, up.stderr
     summary = json.loads(up.stdout)
-    assert (summary["switches"], summary["hosts"], summary["cables"]) == (10, 4, 64)
+    # the fabric's 10 switches and 64 cables, the storage and management leaves and the 12 host ports on them
+    assert (summary["switches"], summary["hosts"], summary["cables"]) == (12, 4, 76)
     assert int(limit.read_text()) >= 65536  # every cable end holds an ARP entry, machine-wide
     assert summary["converge_s"] is not None
 
@@ -83,7 +84,8 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     report = json.loads(checked.stdout)
     assert checked.returncode == 0, report["findings"][:5]
     assert report["counts"]["established"] == report["counts"]["sessions"] == report["counts"]["bfd_up"] == 64
-    assert report["counts"]["prefixes"] > 0 and report["counts"]["lldp_cables"] == 64
+    assert report["counts"]["prefixes"] > 0 and report["counts"]["lldp_cables"] == 76
+    assert report["counts"]["host_network_probes"] > 0 and report["counts"]["nccl_sockets"] == 4
 
     # Sessions torn down after the lab converged (BFD does so when a loaded machine starves its
     # daemons) are waited for and looked at again, not reported while they come back.
@@ -115,7 +117,7 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert lab(state, "restore", "dev").returncode == 0
 
     down = lab(state, "down", "dev")
-    assert down.returncode == 0 and "removed 14 namespaces" in down.stdout
+    assert down.returncode == 0 and "removed 16 namespaces" in down.stdout
     assert leftovers(state) == ([], [])
     assert lab(state, "check", "dev").returncode == 2
     assert limit.read_text() == before
@@ -171,8 +173,22 @@ def _break(tree: Path) -> dict[str, str]:
     first[5:7], second[5:7], first[11], second[11] = second[5:7], first[5:7], second[11], first[11]
     rows[crossed[0]], rows[crossed[1]] = ",".join(first), ",".join(second)
     plan.write_text("\n".join(rows) + "\n")
+    # host networking: node-002's management address off its /31, node-003's storage route in the
+    # main table gone (its storage leaves by its second port), node-004's first storage port at 1500
+    netplan = script.parent / "netplan"
+    _edit(netplan / "h200-node-002.yaml", "addresses: [10.176.0.2/31]", "addresses: [10.176.0.12/31]")
+    _edit(netplan / "h200-node-003.yaml", "          via: 10.160.0.9\n          metric: 100\n", "")
+    _edit(netplan / "h200-node-003.yaml", "        - to: 10.160.0.0/12\n        - to:", "        - to:")
+    _edit(netplan / "h200-node-004.yaml", "mtu: 9000", "mtu: 1500")
     return {"neighbor": missing.group(1), "port": uplink, "spine_port": downlink, "filtered": lost,
             "script": script.relative_to(tree).as_posix()}
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    """Replace the first `old` of a rendered file (which must hold it) with `new`."""
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
 
 
 def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: Path) -> None:
@@ -214,6 +230,15 @@ def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: 
     # The crossed rows of cabling.csv are wired as written: LLDP shows each crossed port.
     lldp = " ".join(f["message"] for f in by_rule["LAB-LLDP"])
     assert "leaf-001-r2" in lldp and "leaf-001-r3" in lldp, by_rule["LAB-LLDP"]
+    # Host networking: each fault once, at the host's netplan file (or the NCCL script it starves).
+    hostnet = {f["path"]: f["message"] for f in by_rule["LAB-HOSTNET"]}
+    assert set(hostnet) == {"hosts/h200/netplan/h200-node-002.yaml", "hosts/h200/netplan/h200-node-003.yaml"}, hostnet
+    assert "mgmt0 (10.176.0.2) does not reach its leaf mgmt-leaf-001" in hostnet["hosts/h200/netplan/h200-node-002.yaml"]
+    assert "with no source address via 10.160.0.11 on stor1; the design sends it on its storage port stor0" in \
+        hostnet["hosts/h200/netplan/h200-node-003.yaml"]
+    assert any(f["path"] == "hosts/h200/netplan/h200-node-004.yaml" and "h200-node-004 sets MTU 1500, the design 9000"
+               in f["message"] for f in by_rule["LAB-MTU"])
+    assert [f["message"].split(":")[0] for f in by_rule["LAB-NCCL"]] == ["h200-node-002"]
     named = {f["path"] for f in findings if f["rule"] in ("LAB-ASN", "LAB-BGP")}
     assert all(any(device in path for device in ("leaf-001-r0", "leaf-001-r1", "leaf-001-r2", "leaf-001-r3",
                                                  "spine-00")) for path in named)
@@ -306,7 +331,8 @@ def test_two_leaf_groups_of_eight_rails_converge_and_a_spine_fails_as_whatif_say
     up = lab(state, "up", "article-c", "--format", "json")
     assert up.returncode == 0, up.stderr
     summary = json.loads(up.stdout)
-    assert summary["switches"] == 24 and summary["hosts"] == 64
+    # 24 of the fabric; a storage leaf, two management leaves and their management spine
+    assert summary["switches"] == 28 and summary["hosts"] == 64
     checked = lab(state, "check", "article-c", "--format", "json")
     assert checked.returncode == 0, json.loads(checked.stdout)["findings"][:5]
     failed = lab(state, "fail", "article-c", "spine-003", "--format", "json")
@@ -319,7 +345,7 @@ def test_a_slice_holds_one_leaf_group_with_every_spine_and_checks_clean(state: P
     up = lab(state, "up", "article-c", "--slice", "groups=1", "--format", "json")
     assert up.returncode == 0, up.stderr
     summary = json.loads(up.stdout)
-    assert summary["switches"] == 16 and summary["hosts"] == 32
+    assert summary["switches"] == 19 and summary["hosts"] == 32  # 16 of the fabric, 3 of storage and management
     assert "leaf groups 1-1 of 2" in summary["slice"]
     checked = lab(state, "check", "article-c", "--no-lldp", "--format", "json")
     assert checked.returncode == 0, json.loads(checked.stdout)["findings"][:5]

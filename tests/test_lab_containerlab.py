@@ -256,10 +256,12 @@ def test_nodes_run_the_plan(plans: dict[str, LabPlan], key: str) -> None:
         assert (node["kind"], node["image"]) == ("linux", HOST_IMAGE)
         assert files[script] == host.routing
         assert node["binds"] == [f"{script}:{HOST_SCRIPT}:ro"]
-        assert node["exec"][-1] == f"bash {HOST_SCRIPT}"  # after the MTUs: the script sets the addresses
+        # after the MTUs the script sets the rails' addresses, then the netplan file's commands the other ports'
+        ran = node["exec"].index(f"bash {HOST_SCRIPT}")
+        assert node["exec"][ran + 1:] == [f"ip {line}" for line in host.network.splitlines()]
         for interface in host.interfaces:
-            assert f"ip link set {interface.name} mtu {interface.mtu}" in node["exec"]
-            assert interface.address in host.routing
+            assert f"ip link set {interface.name} mtu {interface.mtu}" in node["exec"][:ran]
+            assert interface.address in (host.routing if interface.network == "fabric" else host.network)
 
 
 def test_link_mtu_carries_the_larger_end(plans: dict[str, LabPlan]) -> None:

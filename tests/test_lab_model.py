@@ -34,7 +34,8 @@ def _built(planned: Planned) -> LabPlan:
 def test_plan_takes_addresses_mtus_and_routing_from_the_rendered_files(dev) -> None:  # type: ignore[no-untyped-def]
     files = render_tree(dev.spec, dev.topology)
     plan = _built(build_plan(dev.spec, dev.topology, files, Slice()))
-    assert (len(plan.switches), len(plan.hosts), len(plan.cables)) == (10, 4, 64)
+    # the fabric's 10 switches and 64 cables, the storage and management leaves and the 12 host ports on them
+    assert (len(plan.switches), len(plan.hosts), len(plan.cables)) == (12, 4, 76)
     leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
     assert leaf.frr_conf == files["switches/leaf-001-r0/frr.conf"]
     db = json.loads(files["switches/leaf-001-r0/config_db.json"])
@@ -43,6 +44,16 @@ def test_plan_takes_addresses_mtus_and_routing_from_the_rendered_files(dev) -> N
         assert f"{interface.port}|{interface.address}" in db["INTERFACE"]
     host = plan.hosts[0]
     assert "ip rule add from" in host.routing and "RAILS=(rail0 rail1" in host.routing
+    # its management and storage ports as its netplan file sets them, in `ip -batch` form
+    ports = {i.name: (i.network, i.address, i.mtu) for i in host.interfaces if i.network != "fabric"}
+    assert ports == {"mgmt0": ("management", "10.176.0.0/31", 1500), "stor0": ("storage", "10.160.0.0/31", 9000),
+                     "stor1": ("storage", "10.160.0.2/31", 9000)}
+    assert host.network.splitlines()[:2] == ["address add 10.176.0.0/31 dev mgmt0",
+                                             "address add 10.160.0.0/31 dev stor0"]
+    assert "route add default via 10.176.0.1 dev mgmt0 table 1000" in host.network
+    assert "route add 10.160.0.0/12 via 10.160.0.3 dev stor1 metric 101" in host.network
+    assert "rule add from 10.160.0.2 table 2001 priority 2001" in host.network
+    assert host.nccl_socket == files["hosts/h200/nccl-socket.sh"]
     assert LabPlan.from_dict(json.loads(json.dumps(plan.to_dict()))) == plan
 
     edited = dict(files)
@@ -238,7 +249,10 @@ def test_a_slice_keeps_its_leaf_groups_every_switch_above_and_their_hosts() -> N
     every, hosts, _ = slice_devices(result.topology, Slice())
     one, one_hosts, text = slice_devices(result.topology, Slice.parse("groups=1"))
     spines = {name for name in every if result.topology.graph.nodes[name]["tier"] == "spine"}
-    assert spines <= one and len(one - spines) == 8 and len(one_hosts) == len(hosts) // 2
+    # the first group's 8 fabric leaves, and the storage and management leaves its hosts are cabled to
+    # (the management spine is among the spines)
+    assert spines <= one and len(one_hosts) == len(hosts) // 2
+    assert sorted(one - spines) == [*(f"leaf-001-r{rail}" for rail in range(8)), "mgmt-leaf-001", "stor-leaf-001"]
     assert "leaf groups 1-1 of 2" in text
     for bad in ("groups=0", "pods=1", "groups=x"):
         with pytest.raises(ValueError, match="--slice"):
@@ -320,3 +334,17 @@ def test_up_from_a_broken_tree_reports_every_file_and_starts_nothing(  # type: i
     assert set(found) == broken
     assert found["hosts/h200/qos.sh"].startswith("missing")
     assert "cannot be read" in found["switches/spine-001/config_db.json"]
+
+
+def test_a_netplan_setting_the_lab_does_not_translate_is_refused_at_its_file(dev) -> None:  # type: ignore[no-untyped-def]
+    files = dict(render_tree(dev.spec, dev.topology))
+    path = "hosts/h200/netplan/h200-node-002.yaml"
+    files[path] = files[path].replace("      dhcp4: false\n", "      dhcp4: false\n      nameservers: {}\n", 1)
+    files["hosts/h200/netplan/h200-node-003.yaml"] = "network: [\n"
+    planned = build_plan(dev.spec, dev.topology, files, Slice())
+    assert planned.plan is None
+    found = {(f.path, f.message.split(":")[0]) for f in planned.findings}
+    assert found == {(path, "network.ethernets.mgmt0"),
+                     ("hosts/h200/netplan/h200-node-003.yaml", "is not YAML (while parsing a flow node)")}
+    assert "nameservers is a setting the lab does not translate" in str(planned.findings)
+    assert all(f.rule == "LAB-INPUT" for f in planned.findings)

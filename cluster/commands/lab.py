@@ -260,7 +260,8 @@ def _check(args: argparse.Namespace) -> int:
         print(f"lab check: {stack}: {counts['established']}/{counts['sessions']} BGP sessions established "
               f"({counts['bfd_up']} with BFD up on the design's timers), {counts['prefixes']} prefixes with their "
               f"ECMP widths, {counts['host_route_queries']} host rail routes, {counts['reach_probes']} reachability and "
-              f"{counts['mtu_probes']} MTU probes, {counts.get('lldp_cables', 0)} cables by LLDP "
+              f"{counts['mtu_probes']} MTU probes, {counts['host_network_probes']} storage and management port "
+              f"probes, {counts['nccl_sockets']} NCCL socket interfaces, {counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")
         _print_findings(checked.findings)

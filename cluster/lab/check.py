@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
+from ipaddress import ip_network
 from pathlib import Path
 from typing import Any
 
 from cluster.dialects import platform
 from cluster.findings import Finding, Severity
 from cluster.lab import observe
-from cluster.lab.expect import Design, RailAddress, design
-from cluster.lab.model import Slice, lab_cables, slice_devices
+from cluster.lab.expect import Design, NetPort, RailAddress, design
+from cluster.lab.model import MANAGEMENT, Slice, lab_cables, slice_devices
 from cluster.lab.observe import Probe, RouteQuery
 from cluster.lab.rules import lab_finding
 from cluster.lab.runtime import Lab, wait_converged
 from cluster.spec import ClusterSpec
-from cluster.topology import Topology
+from cluster.topology import FABRIC, Topology
 from cluster.verify.check import gather, verify
 
 #: An address no design uses (RFC 5737 TEST-NET-2): where a rail's own table sends what is not
@@ -73,7 +74,10 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
         wait_converged(lab, RECHECK_TIMEOUT_S, RECHECK_QUIET_S, flapped_only=True)
         counts.clear()
         findings = _routing(lab, expected, counts)
-    findings += _mtu(lab, expected, counts)
+    cut_off: set[tuple[str, str]] = set()  # (host, netdev): storage and management ports that reach no leaf
+    findings += _host_networks(lab, expected, spec, counts, cut_off)
+    findings += _mtu(lab, expected, counts, cut_off)
+    findings += _nccl_socket(lab, expected, counts)
     if lldp:
         findings += _lldp(lab, spec, topology, counts)
     return Checked(sorted(findings, key=Finding.sort_key), counts)
@@ -277,7 +281,7 @@ def _host_routes(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Fin
     by_host: dict[str, list[RailAddress]] = {}
     for rail in expected.rails:
         by_host.setdefault(rail.host, []).append(rail)
-    interfaces = {host.name: host.interfaces for host in lab.plan.hosts}
+    interfaces = {host.name: host.rails for host in lab.plan.hosts}
     queries: dict[RouteQuery, tuple[RailAddress, str]] = {}
     covering: dict[str, str] = {}
     for host, rails in by_host.items():
@@ -348,10 +352,11 @@ def _pool(lab: Lab, host: str) -> str:
     return next(item.pool for item in lab.plan.hosts if item.name == host)
 
 
-def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+def _mtu(lab: Lab, expected: Design, counts: dict[str, int], cut_off: set[tuple[str, str]]) -> list[Finding]:
     """LAB-MTU: every cable, and host-to-host paths, carry the design's MTU with DF set. A cable
     that does not is blamed on the end whose file sets a port MTU below the design's (both, when
-    both do; the lower end's when neither does, as the cause is then elsewhere)."""
+    both do; the lower end's when neither does, as the cause is then elsewhere). A host port
+    `cut_off` from its leaf (LAB-HOSTNET names it) is not probed again."""
     probes: dict[Probe, tuple[list[str], str]] = {}
     hosts = {host.name for host in lab.plan.hosts}
     files = {host.name: f"hosts/{host.pool}/qos.sh" for host in lab.plan.hosts}
@@ -360,15 +365,17 @@ def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
     interfaces = {(device.name, interface.name): interface
                   for device in lab.plan.devices for interface in device.interfaces}
     for cable, own, gateway in lab.plan.cable_addresses():
-        if not own or not gateway:
+        if not own or not gateway or (cable.a, cable.a_if) in cut_off:
             continue
-        size = expected.host_mtu if cable.a in hosts else expected.switch_mtu
         lower, upper = interfaces[(cable.a, cable.a_if)], interfaces[(cable.b, cable.b_if)]
+        size = expected.switch_mtu if cable.a not in hosts else \
+            expected.host_mtu if lower.network == FABRIC else expected.port_mtu[lower.network]
         planned = {cable.a: size, cable.b: expected.switch_mtu}
         short = [device for device, interface in ((cable.a, lower), (cable.b, upper))
                  if interface.mtu < planned[device]]
+        where = {cable.a: _netplan(lab, cable.a)} if cable.a in hosts and lower.network != FABRIC else {}
         probes[Probe(cable.a, own, gateway, size - 28)] = (
-            [files[device] for device in short or [cable.a]],
+            [where.get(device, files[device]) for device in short or [cable.a]],
             f"the cable {cable.a} {lower.port} - {cable.b} {upper.port}"
             + "".join(f" ({device} sets MTU {interfaces[(device, name)].mtu}, the design {planned[device]})"
                       for device, name in ((cable.a, cable.a_if), (cable.b, cable.b_if)) if device in short))
@@ -387,6 +394,85 @@ def _mtu(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
                                   "set the MTU of every port on it as the design renders it (jumbo end to end)")
                          for path in paths]
     counts["mtu_probes"] = len(probes)
+    return findings
+
+
+def _netplan(lab: Lab, host: str) -> str:
+    return f"hosts/{_pool(lab, host)}/netplan/{host}.yaml"
+
+
+def _host_networks(lab: Lab, expected: Design, spec: ClusterSpec, counts: dict[str, int],
+                   cut_off: set[tuple[str, str]]) -> list[Finding]:
+    """LAB-HOSTNET: each host's storage and management ports as the design addresses them: each
+    reaches its leaf's end of its /31 and the same port of the next host (through the network's
+    switches); traffic from a port's own address leaves on that port, and with no source given the
+    first management port carries what is outside every network (OUTSIDE: the default route) and
+    the first storage port the storage network and `storage.targets`. A port that does not reach
+    its own leaf is named once, at its host, and added to `cut_off` (others' probes toward it are
+    then not findings of theirs)."""
+    by_network: dict[str, list[NetPort]] = {}
+    for port in expected.ports:
+        by_network.setdefault(port.network, []).append(port)
+    probes: dict[Probe, tuple[NetPort, str]] = {}
+    queries: dict[RouteQuery, tuple[NetPort, str]] = {}
+    targets = [str(ip_network(target, strict=False).network_address) for target in
+               (spec.storage.targets if spec.storage is not None else ())]
+    for network, ports in sorted(by_network.items()):
+        for index, port in enumerate(ports):
+            probes[Probe(port.host, port.address, port.gateway)] = (port, f"its leaf {port.leaf} ({port.gateway})")
+            other = next((peer for peer in ports[index + 1:] + ports[:index] if peer.host != port.host
+                          and peer.position == port.position), None)
+            if other is not None:
+                probes[Probe(port.host, port.address, other.address)] = (
+                    port, f"{other.host} {other.netdev} ({other.address}, under {other.leaf})")
+                queries[RouteQuery(port.host, other.address, port.address)] = (port, other.address)
+            if port.position == 0:
+                away = [OUTSIDE] if network == MANAGEMENT else [*targets, *([other.address] if other else [])]
+                queries.update({RouteQuery(port.host, target, None): (port, target) for target in away})
+    answered = observe.ping(lab, probes)
+    cut_off.update((port.host, port.netdev) for probe, (port, _) in probes.items()
+                   if probe.target == port.gateway and not answered[probe])
+    addresses = {port.address: (port.host, port.netdev) for port in expected.ports}
+    findings = [_finding("LAB-HOSTNET", _netplan(lab, probe.device),
+                         f"{port.host} {port.network} port {port.netdev} ({port.address}) does not reach {what}",
+                         f"check the port's address and routes in its netplan file (`ip addr`, `ip route show table "
+                         f"all` in namespace {lab.ns(port.host)})")
+                for probe, (port, what) in probes.items() if not answered[probe] and (
+                    probe.target == port.gateway or not {(port.host, port.netdev), addresses[probe.target]} & cut_off)]
+    answers = observe.route_get(lab, queries)
+    for query, (port, target) in queries.items():
+        got = (answers.get(query, {}).get("dev"), answers.get(query, {}).get("gateway"))
+        if got != (port.netdev, port.gateway) and (port.host, port.netdev) not in cut_off:
+            source = f"from {port.address}" if query.source else "with no source address"
+            findings.append(_finding(
+                "LAB-HOSTNET", _netplan(lab, port.host),
+                f"{port.host} sends to {target} {source} via {got[1] or 'no gateway'} on {got[0] or 'no interface'}; "
+                f"the design sends it on its {port.network} port {port.netdev} via {port.leaf} ({port.gateway})",
+                "check the port's routes, their metrics and its source rule in the netplan file"))
+    counts["host_network_probes"] = len(probes) + len(queries)
+    return findings
+
+
+def _nccl_socket(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+    """LAB-NCCL: each host's pool's nccl-socket.sh, run on the host, finds the netdev that holds
+    the host's management address and writes it as NCCL's socket interface."""
+    first = {port.host: port for port in expected.ports if port.network == MANAGEMENT and port.position == 0}
+    hosts = {host.name: host for host in lab.plan.hosts if host.name in first and host.nccl_socket}
+    ran = observe.run_script(lab, {name: (host.nccl_socket, [name], {"NCCL_CONF_PATH": str(
+        lab.node_dir(name) / "nccl.conf")}) for name, host in hosts.items()})
+    findings = []
+    for name, (code, output) in sorted(ran.items()):
+        port = first[name]
+        conf = lab.node_dir(name) / "nccl.conf"
+        written = conf.read_text() if conf.exists() else ""
+        want = f"NCCL_SOCKET_IFNAME=={port.netdev}"
+        if code != 0 or want not in written.splitlines():
+            said = output.strip().splitlines()[-1][:300] if output.strip() else f"exit {code}"
+            findings.append(_finding(
+                "LAB-NCCL", f"hosts/{hosts[name].pool}/nccl-socket.sh",
+                f"{name}: the script does not set {want} (its management port, {port.address}): {said}",
+                "check the script's management address for the host and the port's address in its netplan file"))
+    counts["nccl_sockets"] = len(ran)
     return findings
 
 

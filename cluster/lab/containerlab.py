@@ -214,6 +214,7 @@ def _host_node(host: LabHost, folder: str) -> dict[str, Any]:
     commands = [command for interface in host.interfaces
                 for command in _interface_commands(interface, with_address=False)]
     commands.append(f"bash {HOST_SCRIPT}")
+    commands += [f"ip {line}" for line in host.network.splitlines()]  # its netplan file's ports
     return {"kind": "linux", "image": HOST_IMAGE, "binds": [f"{folder}/routing.sh:{HOST_SCRIPT}:ro"],
             "exec": commands}
 

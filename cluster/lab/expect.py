@@ -19,8 +19,11 @@ from ipaddress import ip_interface
 
 from cluster.addressing import allocate
 from cluster.dialects import platform
+from cluster.intent.hostnet import MTU as HOST_NET_MTU
 from cluster.intent.qos import SWITCH_MTU, qos_intent
 from cluster.intent.switch import BFD_TIMERS, BfdTimers
+from cluster.lab.model import LAB_NETWORKS, STORAGE
+from cluster.naming import management_interfaces, storage_interfaces
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.verify.expected import expected_cables
@@ -44,6 +47,19 @@ class RailAddress:
 
 
 @dataclass(frozen=True)
+class NetPort:
+    """A host's port on the storage or management network, as the design addresses it."""
+
+    host: str
+    network: str
+    position: int  # among the host's ports of that network (NIC-major)
+    netdev: str
+    address: str  # a.b.c.d (no length)
+    leaf: str
+    gateway: str  # the leaf's end of the port's /31 (a.b.c.d)
+
+
+@dataclass(frozen=True)
 class Design:
     """Expectations for the devices of one lab."""
 
@@ -51,8 +67,11 @@ class Design:
     sessions: dict[str, tuple[Session, ...]]  # switch -> its in-lab sessions
     origins: dict[str, str]  # prefix -> the switch that announces it
     rails: tuple[RailAddress, ...]
+    ports: tuple[NetPort, ...]  # the hosts' storage and management ports
+    fabric: frozenset[str]  # the GPU fabric's switches (the others: storage and management)
     host_mtu: int
     switch_mtu: int
+    port_mtu: dict[str, int]  # a host's storage or management port's MTU, per network
     maximum_paths: dict[str, int]  # each switch OS's most equal-cost paths (absent: no cap)
     links: dict[tuple[str, str], int]  # (lower, upper) switch pair -> cables between them
     upper_of: dict[str, tuple[str, ...]]
@@ -99,6 +118,7 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
     sessions: dict[str, list[Session]] = {name: [] for name in sorted(switches)}
     origins: dict[str, str] = {}
     rails = []
+    ports = []
     links: dict[tuple[str, str], int] = defaultdict(int)
     upper_of: dict[str, set[str]] = defaultdict(set)
     lower_of: dict[str, set[str]] = defaultdict(set)
@@ -112,15 +132,20 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
         lower, upper = cable.lower.device, cable.upper.device
         index = seen[(lower, upper, cable.network)]
         seen[(lower, upper, cable.network)] += 1
-        if cable.network != FABRIC or lower not in switches | hosts or upper not in switches:
+        if cable.network not in LAB_NETWORKS or lower not in switches | hosts or upper not in switches:
             continue
-        lower_side, upper_side = addresses.link(lower, upper, FABRIC, index)
+        lower_side, upper_side = addresses.link(lower, upper, cable.network, index)
         if lower in hosts:
             origins[str(ip_interface(lower_side).network)] = upper
-            nic, nic_port = topology.cable(lower, upper, FABRIC)["ports"][index]
+            nic, nic_port = topology.cable(lower, upper, cable.network)["ports"][index]
             pool = pools[topology.host(lower)["pool"]]
-            rails.append(RailAddress(lower, nic * pool.fabric_nics.ports_per_nic + nic_port,
-                                     lower_side.split("/")[0], upper, upper_side.split("/")[0]))
+            position = nic * pool.nics(cable.network).ports_per_nic + nic_port
+            if cable.network == FABRIC:
+                rails.append(RailAddress(lower, position, lower_side.split("/")[0], upper, upper_side.split("/")[0]))
+            else:
+                netdevs = storage_interfaces(pool) if cable.network == STORAGE else management_interfaces(pool)
+                ports.append(NetPort(lower, cable.network, position, netdevs[position], lower_side.split("/")[0],
+                                     upper, upper_side.split("/")[0]))
             continue
         sessions[lower].append(Session(upper, upper_side.split("/")[0], addresses.asns[upper], cable.lower.port))
         sessions[upper].append(Session(lower, lower_side.split("/")[0], addresses.asns[lower], cable.upper.port))
@@ -134,8 +159,11 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
         sessions={name: tuple(found) for name, found in sessions.items()},
         origins=origins,
         rails=tuple(sorted(rails, key=lambda rail: (rail.host, rail.rail))),
+        ports=tuple(sorted(ports, key=lambda port: (port.host, port.network, port.position))),
+        fabric=frozenset(name for name in switches if topology.switch(name)["network"] == FABRIC),
         host_mtu=qos.host.mtu if qos is not None else 1500,
         switch_mtu=qos.switch.mtu if qos is not None else SWITCH_MTU,
+        port_mtu=dict(HOST_NET_MTU),
         maximum_paths={name: limit for name, limit in limits.items() if limit is not None},
         links=dict(links),
         upper_of={name: tuple(sorted(peers)) for name, peers in upper_of.items()},

@@ -326,10 +326,11 @@ def _compare(lab: Lab, topology: Topology, expected: Design, outcome: Outcome,
     downlinks over the uplinks its kernel still forwards on) and the switches left without one."""
     tier = TIER_BELOW.get(topology.switch(switch)["tier"], "leaf") if switch else "leaf"
     loads = topology.switch_loads
-    uplink_gbps = {lower: topology.cable(lower, upper, FABRIC)["gbps"] for lower, upper in expected.links}
+    uplink_gbps = {lower: topology.cable(lower, upper, FABRIC)["gbps"] for lower, upper in expected.links
+                   if lower in expected.fabric}
     cut_off = []
     worst: tuple[float, str] = (0.0, "")
-    for name in (s.name for s in lab.plan.switches if s.tier == tier and s.name not in failed):
+    for name in (s.name for s in lab.plan.switches if s.tier == tier and s.name in expected.fabric - failed):
         uplinks = {session.peer_address for session in expected.sessions.get(name, ())
                    if session.peer in expected.upper_of.get(name, ())}
         used = {hop for hops in observed.get(name, {}).values() for hop in hops if hop in uplinks}

@@ -33,8 +33,9 @@ from cluster.addressing import allocate
 from cluster.dialects import Running, RunningPort, platform
 from cluster.findings import Finding
 from cluster.intent.switch import switch_views
+from cluster.lab import netplan
 from cluster.lab.rules import input_finding
-from cluster.naming import HostPort, fabric_interfaces
+from cluster.naming import HostPort, fabric_interfaces, management_interfaces, storage_interfaces
 from cluster.render.engine import render
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
@@ -45,6 +46,10 @@ from cluster.verify.expected import Cable, expected_cables
 ROUTING_START = "# --- Per-rail source routing"
 ROUTING_END = "# --- QoS runs in a subshell"
 Translate = Callable[[str, Any], Running | None]
+#: The networks a lab builds: the GPU fabric, and the storage and management networks hosts are on.
+STORAGE, MANAGEMENT = "storage", "management"
+HOST_NETWORKS = (STORAGE, MANAGEMENT)
+LAB_NETWORKS = (FABRIC, *HOST_NETWORKS)
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
 RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
 # A tree rendered from the design in the same run (no --from): a fault of the renderer, not of a file.
@@ -59,6 +64,7 @@ class Interface:
     address: str | None  # a.b.c.d/len as the rendered config sets it
     mtu: int
     up: bool = True
+    network: str = FABRIC  # the network of the cable it ends
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,14 @@ class LabSwitch:
 class LabHost:
     name: str
     pool: str
-    interfaces: tuple[Interface, ...]  # in rail order
+    interfaces: tuple[Interface, ...]  # the rails in rail order, then its management and storage ports
     routing: str  # a bash script: the rendered routing section with the rails bound
+    network: str = ""  # a bash script: the `ip` equivalent of its rendered netplan file
+    nccl_socket: str = ""  # the pool's rendered nccl-socket.sh
+
+    @property
+    def rails(self) -> tuple[Interface, ...]:
+        return tuple(interface for interface in self.interfaces if interface.network == FABRIC)
 
 
 @dataclass(frozen=True)
@@ -159,6 +171,31 @@ def leaf_groups(topology: Topology) -> dict[str, tuple[int, int]]:
 
 
 def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str], str]:
+    """(switches, hosts, a sentence saying what they represent) of a slice: its fabric switches,
+    and the storage and management switches its hosts are cabled to with every one above them."""
+    switches, hosts, description = _fabric_slice(topology, chosen)
+    networks = _above(topology, {peer for host in hosts for peer, network, _ in topology.cables(host)
+                                 if network in HOST_NETWORKS}, HOST_NETWORKS)
+    if not networks - switches:
+        return switches, hosts, description
+    return switches | networks, hosts, (f"{description}, and the {len(networks - switches)} storage and "
+                                        "management switches that serve them")
+
+
+def _above(topology: Topology, start: set[str], networks: tuple[str, ...]) -> set[str]:
+    """`start` and every switch above one of them on `networks`."""
+    selected = set(start)
+    frontier = list(start)
+    while frontier:
+        node = frontier.pop()
+        for peer, network, data in topology.cables(node):
+            if network in networks and data["lower"] == node and peer not in selected and peer in topology.switch_nodes:
+                selected.add(peer)
+                frontier.append(peer)
+    return selected
+
+
+def _fabric_slice(topology: Topology, chosen: Slice) -> tuple[set[str], set[str], str]:
     """(fabric switches, hosts, a sentence saying what they represent) of a slice."""
     switches = {name for name, _ in topology.switches(FABRIC)}
     group_of = leaf_groups(topology)
@@ -170,14 +207,7 @@ def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str]
                                      f"({len(groups)} leaf group{'s' if len(groups) != 1 else ''})")
     kept = set(groups[: chosen.groups])
     chosen_leaves = {name for name in leaves if group_of[name] in kept}
-    selected = set(chosen_leaves)
-    frontier = list(chosen_leaves)
-    while frontier:  # every switch above the chosen leaves
-        node = frontier.pop()
-        for peer, network, data in topology.cables(node):
-            if network == FABRIC and data["lower"] == node and peer in switches and peer not in selected:
-                selected.add(peer)
-                frontier.append(peer)
+    selected = _above(topology, chosen_leaves, (FABRIC,)) & switches
     hosts = {host for host in hosts_all
              if all(peer in chosen_leaves for peer, network, _ in topology.cables(host) if network == FABRIC)}
     tiers = sorted({topology.switch(name)["tier"] for name in selected - chosen_leaves})
@@ -188,9 +218,9 @@ def slice_devices(topology: Topology, chosen: Slice) -> tuple[set[str], set[str]
 
 
 def lab_cables(spec: ClusterSpec, topology: Topology, devices: set[str]) -> list[Cable]:
-    """The design's fabric cables with both ends among `devices`."""
+    """The design's cables of the lab's networks with both ends among `devices`."""
     return [cable for cable in expected_cables(spec, topology)
-            if cable.network == FABRIC and cable.lower.device in devices and cable.upper.device in devices]
+            if cable.network in LAB_NETWORKS and cable.lower.device in devices and cable.upper.device in devices]
 
 
 def ifname(port: str) -> str:
@@ -249,14 +279,16 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     for cable in cables:
         for end in (cable.lower, cable.upper):
             ports.setdefault(end.device, []).append(end.port)
-    rails = {name: _rail_names(spec, topology, name) for name in sorted(hosts)}
-    _check_port_names(tree, ports, rails)
+    netdevs = {name: _netdevs(spec, topology, name) for name in sorted(hosts)}
+    _check_port_names(tree, ports, {name: [port for names in nets.values() for port in names]
+                                    for name, nets in netdevs.items()})
     lab_switches = _switches(spec, topology, sorted(switches), tree, ports)
-    lab_hosts = [_host(name, topology.host(name)["pool"], tree, rails[name]) for name in sorted(hosts)]
+    cabled = {(end.device, cable.network) for cable in cables for end in (cable.lower, cable.upper)}
+    lab_hosts = [_host(name, topology.host(name)["pool"], tree, netdevs[name], cabled) for name in sorted(hosts)]
     # without findings every device was built
     built_switches = tuple(switch for switch in lab_switches if switch is not None)
     built_hosts = tuple(host for host in lab_hosts if host is not None)
-    wired = _wired(tree, spec, topology, switches | hosts, ports, rails)
+    wired = _wired(tree, spec, topology, switches | hosts, ports, netdevs)
     if tree.findings or wired is None:
         return Planned(None, tree.result())
     lab_cable_list = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in wired)
@@ -269,13 +301,13 @@ CABLING_COLUMNS = ("cable", "network", "a_device", "a_port", "b_device", "b_name
 
 
 def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str], ports: Mapping[str, list[str]],
-           rails: Mapping[str, list[str]]) -> list[tuple[str, str, str, str]] | None:
+           netdevs: Mapping[str, dict[str, list[str]]]) -> list[tuple[str, str, str, str]] | None:
     """The lab's cables as the rendered cabling plan (the file a technician follows) lays them:
-    (a device, its port, b device, its port) of every fabric row with both ends in the lab, a
-    switch port as the switch names it, a host's plan port (`gpu-nic3`, `gpu-nic1p2`) as its
-    rail's netdev. A row naming a port the design does not give that device, or a port twice, is a
-    LAB-INPUT finding (None: no plan to read). Crossed rows are wired as written, so `lab check`
-    shows them."""
+    (a device, its port, b device, its port) of every row of the lab's networks with both ends in
+    the lab, a switch port as the switch names it, a host's plan port (`gpu-nic3`, `gpu-nic1p2`,
+    `stor-nic0`) as its netdev (its rail's, or the name its netplan file gives it). A row naming a
+    port the design does not give that device, or a port twice, is a LAB-INPUT finding (None: no
+    plan to read). Crossed rows are wired as written, so `lab check` shows them."""
     text = tree.text(CABLING, "the cabling plan the lab wires its veths from")
     if text is None:
         return None
@@ -289,11 +321,12 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
     used: dict[tuple[str, str], str] = {}
     for row in reader:
         a, b = row["a_device"], row["b_device"]
-        if row["network"] != FABRIC or a not in devices or b not in devices:
+        if row["network"] not in LAB_NETWORKS or a not in devices or b not in devices:
             continue
         where = f"{CABLING} row {row['cable']}"
-        if a in rails:
-            a_port = _plan_ports(pools[topology.host(a)["pool"]], rails[a]).get(row["a_port"], "")
+        if a in netdevs:
+            pool = pools[topology.host(a)["pool"]]
+            a_port = _plan_ports(pool, row["network"], netdevs[a].get(row["network"], [])).get(row["a_port"], "")
             known = bool(a_port)
         else:
             a_port = row.get("a_name") or row["a_port"]
@@ -301,7 +334,7 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
         ends = ((a, a_port, known, row["a_port"]), (b, row["b_name"], row["b_name"] in ports.get(b, ()), row["b_name"]))
         for device, port, exists, written in ends:
             if not exists:
-                tree.problem(CABLING, f"{where}: {device} has no fabric port {written!r} in the design",
+                tree.problem(CABLING, f"{where}: {device} has no {row['network']} port {written!r} in the design",
                              f"give the row a port of {device} the design cables, or {tree.again}")
             elif (device, port) in used:
                 tree.problem(CABLING, f"{where}: {device} {port} is cabled twice (also row {used[(device, port)]})",
@@ -311,17 +344,18 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
     return wired
 
 
-def _plan_ports(pool: PoolSpec, rails: list[str]) -> dict[str, str]:
-    """A host's fabric plan ports as cabling.csv names them (`gpu-nic3`, `gpu-nic1p2`) -> its rails."""
-    per_nic = pool.fabric_nics.ports_per_nic
-    return {str(HostPort(FABRIC, position // per_nic, position % per_nic, per_nic)): rail
-            for position, rail in enumerate(rails)}
+def _plan_ports(pool: PoolSpec, network: str, names: list[str]) -> dict[str, str]:
+    """A host's plan ports on `network` as cabling.csv names them (`gpu-nic3`, `gpu-nic1p2`,
+    `mgmt-nic0`) -> their netdevs."""
+    per_nic = pool.nics(network).ports_per_nic
+    return {str(HostPort(network, position // per_nic, position % per_nic, per_nic)): name
+            for position, name in enumerate(names)}
 
 
-def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], rails: Mapping[str, list[str]]) -> None:
+def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], netdevs: Mapping[str, list[str]]) -> None:
     """A finding at each device for each of its ports that Linux cannot name."""
-    for device in sorted(set(ports) | set(rails)):
-        for port in dict.fromkeys([*ports.get(device, ()), *rails.get(device, ())]):
+    for device in sorted(set(ports) | set(netdevs)):
+        for port in dict.fromkeys([*ports.get(device, ()), *netdevs.get(device, ())]):
             if not IFNAME.fullmatch(ifname(port)):
                 tree.problem(device, f"port {port!r} has no Linux interface name of at most 15 characters",
                              "name the port with at most 15 letters, digits, `_`, `.` or `-` (a pool's "
@@ -356,9 +390,10 @@ def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _rail_names(spec: ClusterSpec, topology: Topology, host: str) -> list[str]:
-    pools = {pool.name: pool for pool in spec.pools}
-    return fabric_interfaces(pools[topology.host(host)["pool"]])
+def _netdevs(spec: ClusterSpec, topology: Topology, host: str) -> dict[str, list[str]]:
+    """A host's netdevs per network: its rails, and its storage and management ports."""
+    pool = next(pool for pool in spec.pools if pool.name == topology.host(host)["pool"])
+    return {FABRIC: fabric_interfaces(pool), STORAGE: storage_interfaces(pool), MANAGEMENT: management_interfaces(pool)}
 
 
 def _translated(view: Any, tree: _Tree, ports: list[str], translate: Translate) -> LabSwitch | None:
@@ -382,21 +417,34 @@ def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:
                      f"FRR equivalent of switches/{view.name}/{dialect}'s routing plan", view.model)
 
 
-def _host(name: str, pool: str, tree: _Tree, rails: list[str]) -> LabHost | None:
+def _host(name: str, pool: str, tree: _Tree, netdevs: dict[str, list[str]],
+          cabled: set[tuple[str, str]]) -> LabHost | None:
+    """A host as its pool's qos.sh routes its rails and its netplan file configures its storage and
+    management ports (those cabled in this lab), with its pool's nccl-socket.sh."""
+    rails = netdevs[FABRIC]
     path = f"hosts/{pool}/qos.sh"
     script = tree.text(path, "the pool's host script")
     if script is None:
         return None
     section = _routing_section(tree, path, script)
     own = _rail_addresses(tree, path, script, name, rails)
-    if section is None or own is None:
+    networks = [network for network in HOST_NETWORKS if (name, network) in cabled]
+    ported = netplan.translate(f"hosts/{pool}/netplan/{name}.yaml", tree,
+                               [netdev for network in networks for netdev in netdevs[network]]) if networks else None
+    nccl = tree.text(f"hosts/{pool}/nccl-socket.sh", "the script that finds NCCL's socket interface") \
+        if MANAGEMENT in networks else ""
+    if section is None or own is None or (networks and ported is None) or nccl is None:
         return None
     mtu = re.search(r'mtu (\d+) up', script)
-    interfaces = tuple(Interface(ifname(rail), rail, address, int(mtu.group(1)) if mtu else 1500)
-                       for rail, address in zip(rails, own, strict=True))
+    interfaces = [Interface(ifname(rail), rail, address, int(mtu.group(1)) if mtu else 1500)
+                  for rail, address in zip(rails, own, strict=True)]
+    for network in networks:
+        assert ported is not None
+        interfaces += [Interface(ifname(netdev), netdev, *ported.ports.get(netdev, (None, netplan.DEFAULT_MTU)),
+                                 network=network) for netdev in netdevs[network]]
     bound = "\n".join(["set -euo pipefail", f"HOST={name}",
-                       "RAILS=(" + " ".join(interface.name for interface in interfaces) + ")", *section, ""])
-    return LabHost(name, pool, interfaces, bound)
+                       "RAILS=(" + " ".join(ifname(rail) for rail in rails) + ")", *section, ""])
+    return LabHost(name, pool, tuple(interfaces), bound, "\n".join(ported.commands) + "\n" if ported else "", nccl)
 
 
 def _routing_section(tree: _Tree, path: str, script: str) -> list[str] | None:

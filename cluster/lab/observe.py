@@ -68,11 +68,11 @@ def kernel_routes(lab: Lab, devices: Iterable[str]) -> dict[str, dict[str, tuple
 
 @dataclass(frozen=True)
 class RouteQuery:
-    """`ip route get TARGET from SOURCE` in a device's namespace."""
+    """`ip route get TARGET [from SOURCE]` in a device's namespace."""
 
     device: str
     target: str
-    source: str
+    source: str | None  # None: the route the kernel picks with no source given
 
 
 def route_get(lab: Lab, queries: Iterable[RouteQuery]) -> dict[RouteQuery, dict[str, Any]]:
@@ -82,7 +82,8 @@ def route_get(lab: Lab, queries: Iterable[RouteQuery]) -> dict[RouteQuery, dict[
     for query in queries:
         per_device.setdefault(query.device, []).append(query)
     scripts = {device: ["bash", "-c", "\n".join(
-        f"ip -j route get {shlex.quote(query.target)} from {shlex.quote(query.source)} 2>/dev/null || echo '[]'"
+        f"ip -j route get {shlex.quote(query.target)}{f' from {shlex.quote(query.source)}' if query.source else ''}"
+        " 2>/dev/null || echo '[]'"
         for query in batch)] for device, batch in per_device.items()}
     answers: dict[RouteQuery, dict[str, Any]] = {}
     for device, text in run_each(lab, scripts).items():
@@ -142,3 +143,20 @@ def lldp(lab: Lab, folder: Path) -> None:
                 for device in lab.state["namespaces"]}
     for device, text in run_each(lab, commands).items():
         (folder / f"{device}.json").write_text(text)
+
+
+def run_script(lab: Lab, scripts: dict[str, tuple[str, list[str], dict[str, str]]]) -> dict[str, tuple[int, str]]:
+    """Run each device's script (its text, its arguments, extra environment) in the device's
+    namespace at once, from a copy in its node folder; {device: (exit code, stdout and stderr)}."""
+    commands = {}
+    for device, (text, arguments, environment) in scripts.items():
+        path = lab.node_dir(device) / "script.sh"
+        path.write_text(text)
+        run = shlex.join(["env", *(f"{key}={value}" for key, value in sorted(environment.items())), "bash", str(path),
+                          *arguments])
+        commands[device] = ["bash", "-c", f"{run} 2>&1; echo \"exit $?\""]
+    result = {}
+    for device, text in run_each(lab, commands).items():
+        output, _, code = text.rstrip("\n").rpartition("\n")
+        result[device] = (int(code.removeprefix("exit ")), output)
+    return result

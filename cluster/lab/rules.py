@@ -33,6 +33,15 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
                   "opposite.", Severity.ERROR),
     "LAB-MTU": ("MTU not carried",
                 "A cable or a host-to-host path that does not carry the design's MTU with DF set.", Severity.ERROR),
+    "LAB-HOSTNET": ("host storage or management port not as designed",
+                    "A host's storage or management port (as its netplan file sets it) that does not reach its "
+                    "leaf or the same port of another host, or traffic that leaves on another port than the "
+                    "design's: from the port's own address, the default route (first management port), the "
+                    "storage network and storage.targets (first storage port).", Severity.ERROR),
+    "LAB-NCCL": ("NCCL's socket interface not found",
+                 "A host's nccl-socket.sh that, run on the host, does not set NCCL_SOCKET_IFNAME to the netdev "
+                 "holding the host's management address: NCCL's bootstrap would find no socket interface.",
+                 Severity.ERROR),
     "LAB-LLDP": ("LLDP neighbor not as designed",
                  "An LLDP neighbor other than the one `verify` expects (link speeds are not emulated).",
                  Severity.ERROR),

@@ -274,6 +274,10 @@ def _build(lab: Lab, plan: LabPlan) -> None:
         sh("sysctl", "-qw", *(f"{key}={value}" for key, value in SWITCH_SYSCTLS.items()), ns=lab.ns(switch.name))
     for host in plan.hosts:
         sh("bash", "-c", host.routing, ns=lab.ns(host.name))
+        if host.network:  # its storage and management ports, as its netplan file sets them; like
+            # networkd, a route the kernel refuses (a gateway off the port's subnet) leaves the rest
+            # set, and `lab check` shows what is then missing
+            sh("ip", "-force", "-n", lab.ns(host.name), "-batch", "-", stdin=host.network, check=False)
     for switch in plan.switches:
         start_frr(lab, switch.name, switch.frr_conf)
     for device in plan.devices:
