@@ -197,7 +197,8 @@ def _gke_node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) ->
             "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
             "shielded_instance_config": {"enable_secure_boot": False, "enable_integrity_monitoring": True},
         },
-        network_config={"additional_node_network_configs": networks},
+        # private nodes: no external IP on any GPU node, whatever the cluster's default
+        network_config={"additional_node_network_configs": networks, "enable_private_nodes": True},
         # as the MIG's update policy: never a surge node (a reservation has no room for one), and
         # no automatic upgrade rolling the GPU nodes under a running job
         upgrade_settings={"max_surge": 0, "max_unavailable": 1},
