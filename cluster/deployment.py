@@ -144,12 +144,15 @@ KUBERNETES_TODO = {
     "gke": ["scheduler: the GKE cluster must have multi-networking and GKE Dataplane V2 on; apply `pulumi stack output "
             "kubernetes_networks` (the Network objects the Jobs' interface annotations name), then install Kueue "
             "v0.16+ and the gIB NCCL plugin (Cluster Toolkit's gke-a3-ultragpu nccl-installer)",
-            "way in: GKE nodes are on the cluster's own VPC, not the management VPC: reach them with kubectl"],
+            "way in: GKE nodes are on the cluster's own VPC, not the management VPC: reach them with kubectl (the "
+            "stack's IAP rule and Cloud NAT serve the management VPC only; cloud.access / egress none drop them); "
+            "private nodes reach the internet through the cluster VPC's Cloud NAT"],
     "aks": ["scheduler: register the subscription's AKSInfinibandSupport feature (nodes of a pool on one "
             "InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
             "guide does, and Kueue v0.16+",
             "way in: AKS nodes are on the cluster's own VNet, not the stack's: reach them with kubectl, and peer the "
-            "two VNets for anything on the stack's network (the shared file system)"],
+            "two VNets for anything on the stack's network (the shared file system); the stack's Bastion and NAT "
+            "serve its own VNet only (cloud.access / egress none drop them)"],
 }
 
 

@@ -222,6 +222,11 @@ def test_gke_jobs_attach_the_rdma_networks_the_stack_declares(program: Callable[
         assert interfaces[0] == {"interfaceName": "eth0", "network": "default"}
         assert [item["interfaceName"] for item in interfaces[1:]] == [f"eth{index}" for index in range(2, 10)]
         assert {item["network"] for item in interfaces[1:]} <= networks  # every one declared by the stack
+        # the gIB plugin is where GKE's installer puts it on the node, mounted where NCCL looks
+        volumes = {volume["name"]: volume["hostPath"]["path"] for volume in job["spec"]["template"]["spec"]["volumes"]}
+        mounts = {mount["name"]: mount["mountPath"]
+                  for mount in job["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
+        assert [(volumes[name], mounts[name]) for name in volumes] == [("/home/kubernetes/bin/gib", "/usr/local/gib")]
 
 
 def _with(name: str, **scheduler: Any) -> dict[str, Any]:
@@ -261,3 +266,15 @@ def test_gke_refuses_tcpx_machines() -> None:
     data["scheduler"] = {"kind": "gke", "cluster": "ml"}
     (found,) = [f for f in validate_mapping("t", data).findings if f.path == "node_pools[0].instance_type"]
     assert found.rule == "SCHEMA" and "GPUDirect-TCPX" in found.message
+
+
+def test_renaming_a_pool_keeps_its_node_pool(program: Callable[..., Any]) -> None:
+    """A node pool cannot be renamed in place: a renamed stack pool keeps the provider's name and
+    carries the old URN as an alias, so the GPU nodes are not replaced."""
+    data = load_stack("aws-p6-eks").data
+    before = one(program(data), "eks/nodeGroup:NodeGroup")
+    data["node_pools"][0].update(name="blackwell", previous_names=["b200"])
+    after = one(program(data), "eks/nodeGroup:NodeGroup")
+    assert after.inputs["nodeGroupName"] == before.inputs["nodeGroupName"] == "train-b200"
+    assert after.inputs["labels"] == {"gpu-cluster.io/pool": "blackwell"}
+    assert before.urn in after.aliases

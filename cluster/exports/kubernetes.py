@@ -274,7 +274,8 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
         # training container sees them only mounted (nccl/<pool>.env says the same).
         volumes = [(f"nccl-host-{index}", path) for index, path in enumerate(instance.nccl.mounts)]
         container["volumeMounts"] = [{"name": volume, "mountPath": path, "readOnly": True} for volume, path in volumes]
-        pod["volumes"] = [{"name": volume, "hostPath": {"path": path}} for volume, path in volumes]
+        host = GKE_HOST_PATHS if spec.scheduler.kind == "gke" else {}
+        pod["volumes"] = [{"name": volume, "hostPath": {"path": host.get(path, path)}} for volume, path in volumes]
     annotations = {annotation: level}
     if spec.scheduler.kind == "gke" and instance is not None:
         annotations.update(gke_interfaces(instance))
@@ -298,6 +299,9 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
 # nccl-jobset-example.yaml: `networking.gke.io/default-interface: 'eth0'`, and
 # `networking.gke.io/interfaces` listing eth0 on "default", then eth2..eth9 on rdma-0..rdma-7).
 GKE_NETWORKING = "networking.gke.io/v1"
+# Where GKE's gIB installer DaemonSet puts the plugin on the node (COS has no /usr/local), mounted
+# at /usr/local/gib in the container (the same NCCL example's `gib` volume).
+GKE_HOST_PATHS = {"/usr/local/gib": "/home/kubernetes/bin/gib"}
 GKE_GVNIC_NETWORK = "gvnic-1"
 
 

@@ -210,5 +210,4 @@ def _node_group(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs, templ
         tags=tags,
         opts=child(parent),
     )
-    node_group_id: pulumi.Output[str] = group.id  # `<cluster>:<node group>`
-    return node_group_id
+    return group.id  # `<cluster>:<node group>`

@@ -123,5 +123,4 @@ def _agent_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pu
         tags={"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name},
         opts=child(parent),
     )
-    pool_id: pulumi.Output[str] = agent_pool.id
-    return pool_id
+    return agent_pool.id

@@ -205,5 +205,4 @@ def _gke_node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) ->
         management={"auto_upgrade": False, "auto_repair": True},
         opts=child(parent),
     )
-    pool_id: pulumi.Output[str] = node_pool.id
-    return pool_id
+    return node_pool.id
