@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cluster import scheduler as k8s
 from cluster.catalog import load_catalog
 from cluster.resolve import access_of
 from cluster.spec import ClusterSpec, PoolSpec
@@ -55,8 +56,10 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         instance = catalog.instance(target, pool.instance_type or "")
         assert instance is not None  # the resolver rejects unknown instance types
         where = (pool.capacity.zone if pool.capacity else None) or cloud.region
-        creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in one "
-                       f"{GROUP[target]} in {where}, {_placement(spec, pool)}; no public IP on any node")
+        group = (f"{k8s.POOL_WORD[spec.scheduler.kind]} {k8s.pool_name(spec, pool)} of {_cluster(spec)}"
+                 if spec.kubernetes else f"one {GROUP[target]}")
+        creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in "
+                       f"{group} in {where}, {_placement(spec, pool)}; no public IP on any node")
         vcpus = pool.nodes * instance.vcpus
         if target == "aws":
             todo.append(f"quota: {vcpus:,} vCPUs of EC2 'Running On-Demand P instances' in {cloud.region} for pool "
@@ -68,6 +71,8 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         else:
             todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
+    if spec.kubernetes:
+        creates.append(_scheduler(spec))
     creates.append(_egress(spec))
     creates.append(_identity(spec))
     if spec.filesystem is not None:
@@ -77,7 +82,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
     todo.extend(_reservations(spec))
     todo.extend(_images(spec))
-    if target == "azure":
+    if target == "azure" and not spec.kubernetes:
         todo.append("login: the scale set's only login is cloud.ssh_public_key for azureuser; the example stack's "
                     "placeholder key logs nobody in: put your own key there")
     if target == "gcp" and any(catalog.instance("gcp", pool.instance_type or "").layout == "rdma-vpc"  # type: ignore[union-attr]
@@ -88,10 +93,13 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
     if not cloud.data_buckets:
         todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
-    if target == "azure" and not cloud.registries:
+    if target == "azure" and spec.kubernetes:
+        todo.append("identity: AKS nodes run as the cluster's kubelet identity, not the stack's managed identity: "
+                    "grant it AcrPull and Storage Blob Data Reader where the nodes need them")
+    elif target == "azure" and not cloud.registries:
         todo.append("images: the nodes' identity pulls from no Azure Container Registry; name yours in "
                     "cloud.registries (AcrPull)")
-    if target == "gcp" and not cloud.ssh_public_key:
+    if target == "gcp" and not cloud.ssh_public_key and not spec.kubernetes:
         todo.append("login: OS Login is on; grant your users roles/compute.osLogin (and IAP-secured Tunnel User for "
                     "IAP) on the project")
     if target == "aws" and any(pool.capacity is not None and not pool.capacity.default_image for pool in spec.pools):
@@ -107,13 +115,62 @@ FILE_SYSTEMS = {"aws": "FSx for Lustre and a /home", "gcp": "Filestore or Manage
                 "azure": "Azure Managed Lustre"}
 
 
+def _cluster(spec: ClusterSpec) -> str:
+    """The existing managed cluster the node pools join, in words."""
+    scheduler = spec.scheduler
+    where = {"eks": spec.cloud.region if spec.cloud else "", "gke": scheduler.location or "",
+             "aks": f"resource group {scheduler.resource_group}"}[scheduler.kind]
+    return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where})"
+
+
+def _scheduler(spec: ClusterSpec) -> str:
+    """What the node pools give the scheduler: labels, taints, and the nodes' Kubernetes."""
+    kind = spec.scheduler.kind
+    taint = ("GKE's own nvidia.com/gpu=present:NoSchedule taint" if kind == "gke" else
+             f"the taint {k8s.GPU_TAINT_KEY}={k8s.GPU_TAINT_VALUE}:NoSchedule")
+    extra = {"eks": "; the node group's launch template keeps every EFA interface, the placement and the reservation",
+             "gke": "; the storage VPC and every RDMA subnet attached as additional node networks",
+             "aks": "; one node pool, one scale set, so one InfiniBand network per pool"}[kind]
+    return (f"scheduler: the GPU nodes join {_cluster(spec)} as {k8s.POOL_WORD[kind]}s, each node labelled "
+            f"{k8s.POOL_LABEL}=<pool> and carrying {taint}, which the exported Kueue flavors select and "
+            f"tolerate{extra}")
+
+
+# What joining an existing cluster leaves to the user, per kind (the add-ons the pools need to train).
+KUBERNETES_TODO = {
+    "eks": ["scheduler: the EKS cluster must exist in the VPC cloud.vpc_id names; install the EFA device plugin "
+            "(vpc.amazonaws.com/efa), the NVIDIA device plugin or GPU Operator, and Kueue v0.16+ (then `kubectl "
+            "apply -f kubernetes/kueue.yaml`); EKS gives the node role its access entry itself"],
+    "gke": ["scheduler: the GKE cluster must have multi-networking and GKE Dataplane V2 on; apply `pulumi stack output "
+            "kubernetes_networks` (the Network objects the Jobs' interface annotations name), then install Kueue "
+            "v0.16+ and the gIB NCCL plugin (Cluster Toolkit's gke-a3-ultragpu nccl-installer)",
+            "way in: GKE nodes are on the cluster's own VPC, not the management VPC: reach them with kubectl (the "
+            "stack's IAP rule and Cloud NAT serve the management VPC only; cloud.access / egress none drop them); "
+            "private nodes reach the internet through the cluster VPC's Cloud NAT"],
+    "aks": ["scheduler: register the subscription's AKSInfinibandSupport feature (nodes of a pool on one "
+            "InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
+            "guide does, and Kueue v0.16+",
+            "way in: AKS nodes are on the cluster's own VNet, not the stack's: reach them with kubectl, and peer the "
+            "two VNets for anything on the stack's network (the shared file system); the stack's Bastion and NAT "
+            "serve its own VNet only (cloud.access / egress none drop them)"],
+}
+
+
 def _not_created(spec: ClusterSpec) -> list[str]:
     """What a training cluster needs that this stack does not create, said plainly."""
     target = spec.target
-    lines = [
-        f"scheduler: none created: the nodes boot as bare VMs in their {GROUP[target]}s, joined to no Slurm "
-        f"controller and no Kubernetes cluster; the exported Kueue objects select the labels {PROVIDER[target]}'s "
-        f"managed Kubernetes sets and schedule nothing until these nodes join {KUBERNETES[target]} of yours"]
+    if spec.kubernetes:
+        lines = list(KUBERNETES_TODO[spec.scheduler.kind])
+    else:
+        lines = [
+            f"scheduler: none created (scheduler.kind none): the nodes boot as bare VMs in their {GROUP[target]}s, "
+            f"joined to no Slurm controller and no Kubernetes cluster; the exported Kueue objects select the labels "
+            f"{PROVIDER[target]}'s managed Kubernetes sets and schedule nothing until these nodes join "
+            f"{KUBERNETES[target]} of yours (scheduler.kind {k8s.KIND[target]} builds them)"]
+    if spec.filesystem is not None and spec.scheduler.kind in ("gke", "aks"):
+        lines.append(f"shared storage: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so "
+                     f"nothing mounts {spec.filesystem.mount}: mount the file system through the provider's Lustre CSI "
+                     "driver")
     if spec.filesystem is None:
         lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one): the "
                      "storage network's subnet is ready for it (`pulumi stack output network`: subnets.storage)")
@@ -155,6 +212,8 @@ def _identity(spec: ClusterSpec) -> str:
 def _images(spec: ClusterSpec) -> list[str]:
     """The default image once, then each image the stack names, with the pools that boot it."""
     assert spec.cloud is not None
+    if spec.scheduler.kind in NODE_IMAGE:
+        return [f"image: {NODE_IMAGE[spec.scheduler.kind]}"]
     lines = []
     if any(pool.capacity is not None and pool.capacity.default_image for pool in spec.pools):
         lines.append(f"image: the default is {DEFAULT_IMAGE[spec.target]}; check it is published in {spec.cloud.region} "
@@ -164,12 +223,29 @@ def _images(spec: ClusterSpec) -> list[str]:
         if pool.capacity is not None and not pool.capacity.default_image:
             named.setdefault(pool.capacity.image, []).append(pool.name)
     lines += [f"image: {image} (pool(s) {', '.join(pools)}) must carry {IMAGE_NEEDS[spec.target]}"
+              + (" and join the EKS cluster itself (nodeadm; EKS bootstraps only its own AMIs)"
+                 if spec.scheduler.kind == "eks" else "")
               for image, pools in named.items()]
+    if spec.scheduler.kind == "eks" and any(pool.capacity is not None and pool.capacity.default_image
+                                            for pool in spec.pools):
+        lines[0] = ("image: the node group's EKS-optimized Amazon Linux 2023 NVIDIA AMI (ami_type AL2023_*_NVIDIA): "
+                    "add the EFA installer and a Lustre client to it, or name an EKS-ready AMI in cloud.image")
     return lines
+
+
+# GKE and AKS node pools boot the service's own node image (cloud.image is SPEC-IGNORED there).
+NODE_IMAGE = {"gke": "GKE's node image (Container-Optimized OS) with the NVIDIA driver GKE installs for the node "
+                     "pool's accelerator (gpu_driver_version LATEST); cloud.image is not used",
+              "aks": "AKS's Ubuntu node image; the InfiniBand and GPU drivers come from NVIDIA's Network Operator and "
+                     "GPU Operator; cloud.image is not used"}
 
 
 def _placement(spec: ClusterSpec, pool: PoolSpec) -> str:
     assert spec.cloud is not None
+    if spec.scheduler.kind == "gke":
+        return "placed by its reservation" if pool.capacity is not None and pool.capacity.reservation else "on demand"
+    if spec.scheduler.kind == "aks":
+        return "on demand"
     if spec.target == "aws":
         if pool.capacity is not None and pool.capacity.reserved:
             return "placed by its reservation (no new placement group)"

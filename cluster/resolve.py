@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from cluster import dialects
+from cluster import scheduler as k8s
 from cluster import stackfile as sf
 from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
@@ -860,6 +861,80 @@ class _Resolver:
                     "give the one line of your id_ed25519.pub as it is (GCP also takes `user:` in front)")
             self.error("cloud.ssh_public_key", f"cloud.ssh_public_key cannot log in on {target}: {problem}", hint)
 
+    def scheduler(self, target: str, cloud: sf.Cloud | None, pools: list[PoolSpec]) -> sf.Scheduler:
+        """`scheduler`: the kind the target offers, the existing cluster it names, and node pool names
+        the provider takes. The node pools join a cluster the user runs: its control plane,
+        add-ons and access are not this stack's."""
+        raw = self.raw.scheduler or sf.Scheduler()
+        if target not in CLOUD_TARGETS:
+            if self.raw.scheduler is not None:
+                self.ignored("scheduler", "scheduler is a cloud target's managed Kubernetes; on premises the "
+                             "exported Kueue objects select the labels label-nodes.sh sets", "remove `scheduler`")
+            return sf.Scheduler()
+        offered = k8s.KIND[target]
+        if raw.kind == "none":
+            for key in sorted(raw.model_fields_set - {"kind"}):
+                self.ignored(f"scheduler.{key}", f"scheduler.{key} is ignored with kind none (the nodes stay bare)",
+                             f"remove scheduler.{key}, or set scheduler.kind: {offered}")
+            return raw
+        if raw.kind != offered:
+            self.error("scheduler.kind", f"kind {raw.kind} is not {target}'s managed Kubernetes",
+                       f"use kind: {offered}, or none for bare nodes")
+            return raw
+        if raw.cluster is None:
+            self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
+                       f"an existing {k8s.SERVICE[raw.kind]} cluster",
+                       f"name your cluster (`scheduler: {{kind: {raw.kind}, cluster: <name>}}`), or kind: none")
+        for key, owner in (("location", "gke"), ("resource_group", "aks")):
+            if getattr(raw, key) is not None and raw.kind != owner:
+                self.ignored(f"scheduler.{key}", f"scheduler.{key} is used with kind {owner} only",
+                             f"remove scheduler.{key}")
+        if raw.kind == "eks" and cloud is not None and cloud.vpc_id is None:
+            # A node group's subnets are in its cluster's VPC (Amazon EKS User Guide, "View Amazon
+            # EKS networking requirements for VPC and subnets"); the stack's own VPC is not it.
+            self.error("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and "
+                       "without cloud.vpc_id the stack creates a VPC of its own",
+                       f"set cloud.vpc_id to the VPC of EKS cluster {raw.cluster or '<name>'}")
+        if raw.kind == "aks" and raw.resource_group is None:
+            self.error("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent "
+                       "pool is created in its cluster's resource group", "add the AKS cluster's resource group")
+        if raw.kind in ("gke", "aks") and cloud is not None:
+            given = (["cloud.image"] if cloud.image is not None else []) + [
+                f"node_pools[{index}].cloud.image" for index, pool in enumerate(self.raw.node_pools)
+                if pool.cloud is not None and pool.cloud.image is not None]
+            for path in given:
+                self.ignored(path, f"{raw.kind} node pools boot the service's own node image",
+                             f"remove {path}, or use scheduler.kind: none")
+        if raw.kind == "gke" and raw.location is None and cloud is not None:
+            raw = raw.model_copy(update={"location": cloud.region})
+        if raw.kind == "gke" and cloud is not None:
+            # One set of Network objects (rdma-0..) per cluster names one RDMA VPC: cloud.zone's.
+            for pool in pools:
+                if pool.capacity is not None and pool.capacity.zone not in (None, cloud.zone):
+                    self.error(pool.capacity.zone_path, f"pool {pool.name} is in {pool.capacity.zone}, but GKE node "
+                               f"pools here share the Network objects of cloud.zone's RDMA VPC ({cloud.zone})",
+                               f"put the pool in {cloud.zone}, or use scheduler.kind: none")
+        spec_names: dict[str, str] = {}
+        for pool in pools:
+            name = k8s.node_pool_name(raw.kind, (self.raw.previous_names or [self.raw.name])[0], pool.first_name)
+            if raw.kind == "aks" and not k8s.AKS_NAME.fullmatch(name):
+                self.error(f"{pool.path}.name", f"AKS node pool name {name!r} (the pool's name without hyphens) is not "
+                           "1-12 lower-case letters and digits starting with a letter",
+                           "give the pool a shorter name (its earliest name in previous_names counts)")
+            elif raw.kind in k8s.NAME_LIMIT and len(name) > k8s.NAME_LIMIT[raw.kind]:
+                self.error(f"{pool.path}.name", f"{raw.kind} node pool name {name!r} is longer than "
+                           f"{k8s.NAME_LIMIT[raw.kind]} characters", "shorten the cluster or pool name")
+            instance = self.catalog.instance(target, pool.instance_type or "")
+            if raw.kind == "gke" and instance is not None and not instance.gke_accelerator:
+                self.error(f"{pool.path}.instance_type", f"{pool.instance_type} gets no GKE node pool here: its GPU "
+                           "NICs are GPUDirect-TCPX(O) VPCs, whose GKE daemons and pod networks this stack does not "
+                           "build (A3 Ultra and A4 RDMA node pools it does)", "use scheduler.kind: none for this stack")
+            other = spec_names.setdefault(name, pool.name)
+            if other != pool.name:
+                self.error(f"{pool.path}.name", f"pools {other} and {pool.name} would both be node pool {name!r}",
+                           "rename one of them")
+        return raw
+
     def policy(self) -> PolicySpec:
         raw = self.raw.policy
         for index, rule in enumerate(raw.suppress):
@@ -953,6 +1028,7 @@ class _Resolver:
             else:
                 self.ignored("storage.filesystem", "storage.filesystem is a cloud target's shared file system; on "
                              "premises the storage network's targets are your own", "remove storage.filesystem")
+        scheduler = self.scheduler(raw.target, cloud, pools)
         self.addressing()
         management_plane = self.management_plane(cloud_target)
         policy = self.policy()
@@ -977,6 +1053,7 @@ class _Resolver:
             provisioning=None if cloud_target else raw.provisioning,
             previous_names=tuple(raw.previous_names),
             filesystem=filesystem,
+            scheduler=scheduler,
         )
 
 

@@ -217,11 +217,17 @@ class ClusterSpec(Spec):
     derived_pools: tuple[tuple[str, str], ...] = ()
     previous_names: tuple[str, ...] = ()  # cloud targets: the cluster's earlier names, oldest first
     filesystem: FileSystemPlan | None = None  # cloud targets: the shared file system (storage.filesystem)
+    scheduler: sf.Scheduler = sf.Scheduler()  # cloud targets: the managed Kubernetes node pools join (kind none: bare)
 
     @property
     def first_name(self) -> str:
         """The cluster's oldest name: what host names keep across renames."""
         return self.previous_names[0] if self.previous_names else self.name
+
+    @property
+    def kubernetes(self) -> bool:
+        """The GPU nodes join a managed Kubernetes cluster as its node pools (scheduler.kind)."""
+        return self.scheduler.kind != "none"
 
     @property
     def is_cloud(self) -> bool:

@@ -323,6 +323,22 @@ class Cloud(Model):
         return self
 
 
+class Scheduler(Model):
+    """Cloud targets: the managed Kubernetes the GPU nodes join as node pools of an existing cluster
+    (EKS managed node groups on the pool's launch template, GKE node pools with the RDMA networks,
+    AKS node pools on the ND size), so the exported Kueue objects select nodes that exist; `none`
+    leaves the nodes bare in their groups."""
+
+    # eks (aws) | gke (gcp) | aks (azure) | none: bare VMs in auto scaling groups, MIGs or scale sets
+    kind: Literal["eks", "gke", "aks", "none"] = "none"
+    # the existing cluster's name the node pools join (its control plane, add-ons and access stay yours)
+    cluster: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")] | None = None
+    # gke: the cluster's location (a region or zone; default cloud.region)
+    location: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
+    # aks: the cluster's resource group
+    resource_group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.()-]{1,90}$")] | None = None
+
+
 class NodePool(Model):
     # a DNS label; names the pool's hosts (<pool>-node-001)
     name: Name
@@ -551,6 +567,8 @@ class StackFile(Model):
     target: Literal["onprem", "aws", "gcp", "azure"]
     # cloud targets: region, zone, reservation, access
     cloud: Cloud | None = None
+    # cloud targets: the managed Kubernetes node pools the GPU nodes join (default none: bare nodes)
+    scheduler: Scheduler | None = None
     # the GPU servers, in file order (cabling and addresses follow it)
     node_pools: list[NodePool] = Field(min_length=1, max_length=64)
     # the GPU fabric (on premises; the provider's on cloud)

@@ -34,6 +34,8 @@ class NetworkAttachment:
     # The nodes' identity: GCP's service account email, Azure's user-assigned identity id (AWS:
     # instance_profile).
     identity: pulumi.Output[str] | None = None
+    # AWS: the nodes' IAM role (ARN), which an EKS managed node group takes instead of a profile.
+    node_role: pulumi.Output[str] | None = None
     # The shared file system's Lustre mount source (`<server>@tcp:/<fs>`) and its id (storage).
     filesystem: pulumi.Output[str] | None = None
     filesystem_id: pulumi.Output[str] | None = None

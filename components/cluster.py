@@ -50,6 +50,8 @@ class GpuCluster(pulumi.ComponentResource):
     node_group_ids: dict[str, pulumi.Output[str]]
     network: dict[str, object]
     access: dict[str, object]
+    # scheduler gke: the Network objects of the node pools' additional networks, as YAML to apply
+    kubernetes_networks: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         recorded = {"validated_cluster": args.validated_cluster} if args.validated_cluster else None
@@ -97,6 +99,8 @@ class GpuCluster(pulumi.ComponentResource):
         self.network = network_outputs(spec, self.management.attachment, self.storage.attachment,
                                        self.fabric.attachments)
         self.access = access_outputs(spec, self.management.attachment)
+        self.kubernetes_networks = (gke_networks(spec, self.storage.attachment, self.fabric.attachments)
+                                    if spec.scheduler.kind == "gke" else None)
         self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target, "network": self.network,
                                "access": self.access, **(recorded or {})})
 
@@ -120,6 +124,28 @@ def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: N
                             "fabric": list(dict.fromkeys(group for attachment in fabric.layouts.values()
                                                          for group in attachment.security_group_ids))},
     }
+
+
+def gke_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments) -> pulumi.Output[str]:
+    """The GKE Network objects (YAML) of the node pools' additional networks, named from the
+    deployed VPCs and subnets: the storage gVNIC when the machines have a second gVNIC, and one per
+    subnet of the RDMA VPC (every GKE pool is in cloud.zone: the resolver holds it so)."""
+    from cluster.catalog import load_catalog
+    from cluster.exports.kubernetes import gke_networks_yaml
+
+    instances = [load_catalog().instance("gcp", pool.instance_type or "") for pool in spec.pools]
+    gvnic = any(instance is not None and instance.other_nics is not None and instance.other_nics.count >= 2
+                for instance in instances)
+    rdma = fabric.layouts["rdma-vpc"]
+    assert rdma.network_id is not None and storage.network_id is not None
+
+    def names(ids: list[str]) -> str:
+        short = [value.rsplit("/", 1)[-1] for value in ids]
+        storage_pair = (short[0], short[1]) if gvnic else None
+        return gke_networks_yaml(storage_pair, [(short[2], subnet) for subnet in short[3:]])
+
+    ids: list[pulumi.Input[str]] = [storage.network_id, storage.subnet_ids[0], rdma.network_id, *rdma.subnet_ids]
+    return pulumi.Output.all(*ids).apply(names)
 
 
 def access_outputs(spec: ClusterSpec, management: NetworkAttachment) -> dict[str, object]:

@@ -45,6 +45,8 @@ SECRET = "[secret]"  # what a secret stack output reads as offline (plan never p
 WireValue: TypeAlias = "bool | int | float | str | list[WireValue] | dict[str, WireValue] | None"
 INVOKE_RESULTS: dict[str, dict[str, WireValue]] = {
     "gcp:organizations/getProject:getProject": {"projectId": "<project>", "number": "<project-number>"},
+    # scheduler eks: the existing cluster's security group, which the nodes' primary interface carries
+    "aws:eks/getCluster:getCluster": {"vpcConfig": {"clusterSecurityGroupId": "<eks cluster security group>"}},
 }
 
 
@@ -107,6 +109,7 @@ def _uncounted(count: int) -> None:
 # in the form the provider gives them (`plan` shows them; a real run reads the provider's).
 OUTPUT_PLACEHOLDERS: dict[str, dict[str, WireValue]] = {
     "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "<{name}.fsx>", "mountName": "<mountname>"},
+    "aws:iam/role:Role": {"arn": "arn:aws:iam::<account>:role/{name}"},  # an EKS node group takes it
     "gcp:lustre/instance:Instance": {"mountPoint": "<{name} ip>@tcp:/lustrefs"},
     "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "<{name} mgs>"}},
 }

@@ -72,6 +72,8 @@ def main() -> None:
     if result.spec.is_cloud:  # what a user needs next: the networks' ids and the way in
         pulumi.export("network", cluster.network)
         pulumi.export("access", cluster.access)
+    if cluster.kubernetes_networks is not None:  # GKE: the Network objects the Jobs' interfaces name
+        pulumi.export("kubernetes_networks", cluster.kubernetes_networks)
     pulumi.export("artifacts_dir", artifacts_dir if result.spec.target == "onprem" else None)
     if credentials is not None:
         pulumi.export("device_credentials", credentials)

@@ -58,6 +58,9 @@ GCP_RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 GCP_SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 GCP_NETWORK = "gcp:compute/network:Network"
 AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
+AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
 AZURE_NSG = "azure-native:network:NetworkSecurityGroup"
 AZURE_RULE = "azure-native:network:SecurityRule"
 WORLD = ("0.0.0.0/0", "::/0")
@@ -179,8 +182,12 @@ def gpu_type(resource_type: str, props: Mapping[str, object]) -> str | None:
         target, name = "aws", props.get("instanceType")
     elif resource_type in (GCP_TEMPLATE, GCP_REGION_TEMPLATE, GCP_INSTANCE):
         target, name = "gcp", props.get("machineType")
+    elif resource_type == GKE_NODE_POOL:
+        target, name = "gcp", _map(props.get("nodeConfig")).get("machineType")
     elif resource_type == AZURE_VMSS:
         target, name = "azure", _map(props.get("sku")).get("name")
+    elif resource_type == AKS_AGENT_POOL:
+        target, name = "azure", props.get("vmSize")
     else:
         return None
     if isinstance(name, str) and (_instance(target, name) is not None or GPU_FAMILIES[target].match(name)):
@@ -190,8 +197,10 @@ def gpu_type(resource_type: str, props: Mapping[str, object]) -> str | None:
 
 def check_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
     """GPU nodes take no public address: AWS associatePublicIpAddress, GCP accessConfigs,
-    Azure publicIPAddressConfiguration. A CPU bastion or login VM may have one (its SSH is
-    still held to cloud.ssh_cidrs by ssh-not-open-to-world)."""
+    Azure publicIPAddressConfiguration; a GKE GPU node pool sets networkConfig.enablePrivateNodes
+    (else its nodes take the cluster's default, external IPs in a public cluster), an AKS one
+    leaves enableNodePublicIp off. A CPU bastion or login VM may have one (its SSH is still held
+    to cloud.ssh_cidrs by ssh-not-open-to-world)."""
     props = args.props
     if gpu_type(args.resource_type, props) is None:
         return
@@ -214,6 +223,12 @@ def check_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) ->
                 if _map(ip).get("publicIPAddressConfiguration") is not None:
                     found.append(f"virtualMachineProfile.networkProfile.networkInterfaceConfigurations[{index}]"
                                  f".ipConfigurations[{ip_index}].publicIPAddressConfiguration")
+    elif args.resource_type == GKE_NODE_POOL:
+        if not _true(_map(props.get("networkConfig")).get("enablePrivateNodes")):
+            found.append("networkConfig.enablePrivateNodes not true")
+    elif args.resource_type == AKS_AGENT_POOL:
+        if _true(props.get("enableNodePublicIp")):
+            found.append("enableNodePublicIp")
     else:
         return
     for path in found:
@@ -350,6 +365,40 @@ def check_placement(args: StackValidationArgs, report: ReportViolation) -> None:
             continue
         for problem in problems:
             report(problem, resource.urn)
+
+
+# --- EKS managed node groups on a launch template -------------------------------------------
+
+
+def _eks_template_problems(group: PolicyResource) -> Iterator[str]:
+    """What EKS refuses in a node group's launch template (EKS API LaunchTemplateSpecification: it
+    "can't include SubnetId, IamInstanceProfile, RequestSpotInstances, HibernationOptions, or
+    TerminateInstances"), and a GPU template with no reservation and no placement group."""
+    for template in _depends_on(group, "launchTemplate", AWS_LAUNCH_TEMPLATE):
+        props = template.props
+        found = ["iamInstanceProfile"] if props.get("iamInstanceProfile") else []
+        found += [f"networkInterfaces[{index}].subnetId" for index, nic in enumerate(_items(props.get("networkInterfaces")))
+                  if _map(nic).get("subnetId")]
+        if _map(props.get("instanceMarketOptions")).get("marketType") == "spot":
+            found.append("instanceMarketOptions.marketType spot (the node group's capacityType SPOT says it)")
+        if props.get("hibernationOptions"):
+            found.append("hibernationOptions")
+        for key in found:
+            yield (f"EKS node group {group.name}: its launch template {template.name} sets {key}, which EKS refuses "
+                   "in a node group's template; the node group gives the subnet, the node role and the capacity type")
+        if (_instance("aws", props.get("instanceType")) is not None and reserved_capacity(props) is None
+                and not _map(props.get("placement")).get("groupName")):
+            yield (f"EKS node group {group.name}: launch template {template.name} of "
+                   f"{props.get('instanceType')} has no placement group and no reservation; GPU nodes must share a "
+                   "cluster placement group for full EFA bandwidth")
+
+
+def check_eks_launch_template(args: StackValidationArgs, report: ReportViolation) -> None:
+    """An EKS managed node group's launch template holds nothing EKS refuses, and places GPU nodes."""
+    for resource in args.resources:
+        if resource.resource_type == AWS_NODE_GROUP:
+            for problem in _eks_template_problems(resource):
+                report(problem, resource.urn)
 
 
 # --- GCP: one RDMA subnet per GPU NIC --------------------------------------------------------
@@ -788,6 +837,10 @@ def policies() -> list[Policy]:
         name="gpu-placement-group", description="GPU node groups are placed close together as their capacity "
         "allows (AWS cluster placement group unless reserved, GCP HIGH_THROUGHPUT workload policy, Azure one "
         "placement group)", validate=check_placement, enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gpu-eks-launch-template", description="An EKS managed node group's launch template names no subnet, "
+        "instance profile or Spot request, and places GPU nodes", validate=check_eks_launch_template,
+        enforcement_level=MANDATORY))
     built.append(StackValidationPolicy(
         name="gcp-gpu-vpc-per-nic", description="GCP A3 High / Mega: every GPU NIC in its own VPC",
         validate=check_gcp_gpu_vpcs, enforcement_level=MANDATORY))

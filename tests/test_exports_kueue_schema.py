@@ -27,6 +27,9 @@ CASES: dict[str, Callable[[], Result]] = {
     "aws-p5e": lambda: validate("aws-p5e"),
     "gcp-a3ultra": lambda: validate("gcp-a3ultra"),
     "azure-ndh200": lambda: validate("azure-ndh200"),
+    "aws-p6-eks": lambda: validate("aws-p6-eks"),
+    "gcp-a3ultra-gke": lambda: validate("gcp-a3ultra-gke"),
+    "azure-ndh200-aks": lambda: validate("azure-ndh200-aks"),
     "three-tier-two-vendors": lambda: run(stack(
         node_pools=[{"name": "a", "nodes": 60, "gpu": "H200"}, {"name": "b", "nodes": 10, "gpu": "MI300X"}],
         fabric={"leaf": {"ports": 16, "port_gbps": 400}, "spine": {"ports": 16, "port_gbps": 400},

@@ -56,7 +56,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
               "cluster.lldp", "cluster.yamlfile", "cluster.words"}),
     ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
-                  "cluster.naming", "cluster.limits"}),
+                  "cluster.naming", "cluster.limits", "cluster.scheduler"}),
     ("load and resolve", {"cluster.settings", "cluster.loader", "cluster.capacity", "cluster.filesystems", "cluster.resolve"}),
     ("graph", {"cluster.topology", "cluster.parts", "cluster.ports", "cluster.tree"}),
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",

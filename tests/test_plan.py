@@ -138,13 +138,29 @@ def test_still_yours_says_what_the_stack_does_not_create(capsys: pytest.CaptureF
     assert main(["plan", stack, "--format", "json"]) == 0
     deployment = json.loads(capsys.readouterr().out)["deployment"]
     todo, creates = deployment["todo"], deployment["creates"]
-    scheduler = [line for line in todo if line.startswith("scheduler: none created: the nodes boot as bare VMs")]
+    scheduler = [line for line in todo
+                 if line.startswith("scheduler: none created (scheduler.kind none): the nodes boot as bare VMs")]
     assert len(scheduler) == 1 and "schedule nothing until these nodes join" in scheduler[0]
     assert any(line.startswith("shared storage: the node image must carry the Lustre client") for line in todo)
     assert any(line.startswith("home: no /home file system is created") for line in todo)
     assert any(line.startswith("shared storage: ") and "mounted at /lustre on every node at boot" in line
                for line in creates)
     assert any(line.startswith("data: the nodes' identity reads no bucket") for line in todo)
+
+
+@pytest.mark.parametrize("stack, pool", [("aws-p6-eks", "managed node group train-b200 of Amazon EKS cluster ml"),
+                                         ("gcp-a3ultra-gke", "node pool train-h200 of Google Kubernetes Engine cluster ml"),
+                                         ("azure-ndh200-aks", "node pool h200 of Azure Kubernetes Service cluster ml")])
+def test_plan_shows_the_node_pools_of_the_scheduler(capsys: pytest.CaptureFixture[str], stack: str, pool: str) -> None:
+    """With a scheduler the nodes are in the provider's node pools, and the plan says which, and what the
+    cluster still needs; it never says the nodes are bare."""
+    assert main(["plan", stack, "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    creates, todo = plan["deployment"]["creates"], plan["deployment"]["todo"]
+    assert any(line.startswith("pool ") and pool in line for line in creates)
+    assert any(line.startswith("scheduler: the GPU nodes join") for line in creates)
+    assert any(line.startswith("scheduler: ") for line in todo)
+    assert not any("bare VMs" in line for line in [*creates, *todo])
 
 
 def test_plan_states_the_path_the_stack_declares(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -135,8 +135,12 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
                                                        {"instanceType": "t3.micro", "subnetId": "subnet-1"}), None),
     ("a GKE node pool with a workload policy", lambda: extra(
         pairs_of(recorded("gcp-a3ultra")), "gcp:container/nodePool:NodePool", "gpu-pool",
-        {"nodeConfig": {"machineType": "a3-ultragpu-8g"}, "placementPolicy": {"policyName": "wp-high-throughput"}}),
+        {"nodeConfig": {"machineType": "a3-ultragpu-8g"}, "placementPolicy": {"policyName": "wp-high-throughput"},
+         "networkConfig": {"enablePrivateNodes": True}}), None),
+    ("aws-p6-eks as planned (EKS node group on the launch template)", lambda: pairs_of(recorded("aws-p6-eks")), None),
+    ("gcp-a3ultra-gke as planned (GKE node pool, private nodes)", lambda: pairs_of(recorded("gcp-a3ultra-gke")),
      None),
+    ("azure-ndh200-aks as planned (AKS node pool)", lambda: pairs_of(recorded("azure-ndh200-aks")), None),
     ("A3 Mega with one VPC per GPU NIC", lambda: pairs_of(_mega()), None),
     ("a CPU bastion with a public IP", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "bastion", {
         "instanceType": "t3.micro", "subnetId": "subnet-1", "associatePublicIpAddress": True,
@@ -201,6 +205,20 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     ("a workload policy on a MIG bound to a reservation", lambda: pairs_of(recorded("gcp-a3ultra"), {
         "h200-group": lambda props: props.update(resourcePolicies={"workloadPolicy": "wp"})}),
      "gpu-placement-group"),
+    ("an EKS node group's template with an instance profile", lambda: pairs_of(recorded("aws-p6-eks"), {
+        "b200-template": lambda props: props.update(iamInstanceProfile={"name": "profile"})}),
+     "gpu-eks-launch-template"),
+    ("an EKS node group's template naming a subnet", lambda: pairs_of(recorded("aws-p6-eks"), {
+        "b200-template": lambda props: props["networkInterfaces"][3].update(subnetId="subnet-1")}),
+     "gpu-eks-launch-template"),
+    ("an EKS node group's template on demand with no placement group", lambda: pairs_of(recorded("aws-p6-eks"), {
+        "b200-template": lambda props: [props.pop(key) for key in ("instanceMarketOptions",
+                                                                   "capacityReservationSpecification")]}),
+     "gpu-eks-launch-template"),
+    ("a GKE GPU node pool without private nodes", lambda: pairs_of(recorded("gcp-a3ultra-gke"), {
+        "h200-nodepool": lambda props: props["networkConfig"].pop("enablePrivateNodes")}), "gpu-no-public-ip"),
+    ("an AKS GPU node pool with node public IPs", lambda: pairs_of(recorded("azure-ndh200-aks"), {
+        "h200-agentpool": lambda props: props.update(enableNodePublicIp=True)}), "gpu-no-public-ip"),
     ("a public IP on a GPU node", lambda: pairs_of(recorded("aws-p5e"), {
         "h200-template": lambda props: props["networkInterfaces"][0].update(associatePublicIpAddress=True)}),
      "gpu-no-public-ip"),

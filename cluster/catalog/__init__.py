@@ -117,6 +117,11 @@ class Instance(Entry):
     arch: Literal["amd64", "arm64"] = "amd64"
     # Why the components cannot deploy this type yet (it validates and estimates); "" when they can.
     not_deployable: str = ""
+    # AWS: the layers of the EC2 instance topology (network nodes per instance), which EKS labels
+    # topology.k8s.aws/network-node-layer-1..N (topology_source says where the count comes from).
+    topology_layers: int = 3
+    # GCP: the GKE accelerator type of a node pool of this machine ("" = no GKE node pool built).
+    gke_accelerator: str = ""
 
 
 class UplinkPorts(Entry):

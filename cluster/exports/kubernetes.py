@@ -19,11 +19,12 @@ the vendored CRDs of Kueue's v0.20 line check them in the tests).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
 
-from cluster.catalog import load_catalog
+from cluster.catalog import Instance, load_catalog
 from cluster.exports.hierarchy import nvlink_domains
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
@@ -44,6 +45,7 @@ EFA = "vpc.amazonaws.com/efa"  # the EFA device plugin's resource (one per EFA i
 # layer-3 is the one nearest the instance). GKE: block, sub-block, host (GoogleCloudPlatform/
 # cluster-toolkit examples/gke-a3-ultragpu/kueue-configuration.yaml.tftpl, commit 1047080).
 # AKS: the agent pool, one scale set and so one InfiniBand fabric (kubernetes.azure.com/agentpool).
+AWS_LAYER = "topology.k8s.aws/network-node-layer-"
 CLOUD_LEVELS = {
     "aws": ("topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
             "topology.k8s.aws/network-node-layer-3"),
@@ -106,9 +108,30 @@ def gpu_resource(pool: PoolSpec) -> str:
     return "amd.com/gpu" if vendor == "amd" else "nvidia.com/gpu"
 
 
-def cloud_levels(spec: ClusterSpec) -> list[str]:
-    """The Topology levels of a cloud target: the provider's topology labels, then the host."""
-    return [*CLOUD_LEVELS[spec.target], HOSTNAME]
+def cloud_levels(spec: ClusterSpec, pool: PoolSpec | None = None) -> list[str]:
+    """The Topology levels of a cloud target: the provider's topology labels, then the host. On AWS
+    an instance type whose EC2 topology has four layers (p6-b200, p6-b300) adds EKS's
+    network-node-layer-4, the layer nearest the instance (catalog topology_layers)."""
+    levels = list(CLOUD_LEVELS[spec.target])
+    if spec.target == "aws" and pool is not None:
+        instance = load_catalog().instance("aws", pool.instance_type or "")
+        layers = instance.topology_layers if instance is not None else len(levels)
+        levels = [f"{AWS_LAYER}{layer}" for layer in range(1, layers + 1)]
+    return [*levels, HOSTNAME]
+
+
+def cloud_topologies(spec: ClusterSpec) -> dict[str, tuple[str, list[str]]]:
+    """Pool -> (Topology name, levels). Pools whose nodes carry different levels need Topologies of
+    their own (Kueue leaves out of a Topology a node without one of its level labels): the first
+    level set is `<cluster>-fabric`, another `<cluster>-fabric-<levels>`."""
+    names: dict[tuple[str, ...], str] = {}
+    result: dict[str, tuple[str, list[str]]] = {}
+    for pool in spec.pools:
+        levels = cloud_levels(spec, pool)
+        name = names.setdefault(tuple(levels), f"{spec.name}-fabric" if not names
+                                else f"{spec.name}-fabric-{len(levels) - 1}")
+        result[pool.name] = (name, levels)
+    return result
 
 
 def flavor_name(spec: ClusterSpec, instance_type: str) -> str:
@@ -117,30 +140,41 @@ def flavor_name(spec: ClusterSpec, instance_type: str) -> str:
 
 
 def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]]:
-    """Topology of the provider's labels, a flavor per instance type, a ClusterQueue over every
-    resource a training pod asks for, a LocalQueue, and sample Jobs."""
+    """Topologies of the provider's labels, flavors, a ClusterQueue over every resource a training
+    pod asks for, a LocalQueue, and sample Jobs. With bare nodes (scheduler none) a flavor per
+    instance type selects the instance-type label; with node pools of the provider's Kubernetes a
+    flavor per pool selects the pool label its node pool sets, and tolerates its GPU taint."""
     catalog = load_catalog()
-    objects: list[dict[str, Any]] = [{
-        "apiVersion": KUEUE, "kind": "Topology", "metadata": {"name": topology_name},
-        "spec": {"levels": [{"nodeLabel": label} for label in cloud_levels(spec)]},
-    }]
-    nodes: dict[str, int] = {}
-    for pool in spec.pools:
-        nodes[pool.instance_type or ""] = nodes.get(pool.instance_type or "", 0) + pool.nodes
+    topologies = cloud_topologies(spec)
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": KUEUE, "kind": "Topology", "metadata": {"name": name},
+         "spec": {"levels": [{"nodeLabel": label} for label in levels]}}
+        for name, levels in dict(topologies.values()).items()]
     gpu_resources = sorted({gpu_resource(pool) for pool in spec.pools})
     covered = ["cpu", "memory", *gpu_resources, *([EFA] if spec.target == "aws" else [])]
+    # (flavor name, pools it covers, node labels)
+    groups: list[tuple[str, list[PoolSpec], dict[str, str]]] = []
+    if spec.kubernetes:
+        groups = [(f"{spec.name}-{pool.name}", [pool], {POOL: pool.name, INSTANCE_TYPE: pool.instance_type or ""})
+                  for pool in spec.pools]
+    else:
+        by_type: dict[str, list[PoolSpec]] = {}
+        for pool in spec.pools:
+            by_type.setdefault(pool.instance_type or "", []).append(pool)
+        for instance_type, pools in sorted(by_type.items()):
+            selector = {INSTANCE_TYPE: instance_type}
+            zones = {pool.capacity.zone for pool in pools if pool.capacity}
+            if len(zones) == 1 and None not in zones:  # pools of one type in several zones: the flavor spans them
+                selector[ZONE] = str(next(iter(zones)))
+            groups.append((flavor_name(spec, instance_type), pools, selector))
     flavors = []
-    for instance_type, count in sorted(nodes.items()):
-        instance = catalog.instance(spec.target, instance_type)
+    for name, pools, selector in groups:
+        instance = catalog.instance(spec.target, pools[0].instance_type or "")
         assert instance is not None  # the resolver rejects unknown instance types
-        selector = {INSTANCE_TYPE: instance_type}
-        zones = {pool.capacity.zone for pool in spec.pools if pool.instance_type == instance_type and pool.capacity}
-        if len(zones) == 1 and None not in zones:  # pools of one type in several zones: the flavor spans them
-            selector[ZONE] = str(next(iter(zones)))
-        flavor: dict[str, Any] = {"nodeLabels": selector, "topologyName": topology_name}
-        if spec.target == "gcp":
+        count = sum(pool.nodes for pool in pools)
+        flavor: dict[str, Any] = {"nodeLabels": selector, "topologyName": topologies[pools[0].name][0]}
+        if spec.target == "gcp" or spec.kubernetes:
             flavor["tolerations"] = [dict(GKE_GPU_TOLERATION)]
-        name = flavor_name(spec, instance_type)
         objects.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": flavor})
         vendor = "amd.com/gpu" if catalog.gpus[instance.gpu].vendor == "amd" else "nvidia.com/gpu"
         quota: dict[str, int | str] = {"cpu": count * instance.vcpus, "memory": f"{count * instance.memory_gib}Gi"}
@@ -155,10 +189,11 @@ def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]
     objects.append({"apiVersion": KUEUE, "kind": "LocalQueue",
                     "metadata": {"name": spec.name, "namespace": "default"}, "spec": {"clusterQueue": spec.name}})
     pool = spec.pools[0]
-    selector = {INSTANCE_TYPE: pool.instance_type or ""}
+    selector = groups[0][2] if spec.kubernetes else {INSTANCE_TYPE: pool.instance_type or ""}
     objects.append(_job(spec, pool, f"{spec.name}-one-node", 1, HOSTNAME, selector=selector))
     # The narrowest level above the host (GKE's gce-topology-host is the host's own machine).
-    close = CLOUD_LEVELS[spec.target][-2] if spec.target == "gcp" else CLOUD_LEVELS[spec.target][-1]
+    levels = topologies[pool.name][1]
+    close = levels[-3] if spec.target == "gcp" else levels[-2]
     # Azure: one agent pool is one InfiniBand fabric, a hard boundary (required). AWS, GCP: as
     # close as capacity allows (preferred): how many nodes share a network node is the provider's.
     annotation = REQUIRED if spec.target == "azure" else PREFERRED
@@ -239,7 +274,11 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
         # training container sees them only mounted (nccl/<pool>.env says the same).
         volumes = [(f"nccl-host-{index}", path) for index, path in enumerate(instance.nccl.mounts)]
         container["volumeMounts"] = [{"name": volume, "mountPath": path, "readOnly": True} for volume, path in volumes]
-        pod["volumes"] = [{"name": volume, "hostPath": {"path": path}} for volume, path in volumes]
+        host = GKE_HOST_PATHS if spec.scheduler.kind == "gke" else {}
+        pod["volumes"] = [{"name": volume, "hostPath": {"path": host.get(path, path)}} for volume, path in volumes]
+    annotations = {annotation: level}
+    if spec.scheduler.kind == "gke" and instance is not None:
+        annotations.update(gke_interfaces(instance))
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -249,9 +288,57 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
             "completions": nodes,
             "completionMode": "Indexed",
             "suspend": True,
-            "template": {"metadata": {"annotations": {annotation: level}}, "spec": pod},
+            "template": {"metadata": {"annotations": annotations}, "spec": pod},
         },
     }
+
+
+# GKE multi-networking: the Network objects of a node pool's additional networks (gVNIC storage
+# VPC, one per RDMA subnet), and a pod's annotations that give it the RDMA interfaces. Names and
+# shapes as Cluster Toolkit's gke-a3-ultragpu NCCL example uses them (examples/gke-a3-ultragpu/
+# nccl-jobset-example.yaml: `networking.gke.io/default-interface: 'eth0'`, and
+# `networking.gke.io/interfaces` listing eth0 on "default", then eth2..eth9 on rdma-0..rdma-7).
+GKE_NETWORKING = "networking.gke.io/v1"
+# Where GKE's gIB installer DaemonSet puts the plugin on the node (COS has no /usr/local), mounted
+# at /usr/local/gib in the container (the same NCCL example's `gib` volume).
+GKE_HOST_PATHS = {"/usr/local/gib": "/home/kubernetes/bin/gib"}
+GKE_GVNIC_NETWORK = "gvnic-1"
+
+
+def gke_rdma_network(index: int) -> str:
+    """The Network object of the RDMA VPC's subnet `index`."""
+    return f"rdma-{index}"
+
+
+def gke_interfaces(instance: Instance) -> dict[str, str]:
+    """A pod's annotations that attach every RDMA NIC of the node (the interface after the node's
+    gVNICs, eth0 the pod's default network)."""
+    gvnics = instance.other_nics.count if instance.other_nics else 1
+    interfaces = [{"interfaceName": "eth0", "network": "default"}]
+    interfaces += [{"interfaceName": f"eth{gvnics + index}", "network": gke_rdma_network(index)}
+                   for index in range(instance.fabric.count)]
+    return {"networking.gke.io/default-interface": "eth0",
+            "networking.gke.io/interfaces": json.dumps(interfaces, separators=(",", ":"))}
+
+
+def gke_network_objects(gvnic: tuple[str, str] | None, rdma: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """GKENetworkParamSet and Network per additional node network ((VPC name, subnet name) each):
+    the storage gVNIC in NetDevice mode, the RDMA subnets in RDMA mode."""
+    named = ([(GKE_GVNIC_NETWORK, gvnic, "NetDevice")] if gvnic is not None else [])
+    named += [(gke_rdma_network(index), pair, "RDMA") for index, pair in enumerate(rdma)]
+    objects: list[dict[str, Any]] = []
+    for name, (vpc, subnet), mode in named:
+        objects.append({"apiVersion": GKE_NETWORKING, "kind": "GKENetworkParamSet", "metadata": {"name": name},
+                        "spec": {"vpc": vpc, "vpcSubnet": subnet, "deviceMode": mode}})
+        objects.append({"apiVersion": GKE_NETWORKING, "kind": "Network", "metadata": {"name": name},
+                        "spec": {"type": "Device", "parametersRef": {"group": "networking.gke.io",
+                                                                      "kind": "GKENetworkParamSet", "name": name}}})
+    return objects
+
+
+def gke_networks_yaml(gvnic: tuple[str, str] | None, rdma: list[tuple[str, str]]) -> str:
+    """The GKE Network objects as one YAML file (`kubectl apply -f`)."""
+    return _dump(gke_network_objects(gvnic, rdma))
 
 
 def _dump(documents: list[Any]) -> str:
@@ -261,9 +348,14 @@ def _dump(documents: list[Any]) -> str:
 def kueue_yaml(spec: ClusterSpec, topology: Topology) -> str:
     """The Kueue objects and sample Jobs as one multi-document YAML file."""
     if spec.is_cloud:
+        levels = sorted({label for _, labels in cloud_topologies(spec).values() for label in labels[:-1]})
+        selected = f"{POOL}, set by the stack's node pools" if spec.kubernetes else INSTANCE_TYPE
         header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster ({KUEUE},\n"
-                  f"# Kueue v0.16+). Nodes are selected by the labels {spec.target}'s Kubernetes sets on them\n"
-                  f"# ({INSTANCE_TYPE}, {', '.join(CLOUD_LEVELS[spec.target])}); nothing to label by hand.\n")
+                  f"# Kueue v0.16+). Nodes are selected by labels they carry ({selected}) and placed by the\n"
+                  f"# topology labels {spec.target}'s Kubernetes sets ({', '.join(levels)}); nothing to label by hand.\n")
+        if spec.scheduler.kind == "gke":
+            header += ("# The Jobs' networking.gke.io/interfaces name the cluster's Network objects: apply\n"
+                       "# `pulumi stack output kubernetes_networks` first.\n")
     else:
         header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster from the\n"
                   f"# validated topology graph ({KUEUE}, Kueue v0.16+). Label the nodes first (node-labels.yaml).\n")

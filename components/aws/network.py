@@ -83,14 +83,16 @@ def _egress(parent: pulumi.Resource, name: str, args: ConcernArgs, vpc_id: pulum
     return private.id
 
 
-def _node_identity(parent: pulumi.Resource, name: str, args: ConcernArgs) -> pulumi.Output[str]:
+def _node_identity(parent: pulumi.Resource, name: str, args: ConcernArgs) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
     """The nodes' instance profile: a role that reads the account's container images (AWS's managed
     AmazonEC2ContainerRegistryReadOnly, the policy EKS gives worker nodes: Amazon EKS User Guide,
     "Amazon EKS node IAM role"), reads the S3 buckets in cloud.data_buckets and nothing else (an
     inline policy: s3:ListBucket on the buckets, s3:GetObject on their objects), and with
     access: ssm carries AmazonSSMManagedInstanceCore, so the SSM agent of the Deep Learning AMI
     registers the node for Session Manager (AWS Systems Manager guide: "Configure instance
-    permissions required for Systems Manager"). Returns the profile's name."""
+    permissions required for Systems Manager"). With scheduler eks the role also carries the two
+    other policies of the EKS node IAM role, AmazonEKSWorkerNodePolicy and AmazonEKS_CNI_Policy
+    (Amazon EKS User Guide, "Amazon EKS node IAM role"). Returns the profile's name and the role's ARN."""
     cloud = args.spec.cloud
     assert cloud is not None
     role = aws.iam.Role(f"{name}-node-role", assume_role_policy=json.dumps({
@@ -103,8 +105,16 @@ def _node_identity(parent: pulumi.Resource, name: str, args: ConcernArgs) -> pul
     if cloud.data_buckets:
         aws.iam.RolePolicy(f"{name}-node-data", role=role.id, policy=json.dumps(data_read_policy(cloud.data_buckets)),
                            opts=child(parent))
-    return aws.iam.InstanceProfile(f"{name}-node-profile", role=role.name,
-                                   tags=_tags(args, f"{name}-node-profile", "management"), opts=child(parent)).name
+    if args.spec.scheduler.kind == "eks":
+        for suffix, policy in EKS_NODE_POLICIES.items():
+            aws.iam.RolePolicyAttachment(f"{name}-node-{suffix}", role=role.name, policy_arn=policy, opts=child(parent))
+    profile = aws.iam.InstanceProfile(f"{name}-node-profile", role=role.name,
+                                      tags=_tags(args, f"{name}-node-profile", "management"), opts=child(parent))
+    return profile.name, role.arn
+
+
+EKS_NODE_POLICIES = {"eks-worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+                     "eks-cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"}
 
 
 def data_read_policy(buckets: list[str]) -> dict[str, object]:
@@ -147,7 +157,7 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     if routes is not None:
         _s3_endpoint(parent, name, args, vpc_id, routes)
     subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id, routes)
-    profile = _node_identity(parent, name, args)
+    profile, role = _node_identity(parent, name, args)
     ssh: list[aws.ec2.SecurityGroupIngressArgsDict] = [
         {"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
          "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
@@ -156,7 +166,7 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         ingress=ssh, egress=[{**ALL_TRAFFIC, "cidr_blocks": ["0.0.0.0/0"]}],
         tags=_tags(args, f"{name}-sg", "management"), opts=child(parent))
     return NetworkAttachment("management", (subnet,), (group.id,), network_id=vpc_id, egress_id=routes,
-                             instance_profile=profile)
+                             instance_profile=profile, node_role=role)
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:

@@ -8,8 +8,9 @@ import base64
 from typing import TYPE_CHECKING
 
 import pulumi
-from pulumi_azure_native import compute
+from pulumi_azure_native import compute, containerservice
 
+from cluster import scheduler as k8s
 from cluster.naming import azure_host_prefix
 from components.base import child
 
@@ -50,6 +51,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     """The scale set; returns its id."""
     spec, pool = args.spec, args.pool
     assert pool.instance_type is not None and spec.cloud is not None and pool.capacity is not None
+    if spec.scheduler.kind == "aks":
+        return _agent_pool(parent, name, args)
     group = args.management.scope
     assert group is not None
     # Password login is off, so the key is the only way in: the resolver requires it on Azure
@@ -92,3 +95,32 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         opts=child(parent),
     )
     return scale_set.id
+
+
+def _agent_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
+    """An AKS node pool of the ND size in the existing cluster (scheduler aks), in place of the
+    scale set: a User pool of `nodes` Ubuntu nodes (the InfiniBand stack's OS: github.com/Azure/
+    aks-rdma-infiniband, "Prerequisites", AKS node pools), labelled for the pool's Kueue flavor and
+    tainted for GPU pods only. One node pool is one scale set and, with the subscription's
+    AKSInfinibandSupport feature, one InfiniBand network. It joins the cluster's own network (a
+    node pool's subnet must be in the cluster's VNet), not the stack's. Returns its id."""
+    spec, pool = args.spec, args.pool
+    scheduler = spec.scheduler
+    assert scheduler.cluster is not None and scheduler.resource_group is not None
+    agent_pool = containerservice.AgentPool(
+        f"{name}-agentpool",
+        resource_group_name=scheduler.resource_group,
+        resource_name_=scheduler.cluster,
+        agent_pool_name=k8s.pool_name(spec, pool),
+        mode=containerservice.AgentPoolMode.USER,
+        os_type=containerservice.OSType.LINUX,
+        os_sku=containerservice.OSSKU.UBUNTU,
+        vm_size=pool.instance_type,
+        count=pool.nodes,
+        enable_node_public_ip=False,
+        node_labels=k8s.node_labels(pool),
+        node_taints=[f"{k8s.GPU_TAINT_KEY}={k8s.GPU_TAINT_VALUE}:NoSchedule"],
+        tags={"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name},
+        opts=child(parent),
+    )
+    return agent_pool.id

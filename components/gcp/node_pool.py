@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_gcp as gcp
 
+from cluster import scheduler as k8s
 from cluster.catalog import load_catalog
 from cluster.spec import PoolCapacity
 from cluster.sshkeys import split_user
@@ -86,6 +87,8 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     instance = load_catalog().instance("gcp", pool.instance_type)
     assert instance is not None and instance.layout is not None
     fabric = args.fabric.layouts[instance.layout]
+    if spec.scheduler.kind == "gke":
+        return _gke_node_pool(parent, name, args)
     labels = {"gpu-cluster": spec.name, "gpu-cluster-pool": pool.name}
     placement = None if capacity.reservation else gcp.compute.ResourcePolicy(
         f"{name}-placement", region=spec.cloud.region,
@@ -146,3 +149,60 @@ def gcp_ssh_keys(key: str) -> str:
     given without one logs in as GCP_SSH_USER."""
     user, bare = split_user(key)
     return f"{user or GCP_SSH_USER}:{bare}"
+
+
+def _name(resource_id: pulumi.Input[str]) -> pulumi.Output[str]:
+    """A network's or subnetwork's name from its id (`projects/.../subnetworks/<name>`)."""
+    return pulumi.Output.from_input(resource_id).apply(lambda value: value.rsplit("/", 1)[-1])
+
+
+def _gke_node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]:
+    """A GKE node pool of the pool's machines in the existing cluster (scheduler gke), in place of
+    the template and MIG: the storage gVNIC and one interface per RDMA subnet as additional node
+    networks (Cluster Toolkit examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml, a3-ultragpu-pool:
+    `additional_networks` of the gVNIC VPC and the RDMA VPC's subnets, `guest_accelerator`, the
+    reservation affinity); the cluster itself must have multi-networking on and the Network objects
+    the export writes. GKE taints the GPU nodes nvidia.com/gpu itself. Returns the node pool's id."""
+    spec, pool, capacity = args.spec, args.pool, args.pool.capacity
+    assert pool.instance_type is not None and capacity is not None and spec.scheduler.cluster is not None
+    instance = load_catalog().instance("gcp", pool.instance_type)
+    assert instance is not None and instance.layout is not None and instance.gke_accelerator
+    fabric = args.fabric.layouts[instance.layout]
+    networks: list[gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgsDict] = []
+    if (instance.other_nics.count if instance.other_nics else 1) >= 2 and args.storage.network_id is not None:
+        networks.append({"network": _name(args.storage.network_id), "subnetwork": _name(args.storage.subnet_ids[0])})
+    assert fabric.network_id is not None
+    networks += [{"network": _name(fabric.network_id), "subnetwork": _name(subnet)}
+                 for subnet in fabric.subnets_in(capacity.zone)[:instance.fabric.count]]
+    reservation: gcp.container.NodePoolNodeConfigReservationAffinityArgsDict = (
+        {"consume_reservation_type": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name",
+         "values": [capacity.reservation]} if capacity.reservation else {"consume_reservation_type": "ANY_RESERVATION"})
+    node_pool = gcp.container.NodePool(
+        f"{name}-nodepool",
+        name=k8s.pool_name(spec, pool),
+        cluster=spec.scheduler.cluster,
+        location=spec.scheduler.location,
+        node_locations=[capacity.zone] if capacity.zone else None,
+        node_count=pool.nodes,
+        node_config={
+            "machine_type": pool.instance_type,
+            "disk_size_gb": 200, "disk_type": BOOT_DISK_TYPE[instance.layout],
+            "gvnic": {"enabled": True},
+            "guest_accelerators": [{"type": instance.gke_accelerator, "count": instance.gpus,
+                                    "gpu_driver_installation_config": {"gpu_driver_version": "LATEST"}}],
+            "labels": k8s.node_labels(pool),
+            "reservation_affinity": reservation,
+            "spot": capacity.market == "spot" and not capacity.reservation,
+            "service_account": args.management.identity,
+            "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+            "shielded_instance_config": {"enable_secure_boot": False, "enable_integrity_monitoring": True},
+        },
+        # private nodes: no external IP on any GPU node, whatever the cluster's default
+        network_config={"additional_node_network_configs": networks, "enable_private_nodes": True},
+        # as the MIG's update policy: never a surge node (a reservation has no room for one), and
+        # no automatic upgrade rolling the GPU nodes under a running job
+        upgrade_settings={"max_surge": 0, "max_unavailable": 1},
+        management={"auto_upgrade": False, "auto_repair": True},
+        opts=child(parent),
+    )
+    return node_pool.id

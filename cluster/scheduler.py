@@ -1,0 +1,54 @@
+"""The managed Kubernetes a cloud stack's GPU nodes join (`scheduler`): which kind each target
+takes, what the node pools are called, and the labels and taints they carry, which the exported
+Kueue ResourceFlavors select and tolerate. Pure data and names; the components build the pools
+(components/<target>/node_pool.py), the export writes the Kueue objects (cluster/exports/kubernetes.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cluster.spec import ClusterSpec, PoolSpec
+
+# The managed Kubernetes of each cloud target.
+KIND = {"aws": "eks", "gcp": "gke", "azure": "aks"}
+SERVICE = {"eks": "Amazon EKS", "gke": "Google Kubernetes Engine", "aks": "Azure Kubernetes Service"}
+POOL_WORD = {"eks": "managed node group", "gke": "node pool", "aks": "node pool"}
+
+# Our label on every node of a pool: the Kueue flavor of the pool selects it.
+POOL_LABEL = "gpu-cluster.io/pool"
+# The label each provider sets on the nodes of a pool, to the pool's name (EKS User Guide "Target
+# AI/ML workloads to specific nodes with labels"; GKE "cloud.google.com/gke-nodepool", as Cluster
+# Toolkit's NCCL example selects it; AKS "Use labels in an AKS cluster": kubernetes.azure.com/agentpool).
+PROVIDER_POOL_LABEL = {"eks": "eks.amazonaws.com/nodegroup", "gke": "cloud.google.com/gke-nodepool",
+                       "aks": "kubernetes.azure.com/agentpool"}
+# GPU nodes repel pods that do not ask for GPUs. GKE taints GPU node pools itself with
+# nvidia.com/gpu=present:NoSchedule ("About GPUs in GKE"); on EKS and AKS the pool carries the
+# same taint, so one toleration in every flavor fits all three.
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT_VALUE = "present"
+# Name limits: EKS node group 1-63 (CreateNodegroup nodegroupName), GKE node pool 1-40 lower-case
+# (gcloud container node-pools create), AKS Linux agent pool 1-12 lower-case letters and digits,
+# starting with a letter (AKS "Create node pools": "Linux node pools ... length must be between 1
+# and 12 characters").
+NAME_LIMIT = {"eks": 63, "gke": 40}
+AKS_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+
+
+def node_pool_name(kind: str, cluster: str, pool: str) -> str:
+    """A node pool's name in the managed cluster, from the oldest names of the cluster and pool:
+    `<cluster>-<pool>` on EKS and GKE (a shared cluster holds other stacks' pools), the pool's name
+    without hyphens on AKS (12 letters and digits at most). Oldest names, since the provider cannot
+    rename a node pool in place."""
+    return pool.replace("-", "") if kind == "aks" else f"{cluster}-{pool}"
+
+
+def pool_name(spec: ClusterSpec, pool: PoolSpec) -> str:
+    """The node pool name of `pool` under the stack's scheduler."""
+    return node_pool_name(spec.scheduler.kind, spec.first_name, pool.first_name)
+
+
+def node_labels(pool: PoolSpec) -> dict[str, str]:
+    """The Kubernetes labels the stack sets on every node of `pool`."""
+    return {POOL_LABEL: pool.name}
+
