@@ -172,6 +172,8 @@ class NetworkSpec(Spec):
     leaf_uplinks: int | None
     max_oversubscription: float
     targets: tuple[str, ...] = ()  # storage: prefixes of the storage systems hosts reach over it
+    lossless: bool = False  # storage: PFC on the storage class (storage.lossless)
+    ecn: sf.Ecn | None = None  # storage: the storage class's ECN thresholds as given (storage.ecn)
 
 
 class PolicySpec(Spec):
