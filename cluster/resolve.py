@@ -908,8 +908,8 @@ class _Resolver:
     def _lossless_storage_buffers(self, fabric: FabricSpec | None, storage: NetworkSpec | None) -> None:
         """A lossless storage network (storage.lossless) needs storage switches whose QoS can hold
         PFC on the storage priority, as the fabric's switches must hold the fabric's plan."""
-        if (fabric is None or fabric.transport != "roce" or storage is None or not storage.lossless
-                or "storage" in fabric.shared_with or self.pools_incomplete):
+        if (fabric is None or storage is None or not storage.lossless or "storage" in fabric.shared_with
+                or self.pools_incomplete):
             return
         priority = (self.raw.qos or sf.Qos()).storage.priority
         given_spine = self.raw.storage is not None and self.raw.storage.spine is not None
@@ -957,8 +957,9 @@ class _Resolver:
             management = self.network("management", pools)
             oob = self.network("oob", pools)
             if fabric is not None and fabric.transport == "infiniband" and raw.qos is not None:
-                self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes)",
-                             "remove `qos`, or use transport: roce", Severity.INFO)
+                self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes), except "
+                             "qos.storage, qos.cnp, qos.management, qos.ecn and qos.mtu, which the storage "
+                             "network's QoS plan reads", "remove `qos`, or use transport: roce", Severity.INFO)
             self._lossless_buffers(fabric)
             self._lossless_storage_buffers(fabric, storage)
         filesystem = None
@@ -988,6 +989,7 @@ class _Resolver:
             default_pools=tuple(key for key in DEFAULT_POOLS if key not in raw.addressing.model_fields_set),
             asn=raw.asn,
             qos=self.qos(fabric),
+            storage_qos=None if cloud_target else raw.qos or sf.Qos(),
             policy=policy,
             costs=raw.costs,
             management_plane=management_plane,

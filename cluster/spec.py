@@ -209,6 +209,9 @@ class ClusterSpec(Spec):
     addressing: sf.Addressing
     asn: sf.Asn
     qos: sf.Qos | None  # None where no RoCE QoS applies (InfiniBand, cloud)
+    # The classes the storage network's QoS plan reads (qos.storage, cnp, management, ecn, mtu): the
+    # qos section, or its defaults, on premises, InfiniBand designs included (their storage is Ethernet)
+    storage_qos: sf.Qos | None = None
     policy: PolicySpec
     costs: sf.Costs | None = None  # bill-of-materials overrides of prices.yaml
     management_plane: sf.ManagementPlane = sf.ManagementPlane()  # gateway and NTP filled in (on premises)

@@ -286,3 +286,20 @@ def test_storage_qos_sh_runs_in_a_namespace_on_the_storage_ports(tmp_path: Path)
         assert "netdev stor1 has 0 RDMA devices (none); set node_pools[0].storage_nics.devices" in missing.stderr
     finally:
         subprocess.run(["ip", "netns", "del", namespace], check=False, timeout=30)
+
+
+def test_a_storage_network_beside_an_infiniband_fabric_gets_its_plan() -> None:
+    """InfiniBand fabrics have no RoCE QoS, but their storage network is Ethernet RoCE: its SONiC leaf
+    and the DGX pool's storage ports get the storage plan, from the qos section's defaults."""
+    data = yaml.safe_load((GOLDEN / "infiniband.yaml").read_text())["config"]["gpu-cluster:cluster"]
+    result = valid(data)
+    assert result.spec.qos is None
+    intent = storage_intent(result.spec)
+    assert intent is not None and dict(intent.switch.dscp_map)[10] == 1
+    files = render_tree(result.spec, result.topology)
+    sonic = dialect_renderer("sonic")
+    side = sonic.read_qos(files["switches/stor-leaf-001/config_db.json"], EVERY_DSCP)
+    assert side.dscp_to_priority == dict(intent.switch.dscp_map)
+    for host_side in read_host(files["hosts/dgx/storage-qos.sh"], EVERY_DSCP):
+        assert host_side.dscp_to_priority == dict(intent.host.dscp_map)
+    assert "hosts/dgx/qos.sh" not in files  # the fabric's QoS is the subnet manager's

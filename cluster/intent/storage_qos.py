@@ -1,7 +1,8 @@
 """The storage network's QoS plan: storage RDMA (GPUDirect Storage, NVMe-oF over RoCE) is RoCE
 too, and needs its own class on every storage switch and host storage port.
 
-A storage network with switches of its own gets a `QosDesign` whose RoCE class is `qos.storage`
+A storage network with switches of its own (beside a RoCE or an InfiniBand GPU fabric: storage is
+Ethernet either way) gets a `QosDesign` whose RoCE class is `qos.storage`
 (ECN-marked and sent ECN-capable, so DCQCN slows a sender before the queue overflows), CNPs as on
 the fabric (`qos.cnp`, strict priority), everything else on `qos.management`'s class, and PFC on
 the storage priority only when `storage.lossless` asks for it. The same derivations as the
@@ -23,25 +24,27 @@ ECN_FLOOR_BYTES = 2 * SWITCH_MTU
 
 def storage_ecn(spec: ClusterSpec) -> Ecn:
     """The storage class's ECN thresholds: `storage.ecn` as given, else `qos.ecn` (set for the
-    fabric's leaf ports) scaled by the storage leaf's port speed over the fabric leaf's. A marking
+    fabric's leaf ports; on an InfiniBand design, for a port of the fabric leaf's speed) scaled by
+    the storage leaf's port speed over the fabric leaf's. A marking
     threshold must hold at least C x RTT / 7 of queue to keep a port of speed C busy (DCTCP:
     Alizadeh et al., "Data Center TCP", SIGCOMM 2010, section 3.4, guidelines for choosing K), so at
     one data-center round-trip time it grows and shrinks with the port speed. Neither threshold goes below two jumbo frames."""
-    assert spec.qos is not None and spec.storage is not None and spec.fabric is not None
+    assert spec.storage_qos is not None and spec.storage is not None and spec.fabric is not None
     if spec.storage.ecn is not None:
         return spec.storage.ecn
     storage_gbps, fabric_gbps = spec.storage.leaf.port_gbps, spec.fabric.leaf.port_gbps
-    low = max(spec.qos.ecn.min_bytes * storage_gbps // fabric_gbps, ECN_FLOOR_BYTES)
-    high = max(spec.qos.ecn.max_bytes * storage_gbps // fabric_gbps, low + ECN_FLOOR_BYTES)
+    ecn = spec.storage_qos.ecn
+    low = max(ecn.min_bytes * storage_gbps // fabric_gbps, ECN_FLOOR_BYTES)
+    high = max(ecn.max_bytes * storage_gbps // fabric_gbps, low + ECN_FLOOR_BYTES)
     return Ecn(min_bytes=low, max_bytes=high)
 
 
 def storage_design(spec: ClusterSpec) -> QosDesign | None:
-    """The plan of a storage network with its own switches; None where none applies: no RoCE QoS
-    (an InfiniBand fabric, a cloud target), no storage network, or storage converged onto the fabric."""
-    if spec.qos is None or spec.storage is None or spec.fabric is None or "storage" in spec.fabric.shared_with:
+    """The plan of a storage network with its own switches, beside a RoCE or an InfiniBand fabric;
+    None where none applies: a cloud target, no storage network, or storage converged onto the fabric."""
+    qos = spec.storage_qos
+    if qos is None or spec.storage is None or spec.fabric is None or "storage" in spec.fabric.shared_with:
         return None
-    qos = spec.qos
     return QosDesign(
         mode="lossless" if spec.storage.lossless else "lossy",
         roce=TrafficClass("storage", qos.storage.dscp, qos.storage.priority),

@@ -140,7 +140,7 @@ class Mtu(Rule):
 
 
 class StoragePlan(ReadsDerived):
-    """The storage network's RoCE plan (on premises, RoCE fabrics): storage RDMA on qos.storage's
+    """The storage network's RoCE plan (on premises, beside a RoCE or InfiniBand fabric): storage RDMA on qos.storage's
     priority with ECN, PFC there when storage.lossless asks for a lossless storage network, CNPs on
     a priority of their own, and host and switch sides that agree (derived separately: all 64
     DSCPs, PFC, ECN, MTU). Where storage shares the fabric (`fabric.shared_with: [storage]`), the
@@ -151,18 +151,18 @@ class StoragePlan(ReadsDerived):
     title = "storage QoS plan"
 
     def applies(self, spec: ClusterSpec) -> bool:
-        return spec.qos is not None and spec.storage is not None and spec.fabric is not None
+        return spec.storage_qos is not None and spec.storage is not None and spec.fabric is not None
 
     def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
-        assert spec.qos is not None and spec.storage is not None and spec.fabric is not None
-        storage, lossless = spec.qos.storage, spec.storage.lossless
+        assert spec.storage_qos is not None and spec.storage is not None and spec.fabric is not None
+        storage, cnp, lossless = spec.storage_qos.storage, spec.storage_qos.cnp, spec.storage.lossless
         shared = "storage" in spec.fabric.shared_with
-        if not shared and storage.priority == spec.qos.cnp.priority:
+        if not shared and storage.priority == cnp.priority:
             yield self.finding(
                 "qos.storage.priority",
                 f"storage RDMA shares priority {storage.priority} with CNP on the storage network: congestion "
                 "notices queue behind the storage data they should slow down",
-                f"give storage a priority other than CNP's {spec.qos.cnp.priority} (default 1)",
+                f"give storage a priority other than CNP's {cnp.priority} (default 1)",
             )
         intent = derived.qos_intent() if shared else derived.storage_intent()
         if intent is None:

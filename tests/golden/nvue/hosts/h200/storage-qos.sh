@@ -15,7 +15,7 @@ HOST="${1:-$(hostname -s)}"
 SYSFS="${QOS_SYSFS:-/sys}"  # the sysfs root; tests point it at a fake tree
 
 # --- Storage ports: netplan's netdev names (node_pools[0].storage_nics.interfaces, or pinned by netnames.sh),
-# --- and each one's RDMA device, read from $SYSFS/class/infiniband/<dev>/device/net/ as qos.sh reads the rails'.
+# --- and each one's RDMA device, read from $SYSFS/class/infiniband/<dev>/device/net/ (the layout qos.sh and netnames.sh read too).
 STORAGE=(stor0)
 STORAGE_RDMA=()
 count() { echo "$#"; }
