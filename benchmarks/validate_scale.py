@@ -113,6 +113,7 @@ def _warm(data: dict[str, Any]) -> Warm:
 
     from cluster.addressing import allocate
     from cluster.intent.qos import qos_intent
+    from cluster.intent.storage_qos import storage_intent
     from cluster.report import summary
     from cluster.resolve import resolve
     from cluster.rules import ALL_RULES, RULE_IDS, Derived, apply_policy
@@ -138,7 +139,7 @@ def _warm(data: dict[str, Any]) -> Warm:
     # check from fitting the default pools; here ADDR-POOL's time includes it, as it did)
     intent = qos_intent(run.spec.qos) if run.spec.qos is not None else None
     derived = Derived(address_check=cache(partial(allocate, run.spec, run.topology, links=False)),
-                      qos_intent=lambda: intent)
+                      qos_intent=lambda: intent, storage_intent=cache(partial(storage_intent, run.spec)))
     for rule in ALL_RULES:
         one = time.perf_counter()
         findings.extend(run_rules([rule], run.spec, run.topology, derived))

@@ -6,6 +6,7 @@ and the verify files) is `cluster.artifacts.render_tree`; nothing touches the di
   switches/<name>/config_db.json + frr.conf + users.sh (sonic) | nvue.sh (nvue) | eos.cfg (eos)
   fabric/opensm.conf + partitions.conf             (InfiniBand fabrics)
   hosts/<pool>/qos.sh + nccl.env + nccl-socket.sh   (qos.sh: RoCE only)
+  hosts/<pool>/storage-qos.sh                       (the storage ports' side of the storage QoS plan)
   hosts/<pool>/netplan/<host>.yaml                  (management and storage ports, per host)
   hosts/<pool>/netnames.sh                          (pins those netdev names where the stack file gives none)
   dhcp/kea-dhcp4.conf                               (with `provisioning`: the management network's DHCP)
@@ -29,10 +30,12 @@ from cluster.dialects.host.render import (
     render_netplan,
     render_pool,
     render_socket,
+    render_storage,
 )
-from cluster.intent.host import host_pool, socket_pool
+from cluster.intent.host import host_pool, socket_pool, storage_ports
 from cluster.intent.hostnet import dhcp_plan, host_networks, leaf_port_names, net_names
 from cluster.intent.qos import qos_intent
+from cluster.intent.storage_qos import storage_intent
 from cluster.intent.switch import Switch, switch_views
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology, gc_paused
@@ -60,9 +63,11 @@ def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, na
                   ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """({path: text} of every switch config (of `names`, or all), {switch: its inventory entry})."""
     switch_qos = qos_intent(spec.qos).switch if spec.qos is not None else None
+    storage = storage_intent(spec)
     files: dict[str, str] = {}
     inventory: dict[str, dict[str, object]] = {}
-    for switch in switch_views(spec, topology, addresses, switch_qos, names):
+    for switch in switch_views(spec, topology, addresses, switch_qos, names,
+                               storage.switch if storage is not None else None):
         inventory[switch.name] = {"network": switch.network, "tier": switch.tier, "os": switch.os,
                                   "model": switch.model, "loopback": switch.loopback, "asn": switch.asn,
                                   "management": switch.management_plane.address if switch.management_plane else None}
@@ -87,6 +92,7 @@ def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses 
         rendered = (render_ib_pool(spec, pool) if infiniband
                     else render_pool(host_pool(spec, topology, addresses, pool)))
         rendered.update(render_socket(socket_pool(spec, topology, addresses, pool)))
+        rendered.update(render_storage(storage_ports(spec, pool)))
         for file, text in rendered.items():
             files[f"hosts/{pool.name}/{file}"] = text
     port_names = leaf_port_names(topology)

@@ -700,6 +700,8 @@ class _Resolver:
             leaf_uplinks=raw.leaf_uplinks,
             max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
             targets=self.storage_targets() if name == "storage" else (),
+            lossless=isinstance(raw, sf.StorageNetwork) and raw.lossless,
+            ecn=raw.ecn if isinstance(raw, sf.StorageNetwork) else None,
         )
 
     def storage_targets(self) -> tuple[str, ...]:
@@ -978,6 +980,20 @@ class _Resolver:
             if problem is not None:
                 self.error(f"{model.path}.port_gbps", *problem)
 
+    def _lossless_storage_buffers(self, fabric: FabricSpec | None, storage: NetworkSpec | None) -> None:
+        """A lossless storage network (storage.lossless) needs storage switches whose QoS can hold
+        PFC on the storage priority, as the fabric's switches must hold the fabric's plan."""
+        if (fabric is None or storage is None or not storage.lossless or "storage" in fabric.shared_with
+                or self.pools_incomplete):
+            return
+        priority = (self.raw.qos or sf.Qos()).storage.priority
+        given_spine = self.raw.storage is not None and self.raw.storage.spine is not None
+        for model in (storage.leaf, *((storage.spine,) if given_spine else ())):
+            problem = dialects.platform(model.os).qos_problem(model.model, model.port_gbps, (priority,))
+            if problem is not None:
+                self.error(f"{model.path}.port_gbps", problem[0],
+                           problem[1].replace("qos.mode: lossy", "storage.lossless: false"))
+
     def cluster(self) -> ClusterSpec | None:
         raw = self.raw
         cloud_target = raw.target in CLOUD_TARGETS
@@ -1016,9 +1032,11 @@ class _Resolver:
             management = self.network("management", pools)
             oob = self.network("oob", pools)
             if fabric is not None and fabric.transport == "infiniband" and raw.qos is not None:
-                self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes)",
-                             "remove `qos`, or use transport: roce", Severity.INFO)
+                self.ignored("qos", "qos is ignored on an InfiniBand fabric (the subnet manager sets lanes), except "
+                             "qos.storage, qos.cnp, qos.management, qos.ecn and qos.mtu, which the storage "
+                             "network's QoS plan reads", "remove `qos`, or use transport: roce", Severity.INFO)
             self._lossless_buffers(fabric)
+            self._lossless_storage_buffers(fabric, storage)
         filesystem = None
         if raw.storage is not None and raw.storage.filesystem is not None:
             if cloud_target:
@@ -1047,6 +1065,7 @@ class _Resolver:
             default_pools=tuple(key for key in DEFAULT_POOLS if key not in raw.addressing.model_fields_set),
             asn=raw.asn,
             qos=self.qos(fabric),
+            storage_qos=None if cloud_target else raw.qos or sf.Qos(),
             policy=policy,
             costs=raw.costs,
             management_plane=management_plane,

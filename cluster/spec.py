@@ -172,6 +172,8 @@ class NetworkSpec(Spec):
     leaf_uplinks: int | None
     max_oversubscription: float
     targets: tuple[str, ...] = ()  # storage: prefixes of the storage systems hosts reach over it
+    lossless: bool = False  # storage: PFC on the storage class (storage.lossless)
+    ecn: sf.Ecn | None = None  # storage: the storage class's ECN thresholds as given (storage.ecn)
 
 
 class PolicySpec(Spec):
@@ -207,6 +209,9 @@ class ClusterSpec(Spec):
     addressing: sf.Addressing
     asn: sf.Asn
     qos: sf.Qos | None  # None where no RoCE QoS applies (InfiniBand, cloud)
+    # The classes the storage network's QoS plan reads (qos.storage, cnp, management, ecn, mtu): the
+    # qos section, or its defaults, on premises, InfiniBand designs included (their storage is Ethernet)
+    storage_qos: sf.Qos | None = None
     policy: PolicySpec
     costs: sf.Costs | None = None  # bill-of-materials overrides of prices.yaml
     management_plane: sf.ManagementPlane = sf.ManagementPlane()  # gateway and NTP filled in (on premises)

@@ -178,6 +178,21 @@ class Fabric(Model):
     fill: Literal["even", "packed"] = "even"
 
 
+class Ecn(Model):
+    # ECN marking starts at this queue depth
+    min_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 150_000
+    # every packet is marked from this queue depth
+    max_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 1_500_000
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> Ecn:
+        if self.min_bytes >= self.max_bytes:
+            raise ValueError(
+                f"min_bytes ({self.min_bytes}) must be below max_bytes ({self.max_bytes})"
+            )
+        return self
+
+
 class Network(Model):
     """Storage, management or out-of-band network: leaves, and spines when one leaf is not enough."""
 
@@ -215,6 +230,14 @@ class StorageNetwork(Network):
     # Prefixes of the storage systems (file servers, NVMe-oF targets) on the storage network: every
     # host routes them over its storage ports, as it routes the storage network's own host addresses
     targets: list[Cidr] = Field(default_factory=list, max_length=64)
+    # On premises, storage RDMA (GPUDirect Storage, NVMe-oF over RoCE) runs on qos.storage's
+    # priority with ECN marking and DCQCN on every storage switch and host storage port. true: PFC
+    # on that priority too (a lossless storage network, as storage systems that require PFC ask);
+    # false: ECN only, so no pause ever spreads from a slow target into the network
+    lossless: bool = False
+    # ECN thresholds of the storage class; omitted: qos.ecn scaled by the storage leaf's port speed
+    # over the fabric leaf's (a marking threshold grows with bandwidth x delay, DCTCP)
+    ecn: Ecn | None = None
     # cloud targets: the shared Lustre file system (the other keys are on-premises switch sizing)
     filesystem: SharedFileSystem | None = None
 
@@ -469,21 +492,6 @@ class TrafficClass(Model):
     dscp: Dscp
     # the 802.1p priority (PFC class) it maps to
     priority: Priority
-
-
-class Ecn(Model):
-    # ECN marking starts at this queue depth
-    min_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 150_000
-    # every packet is marked from this queue depth
-    max_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 1_500_000
-
-    @model_validator(mode="after")
-    def _min_below_max(self) -> Ecn:
-        if self.min_bytes >= self.max_bytes:
-            raise ValueError(
-                f"min_bytes ({self.min_bytes}) must be below max_bytes ({self.max_bytes})"
-            )
-        return self
 
 
 class Qos(Model):

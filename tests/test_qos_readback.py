@@ -80,7 +80,7 @@ BROKEN_TEMPLATES = [
      "host script (mlnx_qos): DSCP 26 on 5, intent 3"),
     ("host/_nic_qos.j2", "  mlnx_qos -i \"$dev\" --dscp2prio set,{{ dscp }},{{ priority }}\n", "",
      "host script (mlnx_qos): DSCP 24 on 3, intent 0"),  # the ConnectX default, DSCP >> 3
-    ("host/_nic_qos.j2", "pool.qos.dscp_map", "pool.qos.dscp_to_priority",
+    ("host/_nic_qos.j2", "nic.qos.dscp_map", "nic.qos.dscp_to_priority",
      "host script (mlnx_qos): DSCP 27 on 3, intent 0"),  # only the planned DSCPs mapped
     ("nvue/_qos.j2", "nv set qos pfc default-global switch-priority {{ qos.lossless_csv }}",
      "nv set qos pfc default-global switch-priority 4", "nvue switch config: PFC [4], intent [3]"),

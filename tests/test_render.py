@@ -267,7 +267,7 @@ def test_host_and_switch_plans_are_derived_apart(tos: int, expected: str, monkey
     from cluster.intent import qos
 
     assert _qos_findings(validate("prod")) == []
-    monkeypatch.setattr(qos, "roce_tos", lambda plan: tos)
+    monkeypatch.setattr(qos, "tos", lambda dscp: tos)
     result = validate("prod")
     assert result.exit_code == 1
     assert expected in _qos_findings(result), _qos_findings(result)

@@ -21,7 +21,8 @@ import yaml
 
 from cluster.artifacts import render_tree
 from cluster.dialects import platform
-from cluster.intent.qos import switch_plan
+from cluster.intent.qos import fabric_design, switch_plan
+from cluster.intent.storage_qos import storage_design
 from cluster.pipeline import Valid, validate, validate_mapping
 from tests.conftest import ROOT, missing_tool
 from tests.test_ecmp import wide_leaves
@@ -485,16 +486,27 @@ def test_real_frr_rejects_a_broken_config(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- SONiC config_db.json
 
 
-@pytest.mark.parametrize("source", ["dev", "dscp46", "tests/golden/stacks/infiniband.yaml"])
+def lossless_storage_sonic() -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "tests/golden/stacks/sonic.yaml").read_text())["config"]["gpu-cluster:cluster"]
+    data["storage"]["lossless"] = True
+    return data
+
+
+@pytest.mark.parametrize("source", ["dev", "dscp46", "tests/golden/stacks/infiniband.yaml",
+                                    "tests/golden/stacks/sonic.yaml", "lossless-storage"])
 def test_every_sonic_config_db_parses_with_real_tables_and_the_plans_pfc(source: str) -> None:
-    if source == "dscp46":
-        data = dscp46_prod()
-        result = validate_mapping("t", data)
+    """Fabric switches carry the fabric's plan, storage switches the storage network's (its RoCE
+    class being qos.storage), every other switch no QoS tables."""
+    if source in ("dscp46", "lossless-storage"):
+        result = validate_mapping("t", dscp46_prod() if source == "dscp46" else lossless_storage_sonic())
     else:
         result = validate(source if "/" not in source else str(ROOT / source))
     assert isinstance(result, Valid)
     files = render_tree(result.spec, result.topology)
-    plan = switch_plan(result.spec.qos) if result.spec.qos is not None else None
+    qos = result.spec.qos
+    storage = storage_design(result.spec)
+    plans = {"fabric": (switch_plan(fabric_design(qos)), qos.roce.priority) if qos is not None else None,
+             "storage": (switch_plan(storage), storage.roce.priority) if storage is not None else None}
     checked = 0
     for path, text in sorted(files.items()):
         if not path.endswith("config_db.json"):
@@ -503,24 +515,25 @@ def test_every_sonic_config_db_parses_with_real_tables_and_the_plans_pfc(source:
         checked += 1
         assert set(db) <= KNOWN_SONIC_TABLES, set(db) - KNOWN_SONIC_TABLES
         name = path.split("/")[1]
-        fabric_roce = plan is not None and result.topology.graph.nodes[name]["network"] == "fabric"
-        if not fabric_roce:
+        planned = plans.get(result.topology.graph.nodes[name]["network"])
+        if planned is None:
             assert "PORT_QOS_MAP" not in db
             continue
-        assert plan is not None
+        plan, roce = planned
         assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"  # buffermgrd sizes lossless PGs
         maps = db["DSCP_TO_TC_MAP"]["ROCE"]
         assert {int(d): int(tc) for d, tc in maps.items() if int(d) in plan.dscp_to_priority} == plan.dscp_to_priority
         expected_pfc = ",".join(str(p) for p in sorted(plan.pfc_priorities))
         ports = [port for port in db["PORT_QOS_MAP"] if port != "global"]
         assert ports and all(db["PORT_QOS_MAP"][port]["pfc_enable"] == expected_pfc for port in ports)
-        roce = result.spec.qos.roce.priority if result.spec.qos else 3
-        cnp = result.spec.qos.cnp.priority if result.spec.qos else 6
+        cnp = qos.cnp.priority if qos else 6
         assert db["QUEUE"][f"{ports[0]}|{roce}"]["wred_profile"] == "ROCE_ECN"
         assert db["SCHEDULER"][db["QUEUE"][f"{ports[0]}|{cnp}"]["scheduler"]]["type"] == "STRICT"
         assert "wred_profile" not in db["QUEUE"][f"{ports[0]}|{cnp}"]
-        assert set(db["PFC_WD"]) == {"GLOBAL", *ports}
+        assert set(db["PFC_WD"]) == ({"GLOBAL", *ports} if plan.pfc_priorities else {"GLOBAL"})
         assert set(db["CABLE_LENGTH"]["AZURE"]) == set(ports)
+    if source == "lossless-storage":
+        assert plans["storage"] is not None and plans["storage"][0].pfc_priorities == {1}
     assert checked >= (1 if "infiniband" in source else 3)  # InfiniBand: SONiC on the storage leaf only
 
 

@@ -245,11 +245,11 @@ def test_qos_pfc_map_holds_the_host_and_switch_intents_to_each_other() -> None:
     assert isinstance(result, Valid) and result.spec.qos is not None
     intent = qos_intent(result.spec.qos)
     broken = replace(intent, switch=replace(intent.switch, lossless=(3, 4)), host=replace(intent.host, mtu=9500))
-    derived = Derived(address_check=lambda: None, qos_intent=lambda: broken)  # type: ignore[arg-type,return-value]
+    derived = Derived(address_check=lambda: None, qos_intent=lambda: broken, storage_intent=lambda: None)  # type: ignore[arg-type,return-value]
     messages = [f.message for f in PfcMap().check_derived(result.spec, result.topology, derived)]
     assert "host and switch intents disagree: PFC on host [3], switch [3, 4]" in messages
     assert "host MTU 9500 is above the switches' 9216" in messages
-    clean = Derived(address_check=lambda: None, qos_intent=lambda: intent)  # type: ignore[arg-type,return-value]
+    clean = Derived(address_check=lambda: None, qos_intent=lambda: intent, storage_intent=lambda: None)  # type: ignore[arg-type,return-value]
     assert list(PfcMap().check_derived(result.spec, result.topology, clean)) == []
 
 

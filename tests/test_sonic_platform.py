@@ -348,8 +348,9 @@ def queues_of(config: dict[str, Any], port: str, profile: str) -> set[int]:
 
 
 @pytest.mark.parametrize("gbps", [400, 200, 100])
-def test_a_switch_outside_the_roce_fabric_buffers_every_port_lossy(gbps: int) -> None:
-    """A storage leaf has no QoS plan: every port still gets buffers, the lossy profiles on PG 0 and
+def test_a_lossy_storage_leaf_buffers_every_port_lossy(gbps: int) -> None:
+    """A storage leaf of a lossy storage plan (storage.lossless: false, the default): its ports take
+    the plan's maps with no PFC, every port still gets buffers, the lossy profiles on PG 0 and
     queues 0-6 (as the SKU's templates give a port without PFC), no lossless PG, and only profiles
     the SKU's template family defines (the 100G SKU, C256S1, has no lossless ones)."""
     result = run(stack(storage={"leaf": {"switch": "SN5600", "ports": 16, "port_gbps": gbps, "os": "sonic"}},
@@ -359,8 +360,9 @@ def test_a_switch_outside_the_roce_fabric_buffers_every_port_lossy(gbps: int) ->
     config: dict[str, Any] = json.loads(render_tree(result.spec, result.topology)["switches/stor-leaf-001/config_db.json"])
     sku = sonic_sku("SN5600", gbps)
     assert sku is not None
-    assert "PORT_QOS_MAP" not in config and config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
-    assert config["PORT"]
+    assert config["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
+    assert config["PORT"] and set(config["PORT_QOS_MAP"]) - {"global"} == set(config["PORT"])
+    assert all(config["PORT_QOS_MAP"][port]["pfc_enable"] == "" for port in config["PORT"])
     for port in config["PORT"]:
         assert config["BUFFER_PG"][f"{port}|0"] == {"profile": "ingress_lossy_profile"}
         assert lossless_pgs(config, port) == set()

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cluster.addressing import HOST_REGIONS, Addresses
-from cluster.intent.qos import QosPlan, qos_intent, roce_tos
+from cluster.intent.qos import QosPlan, qos_intent, roce_tos, tos
+from cluster.intent.storage_qos import storage_port_intent
 from cluster.naming import (
     fabric_device_source,
     fabric_devices,
@@ -73,24 +75,34 @@ class KernelClass:
         return tuple(f"{dscp << 2:#04x}" for dscp in self.dscps)
 
 
-@dataclass(frozen=True)
-class HostPool:
-    """Everything a pool's script and env file need."""
+class RocePort(NamedTuple):
+    """One port's RDMA device and netdev as a script names them: a name, or a bash array element
+    the script fills at run time (`${STORAGE_RDMA[0]}`)."""
 
-    stack: str
-    pool: str
-    path: str  # the pool's config path, for the script's messages
+    rdma: str
+    netdev: str
+
+    @property
+    def rdma_arg(self) -> str:
+        """The RDMA device as a command argument (quoted when the script expands it)."""
+        return f'"{self.rdma}"' if self.rdma.startswith("$") else self.rdma
+
+
+@dataclass(frozen=True)
+class NicQos:
+    """The host side of one network's QoS plan as a NIC applies it: mlnx_qos, dcb and tc arguments
+    (the same for the fabric's rails and the storage ports)."""
+
     qos: QosPlan
-    rails: tuple[Rail, ...]
-    hosts: tuple[HostAddresses, ...]
-    storage: tuple[str, ...]
-    management: tuple[str, ...]
-    fabric_route: str  # the fabric's host address region, reached over every rail
-    roce_tos: int  # NCCL_IB_TC, cma_roce_tos and traffic_class: one value
-    kernel_classes: tuple[KernelClass, ...]
-    device_source: str
-    given_netdevs: bool  # the stack file names the netdevs; otherwise qos.sh finds them from the RDMA devices
-    management_given: bool  # the stack file names the management netdev; otherwise nccl-socket.sh finds it
+
+    @property
+    def roce_tos(self) -> int:
+        """The ToS byte the network's RoCE class is sent with (DSCP << 2 | ECT(0))."""
+        return tos(self.qos.roce.dscp)
+
+    @property
+    def kernel_classes(self) -> tuple[KernelClass, ...]:
+        return _kernel_classes(self.qos)
 
     @property
     def pfc_list(self) -> str:
@@ -126,6 +138,34 @@ class HostPool:
     def mqprio_map(self) -> str:
         """mqprio `map`: skb priority p (0..15) -> traffic class p for the 8 priorities, the rest to 0."""
         return " ".join(str(priority if priority < MQPRIO_CLASSES else 0) for priority in range(16))
+
+
+@dataclass(frozen=True)
+class HostPool:
+    """Everything a pool's script and env file need."""
+
+    stack: str
+    pool: str
+    path: str  # the pool's config path, for the script's messages
+    qos: QosPlan
+    rails: tuple[Rail, ...]
+    hosts: tuple[HostAddresses, ...]
+    storage: tuple[str, ...]
+    management: tuple[str, ...]
+    fabric_route: str  # the fabric's host address region, reached over every rail
+    roce_tos: int  # NCCL_IB_TC, cma_roce_tos and traffic_class: one value
+    device_source: str
+    given_netdevs: bool  # the stack file names the netdevs; otherwise qos.sh finds them from the RDMA devices
+    management_given: bool  # the stack file names the management netdev; otherwise nccl-socket.sh finds it
+
+    @property
+    def nic(self) -> NicQos:
+        return NicQos(self.qos)
+
+    @property
+    def roce_ports(self) -> tuple[RocePort, ...]:
+        """Each rail's RDMA device (known here) and netdev (found by qos.sh), for the RoCE knobs."""
+        return tuple(RocePort(rail.rdma, f"${{RAILS[{rail.index}]}}") for rail in self.rails)
 
     @property
     def nccl_ib_hca(self) -> str:
@@ -172,7 +212,6 @@ def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None
         management=tuple(management_interfaces(pool)),
         fabric_route=str(region),
         roce_tos=roce_tos(spec.qos),
-        kernel_classes=_kernel_classes(qos),
         device_source=fabric_device_source(pool),
         given_netdevs=bool(fabric_interfaces_given(pool)),
         management_given=bool(management_interfaces_given(pool)),
@@ -191,3 +230,42 @@ def socket_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses, poo
         if ports:
             hosts.append((host, ports[0][1].split("/")[0]))
     return SocketPool(spec.name, pool.name, pool.path, given[0] if given else None, tuple(hosts))
+
+
+@dataclass(frozen=True)
+class StoragePorts:
+    """What a pool's storage-qos.sh needs: its storage netdevs (netplan's names) and their RDMA
+    devices (as the stack file names them, else found from sysfs by the script), and the host side
+    of the plan their switches were rendered from."""
+
+    stack: str
+    pool: str
+    path: str
+    plan_name: str  # which plan: the storage network's own, or the fabric's where storage shares it
+    nic: NicQos
+    netdevs: tuple[str, ...]
+    devices: tuple[str, ...]  # storage_nics.devices, in port order; (): found on the host
+
+    @property
+    def roce_ports(self) -> tuple[RocePort, ...]:
+        return tuple(RocePort(f"${{STORAGE_RDMA[{index}]}}", f"${{STORAGE[{index}]}}")
+                     for index in range(len(self.netdevs)))
+
+
+def storage_ports(spec: ClusterSpec, pool: PoolSpec) -> StoragePorts | None:
+    """The view of one pool's storage-qos.sh; None for a pool without storage ports or a design
+    without a storage plan (cluster.intent.storage_qos)."""
+    intent = storage_port_intent(spec)
+    if intent is None or pool.storage_nics.ports == 0:
+        return None
+    shared = spec.fabric is not None and "storage" in spec.fabric.shared_with
+    return StoragePorts(
+        stack=spec.name,
+        pool=pool.name,
+        path=pool.path,
+        plan_name="the GPU fabric's QoS plan (storage shares the fabric leaves)" if shared
+        else "the storage network's QoS plan",
+        nic=NicQos(intent.host),
+        netdevs=tuple(storage_interfaces(pool)),
+        devices=tuple(pool.storage_nics.devices),
+    )

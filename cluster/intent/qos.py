@@ -1,17 +1,20 @@
-"""The QoS intent: the plan as each side applies it, the host NIC and the fabric switches, with
-every number a config writes (all 64 DSCPs, the default class, DWRR weights, ECN thresholds).
+"""The QoS intent: the plan as each side applies it, the host NIC and the switches, with every
+number a config writes (all 64 DSCPs, the default class, DWRR weights, ECN thresholds).
 
-Both sides come from the one `qos` section by two separate derivations (the host per traffic class
-from what it sends, the switch per egress queue); `qos_intent` gives both as `QosPlan`s. Every
-dialect renders these plans and nothing else decides a QoS number; QOS-PFC-MAP compares the two
-plans, and the dialects' read-back tests hold each rendered file to its plan.
+Two networks carry RoCE and get a plan: the GPU fabric (`qos_intent`, its RoCE class from
+`qos.roce`) and a storage network with switches of its own (`storage_intent`, its RoCE class
+being `qos.storage`: GPUDirect Storage and NVMe-oF over RDMA). Each plan is one `QosDesign`, and
+both sides come from it by two separate derivations (the host per traffic class from what it
+sends, the switch per egress queue) as `QosPlan`s. Every dialect renders these plans and nothing
+else decides a QoS number; QOS-PFC-MAP and QOS-STORAGE compare the two sides, and the dialects'
+read-back tests hold each rendered file to its plan.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cluster.stackfile import Qos
+from cluster.stackfile import Ecn, Qos
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ ECT0 = 0b10  # ECN-Capable Transport(0) in the two low bits of the ToS byte (RFC
 
 
 def roce_tos(qos: Qos) -> int:
-    """The one ToS byte of RoCE traffic: the RoCE DSCP in the top six bits, ECT(0) in the ECN bits.
+    """The one ToS byte of the fabric's RoCE traffic (`tos` of `qos.roce`).
 
     The plan runs ECN on the RoCE priority (ecn_priorities), so its packets are sent ECN-capable
     and the switches mark CE instead of dropping. The same value goes to every place that sets it:
@@ -39,7 +42,12 @@ def roce_tos(qos: Qos) -> int:
     src/transport/net_ib.cc), `cma_roce_tos -t` (the RDMA-CM default ToS of the device) and
     MLNX_OFED's `/sys/class/infiniband/<dev>/tc/1/traffic_class` (the ToS of all its QPs).
     """
-    return qos.roce.dscp << 2 | ECT0
+    return tos(qos.roce.dscp)
+
+
+def tos(dscp: int) -> int:
+    """A RoCE ToS byte: the DSCP in the top six bits, ECT(0) in the two ECN bits."""
+    return dscp << 2 | ECT0
 
 
 def default_host_priority(dscp: int) -> int:
@@ -57,40 +65,81 @@ def classes(qos: Qos) -> dict[str, tuple[int, int]]:
     }
 
 
-def host_plan(qos: Qos) -> QosSide:
-    """The host NIC, derived per traffic class from what the host sends: each class leaves with the
-    DSCP the host marks it with (RoCE: the top six bits of the one ToS byte NCCL and RDMA-CM write,
-    `roce_tos`; CNP: the NIC's CNP DSCP; storage and management: the tc marks) and the NIC, trusting
-    DSCP, puts it on the class's priority. PFC on the lossless priorities, ECN on RoCE's, CNP strict.
+@dataclass(frozen=True)
+class TrafficClass:
+    name: str
+    dscp: int
+    priority: int
 
-    `switch_plan` derives the same plan per egress queue, on its own, so QOS-PFC-MAP's comparison of
-    the two catches a host that marks traffic the switch does not queue as planned."""
-    sent = ((roce_tos(qos) >> 2, qos.roce.priority), (qos.cnp.dscp, qos.cnp.priority),
-            (qos.storage.dscp, qos.storage.priority), (qos.management.dscp, qos.management.priority))
-    return QosSide(
-        dscp_to_priority=dict(sorted(sent)),
-        pfc_priorities=frozenset(qos.pfc_priorities) if qos.mode == "lossless" else frozenset(),
-        strict_priorities=frozenset({qos.cnp.priority}),
-        # RoCE is sent ECN-capable only when its ToS byte carries ECT in the two low bits
-        ecn_priorities=frozenset({qos.roce.priority}) if roce_tos(qos) & 0b11 else frozenset(),
+
+@dataclass(frozen=True)
+class QosDesign:
+    """What one network's plan is derived from: its RoCE class (sent ECN-capable, PFC-protected
+    when lossless), the CNPs of its congestion control, the other classes it carries, and where
+    ECN marks. The fabric's RoCE class is `roce`, the storage network's `storage`."""
+
+    mode: str  # lossless | lossy
+    roce: TrafficClass
+    cnp: TrafficClass
+    others: tuple[TrafficClass, ...]
+    pfc_priorities: tuple[int, ...]
+    ecn: Ecn
+    mtu: int
+
+    @property
+    def classes(self) -> tuple[TrafficClass, ...]:
+        return (self.roce, self.cnp, *self.others)
+
+
+def fabric_design(qos: Qos) -> QosDesign:
+    """The GPU fabric's plan: every class of the `qos` section, PFC on `qos.pfc_priorities`."""
+    return QosDesign(
+        mode=qos.mode,
+        roce=TrafficClass("roce", qos.roce.dscp, qos.roce.priority),
+        cnp=TrafficClass("cnp", qos.cnp.dscp, qos.cnp.priority),
+        others=(TrafficClass("storage", qos.storage.dscp, qos.storage.priority),
+                TrafficClass("management", qos.management.dscp, qos.management.priority)),
+        pfc_priorities=tuple(qos.pfc_priorities),
+        ecn=qos.ecn,
         mtu=qos.mtu,
     )
 
 
-def switch_plan(qos: Qos) -> QosSide:
-    """A fabric switch, derived per egress queue (priority = queue, as every dialect here maps them):
-    the DSCPs each queue takes in (DSCP_TO_TC / the qos map), PFC on the queues the plan makes
+def host_plan(design: QosDesign) -> QosSide:
+    """The host NIC, derived per traffic class from what the host sends: each class leaves with the
+    DSCP the host marks it with (RoCE: the top six bits of the one ToS byte NCCL and RDMA-CM write,
+    `tos`; CNP: the NIC's CNP DSCP; the others: their DSCP) and the NIC, trusting DSCP, puts it on
+    the class's priority. PFC on the lossless priorities, ECN on RoCE's, CNP strict.
+
+    `switch_plan` derives the same plan per egress queue, on its own, so the QOS rules' comparison
+    of the two catches a host that marks traffic the switch does not queue as planned."""
+    roce_byte = tos(design.roce.dscp)
+    sent = ((roce_byte >> 2, design.roce.priority), (design.cnp.dscp, design.cnp.priority),
+            *((other.dscp, other.priority) for other in design.others))
+    return QosSide(
+        dscp_to_priority=dict(sorted(sent)),
+        pfc_priorities=frozenset(design.pfc_priorities) if design.mode == "lossless" else frozenset(),
+        strict_priorities=frozenset({design.cnp.priority}),
+        # RoCE is sent ECN-capable only when its ToS byte carries ECT in the two low bits
+        ecn_priorities=frozenset({design.roce.priority}) if roce_byte & 0b11 else frozenset(),
+        mtu=design.mtu,
+    )
+
+
+def switch_plan(design: QosDesign) -> QosSide:
+    """A switch, derived per egress queue (priority = queue, as every dialect here maps them): the
+    DSCPs each queue takes in (DSCP_TO_TC / the qos map), PFC on the queues the plan makes
     lossless, WRED-ECN on the RoCE queue, strict priority on the CNP queue, and the switch's own
     jumbo port MTU (above any host MTU)."""
     queues: dict[int, list[int]] = {queue: [] for queue in range(8)}
-    for traffic in (qos.roce, qos.cnp, qos.storage, qos.management):
+    for traffic in design.classes:
         queues[traffic.priority].append(traffic.dscp)
-    lossless = qos.mode == "lossless"
+    lossless = design.mode == "lossless"
     return QosSide(
         dscp_to_priority=dict(sorted((dscp, queue) for queue, dscps in queues.items() for dscp in dscps)),
-        pfc_priorities=frozenset(queue for queue in queues if lossless and queue in qos.pfc_priorities),
-        strict_priorities=frozenset(queue for queue, dscps in queues.items() if qos.cnp.dscp in dscps),
-        ecn_priorities=frozenset(queue for queue, dscps in queues.items() if qos.roce.dscp in dscps),
+        pfc_priorities=frozenset(queue for queue in queues if lossless and queue in design.pfc_priorities),
+        strict_priorities=frozenset(queue for queue, dscps in queues.items() if design.cnp.dscp in dscps),
+        ecn_priorities=frozenset(queue for queue, dscps in queues.items() if design.roce.dscp in dscps),
         mtu=SWITCH_MTU,
     )
 
@@ -110,14 +159,6 @@ def disagreements(host: QosSide, switch: QosSide) -> list[str]:
 
 
 ROCE_WEIGHT = 50  # DWRR share of the RoCE queue, as NVIDIA's RoCE profile (FACTS.md 4.1)
-
-
-@dataclass(frozen=True)
-class TrafficClass:
-    name: str
-    dscp: int
-    priority: int
-
 
 @dataclass(frozen=True)
 class QosPlan:
@@ -153,7 +194,7 @@ class QosPlan:
         else the lowest priority that is neither lossless, RoCE nor CNP. Never a PFC priority, so
         stray traffic (DSCP 24-31 would land on priority 3 by every platform's default) cannot pause
         the fabric."""
-        return _default_priority(self.classes, self.lossless)
+        return _default_priority(self.classes, self.lossless, self.roce, self.cnp)
 
     @property
     def dscp_map(self) -> tuple[tuple[int, int], ...]:
@@ -179,23 +220,22 @@ class QosPlan:
         return ",".join(str(priority) for priority in range(8) if priority not in self.lossless)
 
 
-def _default_priority(planned: tuple[TrafficClass, ...], lossless: tuple[int, ...]) -> int:
+def _default_priority(planned: tuple[TrafficClass, ...], lossless: tuple[int, ...], roce: TrafficClass,
+                      cnp: TrafficClass) -> int:
     by_name = {item.name: item.priority for item in planned}
-    taken = set(lossless) | {by_name["roce"], by_name["cnp"]}
+    taken = set(lossless) | {roce.priority, cnp.priority}
     management = by_name.get("management")
     if management is not None and management not in taken:
         return management
     return min(priority for priority in range(8) if priority not in taken)
 
 
-def qos_plan(qos: Qos, side: QosSide) -> QosPlan:
+def qos_plan(design: QosDesign, side: QosSide) -> QosPlan:
     """The numbers of one side; DWRR: RoCE 50%, the other planned priorities and the default class
     share the rest."""
-    planned = [TrafficClass(name, dscp, priority) for name, (dscp, priority) in classes(qos).items()]
-    planned.sort(key=lambda item: (item.priority, item.name))
-    roce = next(item for item in planned if item.name == "roce")
-    cnp = next(item for item in planned if item.name == "cnp")
-    default = _default_priority(tuple(planned), tuple(sorted(side.pfc_priorities)))
+    planned = sorted(design.classes, key=lambda item: (item.priority, item.name))
+    roce, cnp = design.roce, design.cnp
+    default = _default_priority(tuple(planned), tuple(sorted(side.pfc_priorities)), roce, cnp)
     others = sorted({item.priority for item in planned} - set(side.strict_priorities) - {roce.priority} | {default})
     others = [priority for priority in others if priority != roce.priority]
     share, remainder = divmod(100 - ROCE_WEIGHT, max(len(others), 1))
@@ -203,15 +243,15 @@ def qos_plan(qos: Qos, side: QosSide) -> QosPlan:
     for priority in others:
         dwrr[priority] = share + (remainder if priority == others[0] else 0)
     return QosPlan(
-        mode=qos.mode,
+        mode=design.mode,
         classes=tuple(planned),
         dscp_to_priority=tuple(sorted(side.dscp_to_priority.items())),
         lossless=tuple(sorted(side.pfc_priorities)),
         ecn=tuple(sorted(side.ecn_priorities)),
         strict=tuple(sorted(side.strict_priorities)),
         dwrr=tuple(sorted(dwrr.items())),
-        ecn_min_bytes=qos.ecn.min_bytes,
-        ecn_max_bytes=qos.ecn.max_bytes,
+        ecn_min_bytes=design.ecn.min_bytes,
+        ecn_max_bytes=design.ecn.max_bytes,
         mtu=side.mtu,
         roce=roce,
         cnp=cnp,
@@ -220,12 +260,17 @@ def qos_plan(qos: Qos, side: QosSide) -> QosPlan:
 
 @dataclass(frozen=True)
 class QosIntent:
-    """The whole QoS plan of a RoCE design: what every host NIC and every fabric switch applies."""
+    """The whole QoS plan of one RoCE network: what every host NIC and every switch on it applies."""
 
     host: QosPlan
     switch: QosPlan
 
 
+def design_intent(design: QosDesign) -> QosIntent:
+    """Both sides of one network's plan, each derived on its own from its design."""
+    return QosIntent(host=qos_plan(design, host_plan(design)), switch=qos_plan(design, switch_plan(design)))
+
+
 def qos_intent(qos: Qos) -> QosIntent:
-    """Both sides of the plan, each derived on its own from the `qos` section."""
-    return QosIntent(host=qos_plan(qos, host_plan(qos)), switch=qos_plan(qos, switch_plan(qos)))
+    """Both sides of the GPU fabric's plan, from the `qos` section."""
+    return design_intent(fabric_design(qos))

@@ -69,7 +69,7 @@ class Port(NamedTuple):
     address: str | None  # this side, a.b.c.d/31
     peer_address: str | None  # the peer, a.b.c.d
     peer_asn: int | None
-    qos: bool  # the fabric's QoS (trust DSCP, PFC, ECN) applies on this port
+    qos: bool  # the switch's QoS plan (trust DSCP, PFC, ECN) applies on this port
     cable_m: int
     lanes: int | None = None  # electrical lanes of the port where the model's cages are known
     forced: bool = False  # the model cannot auto-negotiate at this speed: speed forced, auto-negotiation off
@@ -149,8 +149,11 @@ def port_indexes(topology: Topology) -> dict[_Link, int]:
 
 
 def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
-                 switch_qos: QosPlan | None, names: Collection[str] | None = None) -> Iterator[Switch]:
-    """A view of every switch (of `names`, or all), in name order."""
+                 switch_qos: QosPlan | None, names: Collection[str] | None = None,
+                 storage_qos: QosPlan | None = None) -> Iterator[Switch]:
+    """A view of every switch (of `names`, or all), in name order: fabric switches with the fabric's
+    QoS plan `switch_qos` (on their storage and management ports too where those share the fabric),
+    storage switches with the storage network's own plan `storage_qos`."""
     nodes, switches = topology.nodes, topology.switch_nodes  # plain dict lookups: this loop runs once per port
     indexes = port_indexes(topology)
     pools = {pool.name: pool for pool in spec.pools}
@@ -164,7 +167,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     design_services = services(spec)
     for name in wanted:
         data = switches[name]
-        qos_networks = {FABRIC, *shared} if switch_qos is not None and data["network"] == FABRIC else set()
+        plan = {FABRIC: switch_qos, "storage": storage_qos}.get(data["network"])
+        qos_networks = ({FABRIC, *shared} if data["network"] == FABRIC else {data["network"]}) if plan else set()
         own_split = breakout(data["model"], data["port_gbps"])
         entry = catalog.switches.get(data["model"])
         ports: list[Port] = []
@@ -241,7 +245,7 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             management=management,
             management_port=management_port(data),
             networks=tuple(networks),
-            qos=switch_qos if data["network"] == FABRIC else None,
+            qos=plan,
             maximum_paths=min(widths[name][1], platform(data["os"]).max_paths or widths[name][1]),
             domain_routes=routes.get(data["network"], 0),
             policy=(bgp_policy(plans, data["network"], data["tier"], routes.get(data["network"], 0))

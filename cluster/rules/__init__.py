@@ -13,7 +13,7 @@ from cluster.rules.hostnet import HostNetworking
 from cluster.rules.hosts import GpuNicBandwidth, RailAlignment
 from cluster.rules.isolation import Isolation
 from cluster.rules.networks import NetworkOversubscription, OsMix
-from cluster.rules.qos import Mtu, PfcMap
+from cluster.rules.qos import Mtu, PfcMap, StoragePlan
 from cluster.rules.resilience import SingleFailure
 
 ALL_RULES: list[Rule] = [
@@ -30,6 +30,7 @@ ALL_RULES: list[Rule] = [
     NetworkOversubscription(),
     OsMix(),
     PfcMap(),
+    StoragePlan(),
     Mtu(),
     AddressPools(),
     HostNetworking(),

@@ -38,11 +38,13 @@ class Rule:
 @dataclass(frozen=True)
 class Derived:
     """What rules read beyond the spec and the graph, each computed once by the stage that owns
-    it and only when a rule asks: the address pools' fit check and the QoS intent, both sides of
-    the plan as every config writes it (None where the design has no RoCE QoS plan)."""
+    it and only when a rule asks: the address pools' fit check and the QoS intents, both sides of
+    each plan as every config writes it: the GPU fabric's and the storage network's own (None where
+    the design has no such plan)."""
 
     address_check: Callable[[], Addresses]
     qos_intent: Callable[[], QosIntent | None]
+    storage_intent: Callable[[], QosIntent | None]
 
 
 class ReadsDerived(Rule):

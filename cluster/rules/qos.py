@@ -86,29 +86,31 @@ class PfcMap(ReadsDerived):
             yield from self._intent(intent)
 
     def _intent(self, intent: QosIntent) -> Iterator[Finding]:
-        """The two sides as every config writes them: each of the 64 DSCPs on one priority on both,
-        the same lossless priorities, ECN where RoCE is sent ECN-capable, no host MTU above the
-        switches', and no DSCP the plan does not name on a lossless priority."""
         hint = "the QoS intent (cluster/intent/qos.py) no longer follows the qos section (a bug, not your stack)"
-        host, switch = intent.host, intent.switch
-        for (dscp, on_host), (_, on_switch) in zip(host.dscp_map, switch.dscp_map, strict=True):
-            if on_host != on_switch:
-                yield self.finding("qos", f"host and switch intents disagree: DSCP {dscp} on host priority {on_host}, "
-                                          f"switch priority {on_switch}", hint)
-        if host.lossless != switch.lossless:
-            yield self.finding("qos", f"host and switch intents disagree: PFC on host {list(host.lossless)}, "
-                                      f"switch {list(switch.lossless)}", hint)
-        if host.ecn != switch.ecn:
-            yield self.finding("qos", f"host and switch intents disagree: ECN on host {list(host.ecn)}, "
-                                      f"switch {list(switch.ecn)}", hint)
-        if host.mtu > switch.mtu:
-            yield self.finding("qos", f"host MTU {host.mtu} is above the switches' {switch.mtu}", hint)
-        for side, plan in (("host", host), ("switch", switch)):
-            stray = _stray(plan)
-            if stray:
-                shown = ", ".join(str(dscp) for dscp in stray[:8]) + (", ..." if len(stray) > 8 else "")
-                yield self.finding("qos", f"the {side} intent leaves {len(stray)} DSCPs the plan does not name "
-                                          f"({shown}) on a lossless priority", hint)
+        for problem in side_disagreements(intent):
+            yield self.finding("qos", problem, hint)
+
+
+def side_disagreements(intent: QosIntent) -> Iterator[str]:
+    """How the two sides of one network's plan differ, as every config writes them: each of the 64
+    DSCPs on one priority on both, the same lossless priorities, ECN where RoCE is sent
+    ECN-capable, no host MTU above the switches', and no DSCP the plan does not name on a lossless
+    priority."""
+    host, switch = intent.host, intent.switch
+    for (dscp, on_host), (_, on_switch) in zip(host.dscp_map, switch.dscp_map, strict=True):
+        if on_host != on_switch:
+            yield f"host and switch intents disagree: DSCP {dscp} on host priority {on_host}, switch priority {on_switch}"
+    if host.lossless != switch.lossless:
+        yield f"host and switch intents disagree: PFC on host {list(host.lossless)}, switch {list(switch.lossless)}"
+    if host.ecn != switch.ecn:
+        yield f"host and switch intents disagree: ECN on host {list(host.ecn)}, switch {list(switch.ecn)}"
+    if host.mtu > switch.mtu:
+        yield f"host MTU {host.mtu} is above the switches' {switch.mtu}"
+    for side, plan in (("host", host), ("switch", switch)):
+        stray = _stray(plan)
+        if stray:
+            shown = ", ".join(str(dscp) for dscp in stray[:8]) + (", ..." if len(stray) > 8 else "")
+            yield f"the {side} intent leaves {len(stray)} DSCPs the plan does not name ({shown}) on a lossless priority"
 
 
 def _stray(plan: QosPlan) -> list[int]:
@@ -135,3 +137,62 @@ class Mtu(Rule):
                 f"MTU {spec.qos.mtu} is below {ROCE_MIN_MTU}: RoCE falls back to 2048-byte frames",
                 "set qos.mtu to 9000 (jumbo frames end to end)",
             )
+
+
+class StoragePlan(ReadsDerived):
+    """The storage network's RoCE plan (on premises, beside a RoCE or InfiniBand fabric): storage RDMA on qos.storage's
+    priority with ECN, PFC there when storage.lossless asks for a lossless storage network, CNPs on
+    a priority of their own, and host and switch sides that agree (derived separately: all 64
+    DSCPs, PFC, ECN, MTU). Where storage shares the fabric (`fabric.shared_with: [storage]`), the
+    fabric's one plan must hold the storage class: its DSCP on its priority on both sides, and PFC
+    there when storage.lossless."""
+
+    id = "QOS-STORAGE"
+    title = "storage QoS plan"
+
+    def applies(self, spec: ClusterSpec) -> bool:
+        return spec.storage_qos is not None and spec.storage is not None and spec.fabric is not None
+
+    def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
+        assert spec.storage_qos is not None and spec.storage is not None and spec.fabric is not None
+        storage, cnp, lossless = spec.storage_qos.storage, spec.storage_qos.cnp, spec.storage.lossless
+        shared = "storage" in spec.fabric.shared_with
+        if not shared and storage.priority == cnp.priority:
+            yield self.finding(
+                "qos.storage.priority",
+                f"storage RDMA shares priority {storage.priority} with CNP on the storage network: congestion "
+                "notices queue behind the storage data they should slow down",
+                f"give storage a priority other than CNP's {cnp.priority} (default 1)",
+            )
+        intent = derived.qos_intent() if shared else derived.storage_intent()
+        if intent is None:
+            return
+        plan = "the GPU fabric's QoS plan (storage shares the fabric)" if shared else "the storage network's QoS plan"
+        sides = (("host", intent.host), ("switch", intent.switch))
+        misplaced = [f"{side} priority {dict(side_plan.dscp_map)[storage.dscp]}" for side, side_plan in sides
+                     if dict(side_plan.dscp_map)[storage.dscp] != storage.priority]
+        if misplaced:
+            yield self.finding("qos.storage", f"{plan} puts storage DSCP {storage.dscp} on {', '.join(misplaced)}, "
+                                              f"not on qos.storage.priority {storage.priority}", _BUG_HINT)
+        unpaused = [f"{side} PFC on {list(side_plan.lossless) or 'no priority'}" for side, side_plan in sides
+                    if storage.priority not in side_plan.lossless]
+        if lossless and unpaused:
+            yield self.finding(
+                "qos.pfc_priorities" if shared else "storage.lossless",
+                f"storage.lossless asks for a lossless storage class, but {plan} has no PFC on storage priority "
+                f"{storage.priority} ({', '.join(unpaused)}): storage RDMA would be dropped under congestion",
+                (f"add {storage.priority} to qos.pfc_priorities (with qos.mode: lossless), or set storage.lossless: "
+                 "false" if shared else _BUG_HINT),
+            )
+        if shared:
+            return  # the fabric's plan is QOS-PFC-MAP's to hold host to switch
+        unmarked = [side for side, side_plan in sides if storage.priority not in side_plan.ecn]
+        if unmarked:
+            yield self.finding("storage", f"{plan} marks no ECN on storage priority {storage.priority} "
+                                          f"({' and '.join(unmarked)} side)", _BUG_HINT)
+        for problem in side_disagreements(intent):
+            yield self.finding("storage", f"storage network: {problem}", _BUG_HINT)
+
+
+_BUG_HINT = ("the storage QoS intent (cluster/intent/storage_qos.py) no longer follows the qos and storage "
+             "sections (a bug, not your stack)")

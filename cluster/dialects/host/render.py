@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from cluster.intent.host import HostPool, SocketPool, host_pool
+from cluster.intent.host import HostPool, SocketPool, StoragePorts, host_pool
 from cluster.intent.hostnet import DhcpPlan, HostNetwork, NetNames
 from cluster.intent.qos import QosSide, default_host_priority
 from cluster.naming import fabric_device_source, fabric_devices, management_interfaces, management_interfaces_given
@@ -25,6 +25,11 @@ def render_socket(view: SocketPool) -> dict[str, str]:
     if view.netdev is None and not view.hosts:
         return {}
     return {"nccl-socket.sh": render("host/nccl-socket.sh.j2", pool=view)}
+
+
+def render_storage(view: StoragePorts | None) -> dict[str, str]:
+    """storage-qos.sh of one pool with storage ports on a storage QoS plan; {} otherwise."""
+    return {"storage-qos.sh": render("host/storage-qos.sh.j2", ports=view)} if view is not None else {}
 
 
 def render_pool(view: HostPool) -> dict[str, str]:

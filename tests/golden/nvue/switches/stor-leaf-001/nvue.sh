@@ -44,4 +44,29 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.0.192.1/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.160.0.0/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.160.0.2/31
 
+# QoS plan differs from NVIDIA's `qos roce` profile; explicit settings follow either way.
+nv set qos roce mode lossy
+nv set qos mapping default-global trust l3
+nv set qos mapping default-global dscp 0,1,2,3,4,5,6,7,8,9,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63 switch-priority 0
+nv set qos mapping default-global dscp 10 switch-priority 1
+nv set qos mapping default-global dscp 48 switch-priority 6
+nv set qos egress-queue-mapping default-global switch-priority 0 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 1 traffic-class 3
+nv set qos egress-queue-mapping default-global switch-priority 2 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 5 traffic-class 0
+nv set qos egress-queue-mapping default-global switch-priority 6 traffic-class 6
+nv set qos egress-queue-mapping default-global switch-priority 7 traffic-class 0
+nv set qos congestion-control default-global traffic-class 3 ecn enable
+nv set qos congestion-control default-global traffic-class 3 min-threshold 75000
+nv set qos congestion-control default-global traffic-class 3 max-threshold 750000
+nv set qos congestion-control default-global traffic-class 3 probability 100
+nv set qos congestion-control default-global traffic-class 0 ecn disable
+nv set qos egress-scheduler default-global traffic-class 6 mode strict
+nv set qos egress-scheduler default-global traffic-class 0 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 0 bw-percent 50
+nv set qos egress-scheduler default-global traffic-class 3 mode dwrr
+nv set qos egress-scheduler default-global traffic-class 3 bw-percent 50
+
 nv config apply -y
