@@ -86,6 +86,7 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert report["counts"]["established"] == report["counts"]["sessions"] == report["counts"]["bfd_up"] == 64
     assert report["counts"]["prefixes"] > 0 and report["counts"]["lldp_cables"] == 76
     assert report["counts"]["host_network_probes"] > 0 and report["counts"]["nccl_sockets"] == 4
+    assert report["counts"]["dhcp_leases"] == 3  # every host but the one that runs the DHCP server
 
     # Sessions torn down after the lab converged (BFD does so when a loaded machine starves its
     # daemons) are waited for and looked at again, not reported while they come back.
@@ -180,6 +181,12 @@ def _break(tree: Path) -> dict[str, str]:
     _edit(netplan / "h200-node-003.yaml", "          via: 10.160.0.9\n          metric: 100\n", "")
     _edit(netplan / "h200-node-003.yaml", "        - to: 10.160.0.0/12\n        - to:", "        - to:")
     _edit(netplan / "h200-node-004.yaml", "mtu: 9000", "mtu: 1500")
+    # the DHCP server's configuration without node-003's subnet: its request through the relay goes unanswered
+    kea = tree / "dhcp/kea-dhcp4.conf"
+    config = json.loads(kea.read_text())
+    config["Dhcp4"]["subnet4"] = [subnet for subnet in config["Dhcp4"]["subnet4"]
+                                  if subnet["user-context"]["host"] != "h200-node-003"]
+    kea.write_text(json.dumps(config, indent=2))
     return {"neighbor": missing.group(1), "port": uplink, "spine_port": downlink, "filtered": lost,
             "script": script.relative_to(tree).as_posix()}
 
@@ -239,6 +246,10 @@ def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: 
     assert any(f["path"] == "hosts/h200/netplan/h200-node-004.yaml" and "h200-node-004 sets MTU 1500, the design 9000"
                in f["message"] for f in by_rule["LAB-MTU"])
     assert [f["message"].split(":")[0] for f in by_rule["LAB-NCCL"]] == ["h200-node-002"]
+    # node-003's subnet is gone; node-002 still gets its planned lease, whatever its netplan file says
+    assert [(f["path"], f["message"].split(" gets ")[0]) for f in by_rule["LAB-DHCP"]] == [
+        ("dhcp/kea-dhcp4.conf", "h200-node-003 mgmt0")]
+    assert "the design hands it 10.176.0.4/31 with gateway 10.176.0.5" in str(by_rule["LAB-DHCP"])
     named = {f["path"] for f in findings if f["rule"] in ("LAB-ASN", "LAB-BGP")}
     assert all(any(device in path for device in ("leaf-001-r0", "leaf-001-r1", "leaf-001-r2", "leaf-001-r3",
                                                  "spine-00")) for path in named)

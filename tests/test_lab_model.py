@@ -108,7 +108,8 @@ def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() ->
     plan = _built(build_plan(eos.spec, eos.topology, files, Slice()))
     leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
     assert leaf.source.startswith("switches/leaf-001-r0/eos.cfg")
-    assert plan.notes == ("Arista EOS switches run switches/<switch>/eos.cfg (each line translated: ports, BGP, BFD)",)
+    assert plan.notes == ("Arista EOS switches run switches/<switch>/eos.cfg "
+                          "(each line translated: ports, BGP, BFD, DHCP relay)",)
     assert "  maximum-paths 2" in leaf.frr_conf and "  neighbor 10.64.0.1 maximum-prefix 12000" in leaf.frr_conf
     assert {(i.port, i.mtu) for i in leaf.interfaces} == {("Ethernet1/1", 9216), ("Ethernet2/1", 9216),
                                                           ("Ethernet7/1", 9216), ("Ethernet8/1", 9216)}

@@ -111,16 +111,17 @@ def _plan(args: argparse.Namespace, result: Valid, chosen: Slice) -> Planned:
 
 
 def _read_tree(root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The switch and host files and the cabling plan under `root`: {path: text}, and {path: why} of those that cannot
-    be read (the plan reports only those it needs)."""
-    from cluster.lab.model import CABLING
+    """The switch and host files, the DHCP server's configuration and the cabling plan under `root`: {path: text},
+    and {path: why} of those that cannot be read (the plan reports only those it needs)."""
+    from cluster.lab.model import CABLING, DHCP_CONFIG
 
     files: dict[str, str] = {}
     unreadable: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts or path.name == CABLING):
-            continue
         relative = path.relative_to(root).as_posix()
+        if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts
+                                      or relative in (CABLING, DHCP_CONFIG)):
+            continue
         try:
             files[relative] = read_text_bounded(path, MAX_RENDERED_FILE, "rendered file")
         except Unreadable as error:
@@ -261,7 +262,8 @@ def _check(args: argparse.Namespace) -> int:
               f"({counts['bfd_up']} with BFD up on the design's timers), {counts['prefixes']} prefixes with their "
               f"ECMP widths, {counts['host_route_queries']} host rail routes, {counts['reach_probes']} reachability and "
               f"{counts['mtu_probes']} MTU probes, {counts['host_network_probes']} storage and management port "
-              f"probes, {counts['nccl_sockets']} NCCL socket interfaces, {counts.get('lldp_cables', 0)} cables by LLDP "
+              f"probes, {counts['nccl_sockets']} NCCL socket interfaces, {counts['dhcp_leases']} DHCP leases as designed, "
+              f"{counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")
         _print_findings(checked.findings)

@@ -51,6 +51,16 @@ class RunningPort:
 
 
 @dataclass(frozen=True)
+class Relay:
+    """A switch's DHCP relay: the server it relays to, the ports whose requests it relays
+    (downstream) and those it reaches the server by (upstream), by the OS's port names."""
+
+    server: str
+    downstream: tuple[str, ...]
+    upstream: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Running:
     """What a switch runs, translated from its rendered files: what the lab starts in its place."""
 
@@ -58,6 +68,7 @@ class Running:
     ports: Mapping[str, RunningPort]  # by the OS's port name; a port its files do not create is absent
     frr_conf: str  # its routing, as FRR's integrated configuration
     source: str  # which files, and how they were read
+    relay: Relay | None = None  # its DHCP relay, where its files configure one
 
 
 class RenderedFiles(Protocol):

@@ -24,7 +24,7 @@ from cluster.dialects import platform
 from cluster.findings import Finding, Severity
 from cluster.lab import observe
 from cluster.lab.expect import Design, NetPort, RailAddress, design
-from cluster.lab.model import MANAGEMENT, Slice, lab_cables, slice_devices
+from cluster.lab.model import DHCP_CONFIG, MANAGEMENT, Slice, lab_cables, slice_devices
 from cluster.lab.observe import Probe, RouteQuery
 from cluster.lab.rules import lab_finding
 from cluster.lab.runtime import Lab, wait_converged
@@ -78,6 +78,7 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     findings += _host_networks(lab, expected, spec, counts, cut_off)
     findings += _mtu(lab, expected, counts, cut_off)
     findings += _nccl_socket(lab, expected, counts)
+    findings += _dhcp(lab, expected, spec, topology, counts)
     if lldp:
         findings += _lldp(lab, spec, topology, counts)
     return Checked(sorted(findings, key=Finding.sort_key), counts)
@@ -473,6 +474,48 @@ def _nccl_socket(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Fin
                 f"{name}: the script does not set {want} (its management port, {port.address}): {said}",
                 "check the script's management address for the host and the port's address in its netplan file"))
     counts["nccl_sockets"] = len(ran)
+    return findings
+
+
+#: A DHCP client's query on the host (udhcpc: no address applied, the lease printed; 3 discovers 2 s apart).
+DHCP_QUERY = """lease=$(mktemp)
+printf '#!/bin/sh\\n[ "$1" = bound ] && echo "LEASE $ip/$mask $router"\\nexit 0\\n' > "$lease"
+chmod +x "$lease"
+udhcpc -i "$1" -n -q -f -s "$lease" -t 3 -T 2
+code=$?
+rm -f "$lease"
+exit $code
+"""
+
+
+def _dhcp(lab: Lab, expected: Design, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:
+    """LAB-DHCP: with the design's DHCP server (`provisioning.dhcp_server`, a host's management
+    address) in the lab, every other host's first management port asks for a lease (udhcpc) through
+    its leaf's relay and gets the design's address, prefix and gateway. Hosts behind a leaf whose OS
+    relays nothing on a routed port (HOST-NET says so) are not asked."""
+    counts["dhcp_leases"] = 0
+    if spec.provisioning is None:
+        return []
+    server = str(spec.provisioning.dhcp_server)
+    first = [port for port in expected.ports if port.network == MANAGEMENT and port.position == 0]
+    if not any(port.address == server for port in first):
+        return []  # the server is outside this lab (a slice)
+    asked = {port.host: port for port in first if port.address != server
+             and platform(topology.switch(port.leaf)["os"]).relays_on_routed_ports}
+    leases = observe.run_script(lab, {host: (DHCP_QUERY, [port.netdev], {}) for host, port in asked.items()})
+    findings = []
+    for host, port in sorted(asked.items()):
+        got = next((line.split(" ", 1)[1] for line in leases[host][1].splitlines() if line.startswith("LEASE ")), None)
+        want = f"{port.address}/31 {port.gateway}"
+        if got != want:
+            relay = f"switches/{port.leaf}/{platform(topology.switch(port.leaf)['os']).config_file}"
+            findings.append(_finding(
+                "LAB-DHCP", DHCP_CONFIG, f"{host} {port.netdev} gets {f'the lease {got}' if got else 'no lease'} "
+                f"from the DHCP server ({server}, through {port.leaf}'s relay); the design hands it {port.address}/31 "
+                f"with gateway {port.gateway}",
+                f"check {host}'s subnet in {DHCP_CONFIG}, the relay lines of {relay}, and that the server's host "
+                "holds its address"))
+    counts["dhcp_leases"] = len(asked) - len(findings)
     return findings
 
 

@@ -77,6 +77,9 @@ class LabSwitch:
     frr_conf: str
     source: str  # where frr_conf and the addresses come from
     model: str = ""  # the switch model, which its LLDP system description names as the switch's OS does
+    relay_server: str = ""  # its DHCP relay's server (none: it relays nothing)
+    relay_down: tuple[str, ...] = ()  # the interfaces whose requests it relays
+    relay_up: tuple[str, ...] = ()  # the interfaces it reaches the server by
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class LabPlan:
     hosts: tuple[LabHost, ...]
     cables: tuple[LabCable, ...]
     notes: tuple[str, ...] = field(default=())
+    dhcp_host: str = ""  # the host that runs the DHCP server (none: the design plans no DHCP in this lab)
+    dhcp_config: str = ""  # the rendered dhcp/kea-dhcp4.conf it runs
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,11 +139,14 @@ class LabPlan:
             return tuple(Interface(**row) for row in rows)
         return cls(
             stack=data["stack"], slice=data["slice"],
-            switches=tuple(LabSwitch(**{**row, "interfaces": interfaces(row["interfaces"])})
+            switches=tuple(LabSwitch(**{**row, "interfaces": interfaces(row["interfaces"]),
+                                        "relay_down": tuple(row.get("relay_down", ())),
+                                        "relay_up": tuple(row.get("relay_up", ()))})
                            for row in data["switches"]),
             hosts=tuple(LabHost(**{**row, "interfaces": interfaces(row["interfaces"])}) for row in data["hosts"]),
             cables=tuple(LabCable(**row) for row in data["cables"]),
             notes=tuple(data.get("notes", ())),
+            dhcp_host=data.get("dhcp_host", ""), dhcp_config=data.get("dhcp_config", ""),
         )
 
 
@@ -292,8 +300,29 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     if tree.findings or wired is None:
         return Planned(None, tree.result())
     lab_cable_list = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in wired)
+    dhcp_host, dhcp_config = _dhcp_server(spec, tree, built_hosts)
+    if tree.findings:
+        return Planned(None, tree.result())
     return Planned(LabPlan(spec.name, description, built_switches, built_hosts, lab_cable_list,
-                           _notes(built_switches)))
+                           _notes(built_switches), dhcp_host, dhcp_config))
+
+
+DHCP_CONFIG = "dhcp/kea-dhcp4.conf"
+
+
+def _dhcp_server(spec: ClusterSpec, tree: _Tree, hosts: tuple[LabHost, ...]) -> tuple[str, str]:
+    """(the lab host that runs the DHCP server, the rendered Kea config it runs): the host whose
+    management port holds `provisioning.dhcp_server` as its netplan file sets it; none where the
+    design plans no DHCP or its server is outside the lab (a slice)."""
+    if spec.provisioning is None:
+        return "", ""
+    server = str(spec.provisioning.dhcp_server)
+    holder = next((host.name for host in hosts for interface in host.interfaces
+                   if interface.network == MANAGEMENT and (interface.address or "").split("/")[0] == server), "")
+    if not holder:
+        return "", ""
+    text = tree.text(DHCP_CONFIG, "the DHCP server's configuration, which the lab runs")
+    return (holder, text) if text is not None else ("", "")
 
 
 CABLING = "cabling.csv"
@@ -404,8 +433,11 @@ def _translated(view: Any, tree: _Tree, ports: list[str], translate: Translate) 
     dead = RunningPort(None, 1500, up=False)  # a port the files do not create
     interfaces = tuple(Interface(ifname(port), port, (found := running.ports.get(port, dead)).address, found.mtu, found.up)
                        for port in ports)
+    relay = running.relay
     return LabSwitch(view.name, view.tier, view.os, running.loopback, interfaces, running.frr_conf, running.source,
-                     view.model)
+                     view.model, relay.server if relay else "",
+                     tuple(ifname(port) for port in relay.downstream) if relay else (),
+                     tuple(ifname(port) for port in relay.upstream) if relay else ())
 
 
 def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:

@@ -42,6 +42,9 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
                  "A host's nccl-socket.sh that, run on the host, does not set NCCL_SOCKET_IFNAME to the netdev "
                  "holding the host's management address: NCCL's bootstrap would find no socket interface.",
                  Severity.ERROR),
+    "LAB-DHCP": ("DHCP lease not as designed",
+                 "With the design's DHCP server in the lab, a host's first management port that gets no lease "
+                 "through its leaf's relay, or another address or gateway than the design's.", Severity.ERROR),
     "LAB-LLDP": ("LLDP neighbor not as designed",
                  "An LLDP neighbor other than the one `verify` expects (link speeds are not emulated).",
                  Severity.ERROR),

@@ -56,6 +56,8 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,200}")
 MAX_STATE_BYTES = 64 * 1024 * 1024
 TOOLS = {"ip": "iproute2", "vtysh": "frr", "lldpd": "lldpd", "lldpctl": "lldpd", "ping": "iputils-ping",
          "nft": "nftables"}
+# What a lab whose design plans DHCP also runs: the relay on its management leaves, the server, a client per host
+DHCP_TOOLS = {"dhcrelay": "isc-dhcp-relay", "kea-dhcp4": "kea-dhcp4-server", "udhcpc": "udhcpc"}
 
 
 class LabError(Exception):
@@ -210,6 +212,9 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
     """Build `plan`, wait (at most `converge_timeout` s) for every session it configures inside the
     lab, and return the summary (times, memory, what the lab represents)."""
     problems = missing_requirements()
+    if plan.dhcp_host or any(switch.relay_server for switch in plan.switches):
+        problems += [f"{tool}: not found (Debian package {package}); the design plans DHCP"
+                     for tool, package in DHCP_TOOLS.items() if shutil.which(tool) is None]
     if problems:
         raise LabError("this machine cannot run a lab: " + "; ".join(problems))
     with locked(root):
@@ -285,6 +290,26 @@ def _build(lab: Lab, plan: LabPlan) -> None:
                      {i.name: i.port for i in device.interfaces if i.name != i.port})
     for switch in plan.switches:
         load_frr(lab, switch.name)
+    _start_dhcp(lab, plan)
+
+
+def _start_dhcp(lab: Lab, plan: LabPlan) -> None:
+    """isc-dhcp-relay on each switch whose files configure a relay, on the ports they name, and Kea
+    with the rendered configuration on the host that holds the server's address. Lab-only: Kea's
+    leases in memory and its pid and lock files in the host's folder (the rendered file keeps them in
+    /var/lib/kea and /run)."""
+    for switch in plan.switches:
+        if switch.relay_server:
+            _spawn(lab, switch.name, "dhcrelay", [
+                "dhcrelay", "-4", "-d", "--no-pid", *(word for port in switch.relay_down for word in ("-id", port)),
+                *(word for port in switch.relay_up for word in ("-iu", port)), switch.relay_server])
+    if plan.dhcp_host:
+        folder = lab.node_dir(plan.dhcp_host)
+        config = json.loads(plan.dhcp_config)
+        config["Dhcp4"]["lease-database"] = {"type": "memfile", "persist": False}
+        (folder / "kea-dhcp4.conf").write_text(json.dumps(config, indent=1))
+        _spawn(lab, plan.dhcp_host, "kea-dhcp4", ["kea-dhcp4", "-c", str(folder / "kea-dhcp4.conf")],
+               {"KEA_PIDFILE_DIR": str(folder), "KEA_LOCKFILE_DIR": str(folder)})
 
 
 def _raise_neighbor_limits() -> None:
@@ -310,11 +335,12 @@ def _restore_neighbor_limits(own_nodes: Path) -> None:
     NEIGH_SAVED.unlink(missing_ok=True)
 
 
-def _spawn(lab: Lab, device: str, role: str, command: list[str]) -> None:
+def _spawn(lab: Lab, device: str, role: str, command: list[str], environment: dict[str, str] | None = None) -> None:
     folder = lab.node_dir(device)
     with open(folder / f"{role}.log", "ab") as log:
         process = subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command], stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                   env={**os.environ, **environment} if environment else None)
     lab.state["pids"][f"{device}/{role}"] = [process.pid, command[0]]
     lab.save()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cluster.dialects import RenderedFiles, Running, RunningPort
+from cluster.dialects import Relay, RenderedFiles, Running, RunningPort
 from cluster.dialects.underlay import PrefixRule, Underlay, frr_conf, is_address, is_interface
 
 DEFAULT_MTU = 1500  # a routed port's MTU when eos.cfg sets none (EOS User Manual, Ethernet Ports)
@@ -26,7 +26,7 @@ BFD_DEFAULTS = (3, 300, 300)  # multiplier, min-rx, interval when a neighbor's B
 NOT_RUN = ("hostname", "service routing protocols model multi-agent", "vrf instance", "no ip routing vrf",
            "ip route vrf", "username", "ntp", "management", "qos map", "priority-flow-control", "spanning-tree",
            "vlan", "end")
-NOT_RUN_ON_PORTS = ("description", "speed", "qos", "priority-flow-control", "uc-tx-queue", "ip helper-address")
+NOT_RUN_ON_PORTS = ("description", "speed", "qos", "priority-flow-control", "uc-tx-queue")
 
 
 @dataclass
@@ -35,6 +35,7 @@ class _Port:
     mtu: int | None = None
     routed: bool = False
     up: bool = True
+    helper: str | None = None  # `ip helper-address`: the DHCP server it relays this port's requests to
 
 
 @dataclass
@@ -85,7 +86,21 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
     loopback = read.ports.pop("Loopback0", _Port()).address
     ports = {port: RunningPort(entry.address if entry.routed else None, entry.mtu or DEFAULT_MTU, entry.up)
              for port, entry in sorted(read.ports.items())}
-    return Running(loopback, ports, frr_conf(name, read.underlay), f"{path} (each line translated: ports, BGP, BFD)")
+    return Running(loopback, ports, frr_conf(name, read.underlay),
+                   f"{path} (each line translated: ports, BGP, BFD, DHCP relay)", _relay(read))
+
+
+def _relay(read: _Read) -> Relay | None:
+    """EOS relays a port's requests to its helper address and reaches the server by routing: the
+    relay's downstream ports are those with a helper (toward the first server, where ports name
+    several), its upstream every other routed port."""
+    helpers = {port: entry.helper for port, entry in read.ports.items() if entry.helper}
+    if not helpers:
+        return None
+    server = min(helpers.values())
+    upstream = tuple(sorted(port for port, entry in read.ports.items()
+                            if entry.routed and entry.address and port not in helpers))
+    return Relay(server, tuple(sorted(port for port, helper in helpers.items() if helper == server)), upstream)
 
 
 def _line(section: list[str], line: str, read: _Read) -> bool:
@@ -125,6 +140,8 @@ def _port(section: list[str], words: list[str], port: _Port | None) -> bool:
             port.address = address
         case ["mtu", mtu] if mtu.isdigit():
             port.mtu = int(mtu)
+        case ["ip", "helper-address", server] if is_address(server) and port.helper in (None, server):
+            port.helper = server
         case ["no", "switchport"]:
             port.routed = True
         case ["shutdown"]:

@@ -1,9 +1,10 @@
 """What a Cumulus Linux switch runs, read from its rendered nvue.sh as NVUE applies it: every
-`nv set` line is either translated into what the switch's Linux and FRR run (interface addresses
-and MTUs, the BGP underlay with its prefix lists, route limits, graceful restart and BFD timers)
-or one the lab knowingly leaves out (QoS, which needs the ASIC, and the management plane: system,
-service, users, the eth0 management port). Any other line is refused, so an edit the translation
-does not understand never passes silently.
+`nv set` line is either translated into what the switch's Linux, FRR and DHCP relay run (interface
+addresses and MTUs, the BGP underlay with its prefix lists, route limits, graceful restart and BFD
+timers, `service dhcp-relay`'s server, upstream and downstream ports) or one the lab knowingly
+leaves out (QoS, which needs the ASIC, and the management plane: system, the other services,
+users, the eth0 management port). Any other line is refused, so an edit the translation does not
+understand never passes silently.
 
 Sources for what NVUE's defaults are, where the script leaves a setting out: Cumulus Linux 5.x
 user guide, *Switch Port Attributes* (a swp port's MTU is 9216 unless set) and *Upgrading BGP*/
@@ -16,7 +17,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from cluster.dialects import RenderedFiles, Running, RunningPort
+from cluster.dialects import Relay, RenderedFiles, Running, RunningPort
 from cluster.dialects.underlay import PrefixRule, Underlay, frr_conf, is_address, is_interface
 
 DEFAULT_MTU = 9216  # a swp port's MTU when nvue.sh sets none (Cumulus Linux 5.x, Switch Port Attributes)
@@ -37,6 +38,9 @@ class _Read:
     mtus: dict[str, int] = field(default_factory=dict)
     underlay: Underlay = field(default_factory=Underlay)
     bfd: dict[str, dict[str, str]] = field(default_factory=dict)  # neighbor -> its `bfd` settings
+    relay_servers: dict[str, str] = field(default_factory=dict)  # server group -> its server
+    relay_up: dict[str, list[str]] = field(default_factory=dict)  # server group -> its upstream ports
+    relay_down: dict[str, str] = field(default_factory=dict)  # downstream port -> its server group
 
 
 def translate(name: str, tree: RenderedFiles) -> Running | None:
@@ -72,11 +76,32 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
     ports = {port: RunningPort(read.addresses.get(port), read.mtus.get(port, DEFAULT_MTU), True)
              for port in sorted(set(read.addresses) | set(read.mtus))}
     return Running(loopback, ports, frr_conf(name, read.underlay),
-                   f"{path} (each `nv set` translated: interfaces, BGP, BFD)")
+                   f"{path} (each `nv set` translated: interfaces, BGP, BFD, DHCP relay)", _relay(read))
+
+
+def _relay(read: _Read) -> Relay | None:
+    """The DHCP relay of the script's one server group (NVUE relays each group to its servers)."""
+    if not read.relay_servers:
+        return None
+    group, server = sorted(read.relay_servers.items())[0]
+    return Relay(server, tuple(sorted(port for port, named in read.relay_down.items() if named == group)),
+                 tuple(sorted(read.relay_up.get(group, []))))
 
 
 def _line(words: list[str], read: _Read) -> bool:
     """Take one `nv set` line's words (after `nv set`); False: not one the translation knows."""
+    match words:  # the DHCP relay is the one service the lab runs (isc-dhcp-relay in the switch)
+        case ["service", "dhcp-relay", "default", "server-group", group, "server", server] if is_address(server):
+            # one server of one group: what the lab's relay runs
+            return read.relay_servers.setdefault(group, server) == server and len(read.relay_servers) == 1
+        case ["service", "dhcp-relay", "default", "server-group", group, "upstream-interface", port]:
+            read.relay_up.setdefault(group, []).append(port)
+            return True
+        case ["service", "dhcp-relay", "default", "downstream-interface", port, "server-group-name", group]:
+            read.relay_down[port] = group
+            return True
+        case ["service", "dhcp-relay", *_]:
+            return False
     if any(tuple(words[:len(prefix)]) == prefix for prefix in NOT_RUN):
         return True
     bgp = read.underlay
