@@ -27,7 +27,7 @@ def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | No
     stage as it starts, with its count (a verb's progress line)."""
     # imported here: validation needs only the renderers above, and every command pays for imports
     from cluster.exports.files import export_files
-    from cluster.verify.expected import expected_neighbors, ptm_dot
+    from cluster.verify.expected import expected_cables, expected_neighbors, ptm_dot
 
     switches = counted(len(topology.switch_nodes), "switch")
     with gc_paused():
@@ -36,9 +36,11 @@ def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | No
         stage(f"scheduler topology, labels, cabling and bill of materials ({counted(spec.nodes, 'node')})")
         files.update(export_files(spec, topology))
         stage(f"what every device should see ({switches})")
-        for device, text in expected_neighbors(spec, topology).items():
+        cables = expected_cables(spec, topology)  # once for both files: the longest step at 131,072 GPUs
+        for device, text in expected_neighbors(spec, topology, cables=cables).items():
             files[f"verify/neighbors/{device}.txt"] = text
-        files["verify/topology.dot"] = ptm_dot(spec, topology)
+        files["verify/topology.dot"] = ptm_dot(spec, topology, cables)
+        del cables
     return dict(sorted(files.items()))
 
 
