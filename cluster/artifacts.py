@@ -5,11 +5,11 @@ validation never comes here: the rules read the intent the renderers write from.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from cluster import parts, settings
 from cluster.addressing import Addresses, allocate
-from cluster.configs import render_configs, switch_files
+from cluster.configs import config_stream, switch_files
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 from cluster.words import counted
@@ -25,21 +25,29 @@ def render_tree(spec: ClusterSpec, topology: Topology, addresses: Addresses | No
     same graph the scheduler topology, node labels, cabling plan, bill of materials and what every
     device should see (expected LLDP neighbors, a Cumulus PTM topology.dot). `stage` is told each
     stage as it starts, with its count (a verb's progress line)."""
+    return dict(sorted(render_stream(spec, topology, addresses, stage)))
+
+
+def render_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None,
+                  stage: Callable[[str], None] = _quiet) -> Iterator[tuple[str, str]]:
+    """The files of `render_tree` as (path, text), as they are rendered (switch configs one switch
+    at a time, in no particular order of paths), so that a writer need not hold them all: at
+    262,144 GPUs the switch configs alone are 1.3 GB of text."""
     # imported here: validation needs only the renderers above, and every command pays for imports
     from cluster.exports.files import export_files
-    from cluster.verify.expected import expected_neighbors, ptm_dot
+    from cluster.verify.expected import expected_cables, expected_neighbors, ptm_dot
 
     switches = counted(len(topology.switch_nodes), "switch")
     with gc_paused():
         stage(f"switch configs and host scripts ({switches}, {counted(len(spec.pools), 'host pool')})")
-        files = render_configs(spec, topology, addresses)
+        yield from config_stream(spec, topology, addresses)
         stage(f"scheduler topology, labels, cabling and bill of materials ({counted(spec.nodes, 'node')})")
-        files.update(export_files(spec, topology))
+        yield from export_files(spec, topology).items()
         stage(f"what every device should see ({switches})")
-        for device, text in expected_neighbors(spec, topology).items():
-            files[f"verify/neighbors/{device}.txt"] = text
-        files["verify/topology.dot"] = ptm_dot(spec, topology)
-    return dict(sorted(files.items()))
+        cables = expected_cables(spec, topology)  # once for both files: the longest step at 131,072 GPUs
+        for device, text in expected_neighbors(spec, topology, cables=cables).items():
+            yield f"verify/neighbors/{device}.txt", text
+        yield "verify/topology.dot", ptm_dot(spec, topology, cables)
 
 
 def render_part(spec: ClusterSpec, topology: Topology, part: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from functools import cache
 from types import ModuleType
 
@@ -56,16 +56,24 @@ def render_switch(switch: Switch) -> dict[str, str]:
 def render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> dict[str, str]:
     """Switch configs, subnet-manager files, host QoS scripts and NCCL env files alone."""
     with gc_paused():
-        return _render_configs(spec, topology, addresses)
+        return dict(config_stream(spec, topology, addresses))
 
 
 def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: Collection[str] | None = None
                   ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """({path: text} of every switch config (of `names`, or all), {switch: its inventory entry})."""
+    inventory: dict[str, dict[str, object]] = {}
+    files = dict(switch_stream(spec, topology, addresses, inventory, names))
+    return files, inventory
+
+
+def switch_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses, inventory: dict[str, dict[str, object]],
+                  names: Collection[str] | None = None) -> Iterator[tuple[str, str]]:
+    """(path, text) of every switch config (of `names`, or all), one switch at a time, filling
+    `inventory` with each switch's entry as it goes (the configs of 262,144 GPUs are 1.3 GB of
+    text: `render` writes them as they come instead of holding them)."""
     switch_qos = qos_intent(spec.qos).switch if spec.qos is not None else None
     storage = storage_intent(spec)
-    files: dict[str, str] = {}
-    inventory: dict[str, dict[str, object]] = {}
     for switch in switch_views(spec, topology, addresses, switch_qos, names,
                                storage.switch if storage is not None else None):
         inventory[switch.name] = {"network": switch.network, "tier": switch.tier, "os": switch.os,
@@ -74,37 +82,37 @@ def switch_files(spec: ClusterSpec, topology: Topology, addresses: Addresses, na
         if platform(switch.os).config_file is None:
             continue  # configured fabric-wide (the subnet manager's files)
         for file, text in render_switch(switch).items():
-            files[f"switches/{switch.name}/{file}"] = text
-    return files, inventory
+            yield f"switches/{switch.name}/{file}", text
 
 
-def _render_configs(spec: ClusterSpec, topology: Topology, addresses: Addresses | None) -> dict[str, str]:
+def config_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses | None = None) -> Iterator[tuple[str, str]]:
+    """(path, text) of every file `render_configs` returns, in its order, one switch's files at a time."""
     addresses = addresses if addresses is not None else allocate(spec, topology)
     infiniband = spec.fabric is not None and spec.fabric.transport == "infiniband"
-    files, inventory = switch_files(spec, topology, addresses)
+    inventory: dict[str, dict[str, object]] = {}
+    yield from switch_stream(spec, topology, addresses, inventory)
     subnet_manager = for_transport(spec.fabric.transport) if spec.fabric is not None else None
     if subnet_manager is not None:
         render_fabric: Callable[[ClusterSpec, Topology], dict[str, str]] = (
             dialect_renderer(subnet_manager.name).render_fabric)
         for file, text in render_fabric(spec, topology).items():
-            files[f"fabric/{file}"] = text
+            yield f"fabric/{file}", text
     for pool in spec.pools:
         rendered = (render_ib_pool(spec, pool) if infiniband
                     else render_pool(host_pool(spec, topology, addresses, pool)))
         rendered.update(render_socket(socket_pool(spec, topology, addresses, pool)))
         rendered.update(render_storage(storage_ports(spec, pool)))
         for file, text in rendered.items():
-            files[f"hosts/{pool.name}/{file}"] = text
+            yield f"hosts/{pool.name}/{file}", text
     port_names = leaf_port_names(topology)
     for pool in spec.pools:
         networks = list(host_networks(spec, topology, addresses, pool, port_names))
         for network in networks:
-            files[f"hosts/{pool.name}/netplan/{network.host}.yaml"] = render_netplan(network)
+            yield f"hosts/{pool.name}/netplan/{network.host}.yaml", render_netplan(network)
         names = net_names(spec, pool, networks)
         if names is not None:
-            files[f"hosts/{pool.name}/netnames.sh"] = render_netnames(names)
+            yield f"hosts/{pool.name}/netnames.sh", render_netnames(names)
     plan = dhcp_plan(spec, topology, addresses, port_names)
     if plan is not None:
-        files["dhcp/kea-dhcp4.conf"] = render_kea(plan)
-    files["inventory.json"] = json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"
-    return files
+        yield "dhcp/kea-dhcp4.conf", render_kea(plan)
+    yield "inventory.json", json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"

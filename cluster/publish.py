@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -419,24 +419,46 @@ def publish_tree(files: Mapping[str, str], where: Target, verb: str, stack: str,
     for name in files:
         if not _safe_name(name):
             raise ValueError(f"rendered path {name!r} must be relative, inside the tree, and not {MARKER}")
+    return publish_batches([files], where, verb, stack, wait)
+
+
+def publish_batches(batches: Iterable[Mapping[str, str]], where: Target, verb: str, stack: str,
+                    wait: float = LOCK_WAIT_SECONDS) -> list[str]:
+    """Write the files of every batch as one tree at `where`, a batch at a time as the iterable
+    makes them (a renderer need not hold the whole tree); return warnings as `publish_tree`.
+
+    Before a batch's files are written, the staging tree's marker is rewritten to name them too,
+    so a run killed at any moment leaves a staging tree whose marker lists every file in it (the
+    next run removes it); the last marker names every file, sorted, as one batch's does. A path
+    given twice, or one outside the tree, stops the run with nothing published."""
     where.parent.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(verb, stack, tuple(sorted(files)))
     with _Signals().installed() as signals, _locked(where, verb, stack, wait):
         _clean_leftovers(where)
         _check_replaceable(where, verb, stack)
         staging = Path(tempfile.mkdtemp(prefix=where.sibling("new-"), dir=where.parent))
+        manifest = Manifest(verb, stack, ())
         try:
             step("staging created")
-            (staging / (MARKER + ".part")).write_text(manifest.text(), encoding="utf-8")
-            os.rename(staging / (MARKER + ".part"), staging / MARKER)
-            step("marker written")
-            for name in manifest.files:
-                path = staging / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(files[name], encoding="utf-8")
-                if path.suffix == ".sh":
-                    path.chmod(0o755)
-                step(f"wrote {name}")
+            written: set[str] = set()
+            for batch in batches:
+                for name in batch:
+                    if not _safe_name(name) or name in written:
+                        raise ValueError(f"rendered path {name!r} must be relative, inside the tree, not {MARKER} "
+                                         "and given once")
+                written.update(batch)
+                manifest = Manifest(verb, stack, tuple(sorted(written)))
+                _write_marker(staging, manifest)
+                step("marker written")
+                for name in sorted(batch):
+                    path = staging / name
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(batch[name], encoding="utf-8")
+                    if path.suffix == ".sh":
+                        path.chmod(0o755)
+                    step(f"wrote {name}")
+            if not written:
+                _write_marker(staging, manifest)
+                step("marker written")
             staging.chmod(0o755)
             signals.deferring = True  # from here a signal waits until the swap and its clean-up are done
             old = _swap_in(staging, where)
@@ -449,6 +471,12 @@ def publish_tree(files: Mapping[str, str], where: Target, verb: str, stack: str,
         left = remove_owned(old, read_manifest(old))
         step("old tree removed")
         return [printable(f"kept {old}: it holds files gpu-cluster did not write ({', '.join(left[:3])})")] if left else []
+
+
+def _write_marker(staging: Path, manifest: Manifest) -> None:
+    """The staging tree's marker, replaced in one rename (a reader sees the old list or the new)."""
+    (staging / (MARKER + ".part")).write_text(manifest.text(), encoding="utf-8")
+    os.rename(staging / (MARKER + ".part"), staging / MARKER)
 
 
 def _swap_in(staging: Path, where: Target) -> Path | None:

@@ -82,6 +82,25 @@ class Topology:
         return fabric_tree(self.graph, self.switch_nodes, self.hosts_by_pool)
 
     @cached_property
+    def host_fabric(self) -> Mapping[str, tuple[frozenset[str], int]]:
+        """Every host's GPU-fabric attachment: (the fabric leaves it is cabled to, the Gbps of its
+        fabric links at the speed they run), read off its edges once (estimates place every host
+        of a pool, for each collective and size)."""
+        attached: dict[str, tuple[frozenset[str], int]] = {}
+        for hosts in self.hosts_by_pool.values():
+            for host in hosts:
+                leaves, gbps = [], 0
+                for peer, keyed in self.graph.adj[host].items():
+                    for network, data in keyed.items():
+                        if network != FABRIC:
+                            continue
+                        gbps += data["links"] * data["gbps"]
+                        if self.graph.nodes[peer]["kind"] == "switch":
+                            leaves.append(peer)
+                attached[host] = (frozenset(leaves), gbps)
+        return attached
+
+    @cached_property
     def nodes(self) -> Mapping[str, Node]:
         """Every node's record by name, in graph order (networkx's own attribute dicts, typed)."""
         nodes: dict[str, Node] = dict(self.graph.nodes(data=True))

@@ -51,8 +51,15 @@ def tree_files(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file() and p.name != MARKER}
 
 
-def publish_as(files: Mapping[str, str], out: Path, stack: str = "t") -> list[str]:
-    return publish_tree(files, check(str(out), "render", stack), "render", stack)
+def publish_as(files: Mapping[str, str], out: Path, stack: str = "t", batches: int = 1) -> list[str]:
+    """Publish `files` in one call, or as `batches` batches of the sorted paths, as `render` streams them
+    (the later batches made only once the earlier are written)."""
+    if batches == 1:
+        return publish_tree(files, check(str(out), "render", stack), "render", stack)
+    names = sorted(files, reverse=True)  # not in path order: a renderer's order is its own
+    size = -(-len(names) // batches)
+    made = ({name: files[name] for name in names[start:start + size]} for start in range(0, len(names), size))
+    return publish.publish_batches(made, check(str(out), "render", stack), "render", stack)
 
 
 def render_cli(out: str, capsys: pytest.CaptureFixture[str], verb: str = "render") -> tuple[int, str]:
@@ -257,12 +264,12 @@ def _stop_at(index: int, signum: int) -> Callable[[str], None]:
     return step
 
 
-def _steps(files: Mapping[str, str], out: Path) -> int:
+def _steps(files: Mapping[str, str], out: Path, batches: int = 1) -> int:
     names: list[str] = []
     original = publish.step
     publish.step = names.append
     try:
-        publish_as(files, out)
+        publish_as(files, out, batches=batches)
     finally:
         publish.step = original
     return len(names)
@@ -275,14 +282,15 @@ def one_step_each() -> Iterator[None]:
     publish.step = original
 
 
+@pytest.mark.parametrize("batches", [1, 3])
 @pytest.mark.parametrize("exchange", ["atomic", "no exchange on this file system"])
 def test_kill_9_at_every_step_leaves_the_old_tree_or_the_whole_new_one(
-        exchange: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_step_each: None) -> None:
+        exchange: str, batches: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_step_each: None) -> None:
     if exchange != "atomic":
         monkeypatch.setattr(publish, "exchange", lambda _a, _b: False)
     probe = tmp_path / "probe"
     publish_as(OLD, probe)
-    total = _steps(NEW, probe)
+    total = _steps(NEW, probe, batches)
     assert total > len(NEW) + len(OLD)  # every write and every removal is a step
     for index in range(1, total + 1):
         out = tmp_path / f"run{index}" / "out"
@@ -290,7 +298,7 @@ def test_kill_9_at_every_step_leaves_the_old_tree_or_the_whole_new_one(
 
         def work(index: int = index, out: Path = out) -> None:
             publish.step = _stop_at(index, signal.SIGKILL)
-            publish_as(NEW, out)
+            publish_as(NEW, out, batches=batches)
 
         status = _in_child(work)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, index
@@ -323,6 +331,38 @@ def test_sigterm_at_every_step_removes_the_staging_tree(tmp_path: Path, one_step
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 143, index  # stopped, also after the swap
         assert tree_files(out) == (OLD if index <= len(NEW) + 2 else NEW), index
         assert sorted(p.name for p in out.parent.iterdir()) == ["out"], f"leftovers after SIGTERM at step {index}"
+
+
+def test_batches_publish_the_tree_one_call_publishes(tmp_path: Path) -> None:
+    publish_as(NEW, tmp_path / "one")
+    publish_as(NEW, tmp_path / "three", batches=3)
+    assert tree_files(tmp_path / "three") == tree_files(tmp_path / "one") == NEW
+    assert (tmp_path / "three" / MARKER).read_text() == (tmp_path / "one" / MARKER).read_text()
+
+
+@pytest.mark.parametrize("second", [{"inventory.json": "again\n"}, {"../outside": "x\n"}, {MARKER: "{}"}])
+def test_a_batch_that_repeats_a_path_or_leaves_the_tree_publishes_nothing(second: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    publish_as(OLD, out)
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError, match="given once"):
+        publish.publish_batches(iter([{"inventory.json": "new\n"}, second]), check(str(out), "render", "t"),
+                                "render", "t")
+    assert snapshot(tmp_path) == before  # the old tree, and nothing staged beside it
+
+
+def test_a_renderer_that_fails_mid_stream_publishes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    publish_as(OLD, out)
+    before = snapshot(tmp_path)
+
+    def made() -> Iterator[dict[str, str]]:
+        yield {"a.txt": "a\n"}
+        raise RuntimeError("a template failed")
+
+    with pytest.raises(RuntimeError):
+        publish.publish_batches(made(), check(str(out), "render", "t"), "render", "t")
+    assert snapshot(tmp_path) == before
 
 
 @pytest.mark.slow

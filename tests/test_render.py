@@ -233,6 +233,27 @@ def test_cli_default_output_is_build_stack(tmp_path: Path, monkeypatch: pytest.M
     assert (tmp_path / "build" / "dev" / "inventory.json").is_file()
 
 
+def test_render_streams_the_tree_in_batches_as_render_tree_has_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`render` writes its files as they are rendered, a batch at a time (here batches of about
+    4 KiB, so dozens): the tree on disk is render_tree's, byte for byte, modes and marker too."""
+    import cluster.commands as commands
+
+    monkeypatch.setattr(commands, "BATCH_BYTES", 4096)
+    assert run_render("prod", tmp_path / "streamed") == 0
+    monkeypatch.undo()
+    assert run_render("prod", tmp_path / "whole") == 0  # 32 MiB batches: one
+    streamed = {p.relative_to(tmp_path / "streamed").as_posix(): (p.read_text(), p.stat().st_mode)
+                for p in (tmp_path / "streamed").rglob("*") if p.is_file()}
+    whole = {p.relative_to(tmp_path / "whole").as_posix(): (p.read_text(), p.stat().st_mode)
+             for p in (tmp_path / "whole").rglob("*") if p.is_file()}
+    assert streamed == whole
+    result = validate("prod")
+    assert isinstance(result, Valid)
+    files = render_tree(result.spec, result.topology)
+    assert {path: text for path, (text, _) in streamed.items() if path != ".gpu-cluster-tree.json"} == files
+    assert json.loads(streamed[".gpu-cluster-tree.json"][0])["files"] == sorted(files)
+
+
 def test_writer_keeps_the_old_tree_when_writing_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "tree"
     publish_tree({"a.txt": "old\n"}, check(str(out), "render", "t"), "render", "t")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from cluster.pipeline import Result, Valid
 from cluster.report import notices, to_text
+
+#: Text a streaming verb holds before it writes (render at 262,144 GPUs renders 1.3 GB of configs).
+BATCH_BYTES = 32 * 1024 * 1024
 
 if TYPE_CHECKING:  # the writer is loaded by the verbs that write, not by `validate`
     from cluster.publish import Target
@@ -60,12 +63,34 @@ def written(verb: str, shown: str, write: Callable[[], None]) -> int:
     return 0
 
 
-def publish_tree(verb: str, stack: str, files: Mapping[str, str], where: Target) -> int:
-    """Publish `files` at `where` (see `written` for the exit code; the old tree stays on failure)."""
+def publish_tree(verb: str, stack: str, files: Mapping[str, str] | Iterable[Mapping[str, str]], where: Target) -> int:
+    """Publish `files` at `where`, or the batches of files an iterable makes, written as they come
+    (see `written` for the exit code; the old tree stays on failure, and so does it when making a
+    batch fails)."""
     from cluster import publish
 
     def write() -> None:
-        for warning in publish.publish_tree(files, where, verb, stack):
+        warnings = (publish.publish_tree(files, where, verb, stack) if isinstance(files, Mapping)
+                    else publish.publish_batches(files, where, verb, stack))
+        for warning in warnings:
             print(f"{verb}: warning: {warning}", file=sys.stderr)
 
     return written(verb, where.shown, write)
+
+
+def batched(files: Iterable[tuple[str, str]], names: list[str], last: Callable[[int], None],
+            limit_bytes: int | None = None) -> Iterator[dict[str, str]]:
+    """The (path, text) pairs of a renderer as batches of about `limit_bytes` of text, each path
+    also appended to `names`; `last(count of files)` is called before the last batch is handed on."""
+    limit = BATCH_BYTES if limit_bytes is None else limit_bytes
+    batch: dict[str, str] = {}
+    size = 0
+    for path, text in files:
+        batch[path] = text
+        names.append(path)
+        size += len(text)
+        if size >= limit:
+            yield batch
+            batch, size = {}, 0
+    last(len(names))
+    yield batch

@@ -56,10 +56,7 @@ class FabricShare:
 
 def leaf_group(topology: Topology, host: str) -> frozenset[str]:
     """The fabric leaves a host is cabled to (empty on cloud targets: the provider's fabric)."""
-    return frozenset(
-        other for other, _, data in topology.cables(host)
-        if data["network"] == FABRIC and topology.nodes[other]["kind"] == "switch"
-    )
+    return topology.host_fabric[host][0]
 
 
 def place(topology: Topology, pool: str, nodes: int, kind: Kind = "packed") -> Placement:
@@ -165,9 +162,12 @@ def _spine_share(topology: Topology, placement: Placement, pods: list[int], leav
     demand: dict[int, float] = defaultdict(float)
     for rank, share in leaving_pod.items():
         demand[pods[rank]] += share * _host_fabric_gbps(topology, placement.hosts[rank])
+    by_pod: dict[int | None, list[str]] = defaultdict(list)
+    for name, data in topology.switches(FABRIC, "spine"):
+        by_pod[data["pod"]].append(name)
     for pod, needed in sorted(demand.items()):
         up = down = 0.0
-        spines = sorted(name for name, data in topology.switches(FABRIC, "spine") if data["pod"] == pod)
+        spines = sorted(by_pod.get(pod, ()))
         for spine in spines:
             load = topology.switch_loads[spine]
             up += load.up_gbps
@@ -197,7 +197,4 @@ def _pod_of(topology: Topology, group: frozenset[str]) -> int:
 
 def _host_fabric_gbps(topology: Topology, host: str) -> float:
     """Gbps of the host's GPU-fabric links (at the speed they really run)."""
-    return float(sum(
-        data["links"] * data["gbps"] for _, _, data in topology.cables(host)
-        if data["network"] == FABRIC
-    ))
+    return float(topology.host_fabric[host][1])

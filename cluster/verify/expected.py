@@ -118,11 +118,13 @@ def by_end(cables: Iterable[Cable]) -> dict[End, Cable]:
     return {end: cable for cable in cables for end in (cable.lower, cable.upper)}
 
 
-def expected_neighbors(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> dict[str, str]:
+def expected_neighbors(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None,
+                       cables: Iterable[Cable] | None = None) -> dict[str, str]:
     """Per device (of `devices`, or all), the neighbors its ports should see:
-    `port  neighbor  neighbor-port  network  gbps` lines."""
+    `port  neighbor  neighbor-port  network  gbps` lines. `cables`: expected_cables of the same
+    design and devices, when the caller has them already (they take most of the time)."""
     rows: dict[str, list[tuple[str, str, str, str, int]]] = {}
-    for cable in expected_cables(spec, topology, devices):
+    for cable in expected_cables(spec, topology, devices) if cables is None else cables:
         for end in (cable.lower, cable.upper):
             if devices is not None and end.device not in devices:
                 continue
@@ -143,10 +145,12 @@ def _port_order(row: tuple[str, str, str, str, int]) -> tuple[str, int, str]:
     return "".join(ch for ch in row[0] if not ch.isdigit()), int(digits[:9] or 0), row[0]
 
 
-def ptm_dot(spec: ClusterSpec, topology: Topology) -> str:
-    """Cumulus PTM's topology.dot: one `"dev":"port" -- "dev":"port";` edge per cable."""
+def ptm_dot(spec: ClusterSpec, topology: Topology, cables: Iterable[Cable] | None = None) -> str:
+    """Cumulus PTM's topology.dot: one `"dev":"port" -- "dev":"port";` edge per cable (`cables`:
+    expected_cables of the whole design, when the caller has them already)."""
     lines = [f'graph "{spec.name}" {{']
-    for cable in sorted(expected_cables(spec, topology), key=lambda c: (c.lower, c.upper)):
+    every = expected_cables(spec, topology) if cables is None else cables
+    for cable in sorted(every, key=lambda c: (c.lower, c.upper)):
         lines.append(f'  "{cable.lower.device}":"{cable.lower.port}" -- "{cable.upper.device}":"{cable.upper.port}";')
     lines.append("}")
     return "\n".join(lines) + "\n"
