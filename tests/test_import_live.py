@@ -26,7 +26,7 @@ def test_a_live_labs_lldp_imports_as_the_design_it_runs(tmp_path: Path) -> None:
         assert up.returncode == 0, up.stderr
         collected = lab(state, "lldp", "dev", "--out", str(folder))
         assert collected.returncode == 0, collected.stderr
-        assert len(list(folder.glob("*.json"))) == 14
+        assert len(list(folder.glob("*.json"))) == 16  # the fabric's 10 switches, the storage and management leaves, 4 hosts
     finally:
         lab(state, "down", "any")
         assert leftovers(state) == ([], [])

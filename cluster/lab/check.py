@@ -459,6 +459,8 @@ def _nccl_socket(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Fin
     the host's management address and writes it as NCCL's socket interface."""
     first = {port.host: port for port in expected.ports if port.network == MANAGEMENT and port.position == 0}
     hosts = {host.name: host for host in lab.plan.hosts if host.name in first and host.nccl_socket}
+    for name in hosts:  # what an earlier check's run wrote is not this run's answer
+        (lab.node_dir(name) / "nccl.conf").unlink(missing_ok=True)
     ran = observe.run_script(lab, {name: (host.nccl_socket, [name], {"NCCL_CONF_PATH": str(
         lab.node_dir(name) / "nccl.conf")}) for name, host in hosts.items()})
     findings = []
