@@ -110,6 +110,13 @@ def management_interfaces(pool: PoolSpec) -> list[str]:
     return given or [f"mgmt{port}" for port in range(pool.management_nics.ports)]
 
 
+def host_interfaces(pool: PoolSpec, network: str) -> list[str]:
+    """Netdev of each of the pool's ports on `network` (fabric, storage or management), in port
+    order: the one place that maps a network to a host's interface names."""
+    names = {"fabric": fabric_interfaces, "storage": storage_interfaces, "management": management_interfaces}
+    return names[network](pool)
+
+
 def host_port_label(network: str, nic: int, port: int, ports_per_nic: int) -> str:
     """How a switch port description names the host's end: `nic2`, `storage nic0 port1`."""
     label = f"nic{nic}" if network == "fabric" else f"{network} nic{nic}"

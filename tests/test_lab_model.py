@@ -212,8 +212,10 @@ def test_every_broken_file_is_reported_at_once(dev) -> None:  # type: ignore[no-
 
 
 def test_a_port_linux_cannot_name_is_a_finding_at_its_device(dev, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    long_names = [f"rail-of-sixteen{rail}" for rail in range(len(model.fabric_interfaces(dev.spec.pools[0])))]
-    monkeypatch.setattr(model, "fabric_interfaces", lambda pool: long_names)
+    real = model.host_interfaces
+    long_names = [f"rail-of-sixteen{rail}" for rail in range(len(real(dev.spec.pools[0], FABRIC)))]
+    monkeypatch.setattr(model, "host_interfaces",
+                        lambda pool, network: long_names if network == FABRIC else real(pool, network))
     planned = build_plan(dev.spec, dev.topology, render_tree(dev.spec, dev.topology), Slice())
     hosts = {host for hosts in dev.topology.hosts_by_pool.values() for host in hosts}
     assert planned.plan is None

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses, pow2, spread_index
-from cluster.naming import HostPort, management_interfaces, storage_interfaces, switch_port
+from cluster.naming import HostPort, host_interfaces, management_interfaces, storage_interfaces, switch_port
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
@@ -143,7 +143,7 @@ def address_owner(spec: ClusterSpec, topology: Topology, network: str, address: 
 
 def _ports(spec: ClusterSpec, topology: Topology, addresses: Addresses, pool: PoolSpec, host: str,
            port_names: dict[tuple[str, str, str, int], str]) -> Iterator[NetPort]:
-    names = {"management": management_interfaces(pool), "storage": storage_interfaces(pool)}
+    names = {network: host_interfaces(pool, network) for network in NETWORKS}
     for network in NETWORKS:
         per_nic = pool.nics(network).ports_per_nic
         found = []

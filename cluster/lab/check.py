@@ -502,15 +502,15 @@ def _dhcp(lab: Lab, expected: Design, spec: ClusterSpec, topology: Topology, cou
     first = [port for port in expected.ports if port.network == MANAGEMENT and port.position == 0]
     if not any(port.address == server for port in first):
         return []  # the server is outside this lab (a slice)
-    asked = {port.host: port for port in first if port.address != server
-             and platform(topology.switch(port.leaf)["os"]).relays_on_routed_ports}
+    leaf_os = {port.leaf: platform(topology.switch(port.leaf)["os"]) for port in first}
+    asked = {port.host: port for port in first if port.address != server and leaf_os[port.leaf].relays_on_routed_ports}
     leases = observe.run_script(lab, {host: (DHCP_QUERY, [port.netdev], {}) for host, port in asked.items()})
     findings = []
     for host, port in sorted(asked.items()):
         got = next((line.split(" ", 1)[1] for line in leases[host][1].splitlines() if line.startswith("LEASE ")), None)
         want = f"{port.address}/31 {port.gateway}"
         if got != want:
-            relay = f"switches/{port.leaf}/{platform(topology.switch(port.leaf)['os']).config_file}"
+            relay = f"switches/{port.leaf}/{leaf_os[port.leaf].config_file}"
             findings.append(_finding(
                 "LAB-DHCP", DHCP_CONFIG, f"{host} {port.netdev} gets {f'the lease {got}' if got else 'no lease'} "
                 f"from the DHCP server ({server}, through {port.leaf}'s relay); the design hands it {port.address}/31 "

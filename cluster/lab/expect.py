@@ -22,8 +22,8 @@ from cluster.dialects import platform
 from cluster.intent.hostnet import MTU as HOST_NET_MTU
 from cluster.intent.qos import SWITCH_MTU, qos_intent
 from cluster.intent.switch import BFD_TIMERS, BfdTimers
-from cluster.lab.model import LAB_NETWORKS, STORAGE
-from cluster.naming import management_interfaces, storage_interfaces
+from cluster.lab.model import LAB_NETWORKS
+from cluster.naming import host_interfaces
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.verify.expected import expected_cables
@@ -143,9 +143,8 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
             if cable.network == FABRIC:
                 rails.append(RailAddress(lower, position, lower_side.split("/")[0], upper, upper_side.split("/")[0]))
             else:
-                netdevs = storage_interfaces(pool) if cable.network == STORAGE else management_interfaces(pool)
-                ports.append(NetPort(lower, cable.network, position, netdevs[position], lower_side.split("/")[0],
-                                     upper, upper_side.split("/")[0]))
+                ports.append(NetPort(lower, cable.network, position, host_interfaces(pool, cable.network)[position],
+                                     lower_side.split("/")[0], upper, upper_side.split("/")[0]))
             continue
         sessions[lower].append(Session(upper, upper_side.split("/")[0], addresses.asns[upper], cable.lower.port))
         sessions[upper].append(Session(lower, lower_side.split("/")[0], addresses.asns[lower], cable.upper.port))

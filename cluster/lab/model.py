@@ -35,7 +35,7 @@ from cluster.findings import Finding
 from cluster.intent.switch import switch_views
 from cluster.lab import netplan
 from cluster.lab.rules import input_finding
-from cluster.naming import HostPort, fabric_interfaces, management_interfaces, storage_interfaces
+from cluster.naming import HostPort, host_interfaces
 from cluster.render.engine import render
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
@@ -422,7 +422,7 @@ def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
 def _netdevs(spec: ClusterSpec, topology: Topology, host: str) -> dict[str, list[str]]:
     """A host's netdevs per network: its rails, and its storage and management ports."""
     pool = next(pool for pool in spec.pools if pool.name == topology.host(host)["pool"])
-    return {FABRIC: fabric_interfaces(pool), STORAGE: storage_interfaces(pool), MANAGEMENT: management_interfaces(pool)}
+    return {network: host_interfaces(pool, network) for network in LAB_NETWORKS}
 
 
 def _translated(view: Any, tree: _Tree, ports: list[str], translate: Translate) -> LabSwitch | None:

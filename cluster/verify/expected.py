@@ -63,12 +63,9 @@ def _host_end(pool: PoolSpec, plan_port: naming.HostPort, transport: str) -> str
     netdev, or its HCA and port on InfiniBand."""
     if plan_port.network == "oob":
         return BMC_PORT
-    if plan_port.network == "fabric":
-        if transport == "infiniband":
-            return f"{naming.fabric_devices(pool)[plan_port.position]}/1"
-        return naming.fabric_interfaces(pool)[plan_port.position]
-    names = naming.storage_interfaces(pool) if plan_port.network == "storage" else naming.management_interfaces(pool)
-    return names[plan_port.position]
+    if plan_port.network == "fabric" and transport == "infiniband":
+        return f"{naming.fabric_devices(pool)[plan_port.position]}/1"
+    return naming.host_interfaces(pool, plan_port.network)[plan_port.position]
 
 
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
