@@ -74,6 +74,8 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     summary = json.loads(up.stdout)
     # the fabric's 10 switches and 64 cables, the storage and management leaves and the 12 host ports on them
     assert (summary["switches"], summary["hosts"], summary["cables"]) == (12, 4, 76)
+    # the out-of-band leaf and a cable to each switch's management port
+    assert (summary["oob_switches"], summary["oob_cables"]) == (1, 12)
     assert int(limit.read_text()) >= 65536  # every cable end holds an ARP entry, machine-wide
     assert summary["converge_s"] is not None
 
@@ -87,6 +89,7 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert report["counts"]["prefixes"] > 0 and report["counts"]["lldp_cables"] == 76
     assert report["counts"]["host_network_probes"] > 0 and report["counts"]["nccl_sockets"] == 4
     assert report["counts"]["dhcp_leases"] == 3  # every host but the one that runs the DHCP server
+    assert report["counts"]["oob_probes"] == 12  # every switch's management address, from the oob network
 
     # Sessions torn down after the lab converged (BFD does so when a loaded machine starves its
     # daemons) are waited for and looked at again, not reported while they come back.
@@ -118,7 +121,7 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert lab(state, "restore", "dev").returncode == 0
 
     down = lab(state, "down", "dev")
-    assert down.returncode == 0 and "removed 16 namespaces" in down.stdout
+    assert down.returncode == 0 and "removed 17 namespaces" in down.stdout
     assert leftovers(state) == ([], [])
     assert lab(state, "check", "dev").returncode == 2
     assert limit.read_text() == before
@@ -187,6 +190,19 @@ def _break(tree: Path) -> dict[str, str]:
     config["Dhcp4"]["subnet4"] = [subnet for subnet in config["Dhcp4"]["subnet4"]
                                   if subnet["user-context"]["host"] != "h200-node-003"]
     kea.write_text(json.dumps(config, indent=2))
+    # management plane: leaf-001-r5's address off the oob plan, leaf-001-r6 without its management
+    # VRF, the management leaf's gateway another than the design's
+    for name, edit in (("leaf-001-r5", "address"), ("leaf-001-r6", "vrf")):
+        path = tree / f"switches/{name}/config_db.json"
+        db = json.loads(path.read_text())
+        if edit == "address":
+            (key,) = db["MGMT_INTERFACE"]
+            db["MGMT_INTERFACE"] = {"eth0|172.16.128.99/16": db["MGMT_INTERFACE"][key]}
+        else:
+            del db["MGMT_VRF_CONFIG"]
+        path.write_text(json.dumps(db, indent=4))
+    _edit(tree / "switches/mgmt-leaf-001/nvue.sh", "nv set interface eth0 ip gateway 172.16.0.1",
+          "nv set interface eth0 ip gateway 172.16.0.9")
     return {"neighbor": missing.group(1), "port": uplink, "spine_port": downlink, "filtered": lost,
             "script": script.relative_to(tree).as_posix()}
 
@@ -250,6 +266,14 @@ def test_broken_configs_give_the_finding_that_names_them(state: Path, tmp_path: 
     assert [(f["path"], f["message"].split(" gets ")[0]) for f in by_rule["LAB-DHCP"]] == [
         ("dhcp/kea-dhcp4.conf", "h200-node-003 mgmt0")]
     assert "the design hands it 10.176.0.4/31 with gateway 10.176.0.5" in str(by_rule["LAB-DHCP"])
+    # The management plane: each fault once, at the switch's file.
+    oob = {f["path"]: f["message"] for f in by_rule["LAB-OOB"]}
+    assert set(oob) == {"switches/leaf-001-r5/config_db.json", "switches/leaf-001-r6/config_db.json",
+                        "switches/mgmt-leaf-001/nvue.sh"}, by_rule["LAB-OOB"]
+    assert "management address 172.16.128.6/16 does not answer from the oob network (oob-leaf-001, 172.16.240.1); " \
+        "its file sets 172.16.128.99/16 on eth0" in oob["switches/leaf-001-r5/config_db.json"]
+    assert "management port eth0 is in no VRF" in oob["switches/leaf-001-r6/config_db.json"]
+    assert "via 172.16.0.9 on eth0; the design's gateway is 172.16.0.1" in oob["switches/mgmt-leaf-001/nvue.sh"]
     named = {f["path"] for f in findings if f["rule"] in ("LAB-ASN", "LAB-BGP")}
     assert all(any(device in path for device in ("leaf-001-r0", "leaf-001-r1", "leaf-001-r2", "leaf-001-r3",
                                                  "spine-00")) for path in named)

@@ -39,7 +39,7 @@ from jsonschema import Draft7Validator, ValidationError
 from cluster.artifacts import render_tree
 from cluster.cli import main
 from cluster.lab.containerlab import FRR_IMAGE, HOST_IMAGE, HOST_SCRIPT, node_names, topology_files
-from cluster.lab.model import Interface, LabCable, LabHost, LabPlan, LabSwitch, Slice, build_plan
+from cluster.lab.model import OOB_NOTE, Interface, LabCable, LabHost, LabPlan, LabSwitch, Slice, build_plan
 from cluster.pipeline import Valid, validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -315,8 +315,11 @@ def test_slice_exports_only_its_devices(plans: dict[str, LabPlan]) -> None:
 def test_notes_reach_the_topology_header(plans: dict[str, LabPlan]) -> None:
     plan = plans["article-b"]
     text = topology_files(plan).files[f"{plan.stack}.clab.yml"]
-    assert plan.notes and all(note in text for note in plan.notes)
+    assert plan.notes and all(note in text for note in plan.notes if note != OOB_NOTE)
     assert text.startswith(f"# containerlab topology of {plan.stack}: {plan.slice}.")
+    # the out-of-band network stays out, and the header says why
+    assert plan.bridges and OOB_NOTE not in text
+    assert "# The out-of-band network is not exported: containerlab's linux nodes keep eth0" in text
 
 
 @pytest.mark.parametrize(("device", "expected"), [

@@ -11,9 +11,10 @@ import pytest
 
 from cluster.artifacts import render_tree
 from cluster.cli import main
+from cluster.dialects import Management
 from cluster.lab import model
 from cluster.lab.expect import design
-from cluster.lab.model import LabPlan, Planned, Slice, build_plan, slice_devices
+from cluster.lab.model import OOB_NOTE, LabPlan, Planned, Slice, build_plan, slice_devices
 from cluster.pipeline import Valid, validate
 from cluster.topology import FABRIC
 from tests.conftest import ROOT
@@ -109,7 +110,10 @@ def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() ->
     leaf = next(switch for switch in plan.switches if switch.name == "leaf-001-r0")
     assert leaf.source.startswith("switches/leaf-001-r0/eos.cfg")
     assert plan.notes == ("Arista EOS switches run switches/<switch>/eos.cfg "
-                          "(each line translated: ports, BGP, BFD, DHCP relay)",)
+                          "(each line translated: ports, BGP, BFD, DHCP relay)", OOB_NOTE)
+    # the management port as eos.cfg sets it: Management1 in VRF MGMT, its VRF's default route
+    assert leaf.management == Management("Management1", "172.16.128.1/16", "172.16.0.1", "MGMT")
+    assert [(bridge.name, len(bridge.ports)) for bridge in plan.bridges] == [("oob-leaf-001", len(plan.switches))]
     assert "  maximum-paths 2" in leaf.frr_conf and "  neighbor 10.64.0.1 maximum-prefix 12000" in leaf.frr_conf
     assert {(i.port, i.mtu) for i in leaf.interfaces} == {("Ethernet1/1", 9216), ("Ethernet2/1", 9216),
                                                           ("Ethernet7/1", 9216), ("Ethernet8/1", 9216)}
@@ -122,6 +126,29 @@ def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() ->
     planned = build_plan(eos.spec, eos.topology, {**files, config: edited}, Slice())
     assert [(f.rule, f.path) for f in planned.findings] == [("LAB-INPUT", config)]
     assert "'router ospf 1' is a setting the lab does not translate" in planned.findings[0].message
+
+
+def test_the_oob_network_holds_each_switch_management_port_as_its_files_set_it(dev) -> None:  # type: ignore[no-untyped-def]
+    """dev's switches reach the out-of-band leaf by their management ports (cabling.csv's switch-mgmt
+    rows); each port carries what its files set (SONiC MGMT_INTERFACE and MGMT_VRF_CONFIG, NVUE eth0
+    lines), and an edit of those lines reaches the plan."""
+    files = render_tree(dev.spec, dev.topology)
+    plan = _built(build_plan(dev.spec, dev.topology, files, Slice()))
+    assert [(bridge.name, bridge.address, len(bridge.ports), bridge.links) for bridge in plan.bridges] == [
+        ("oob-leaf-001", "172.16.240.1/16", 12, ())]
+    assert {(cable.a, cable.a_if, cable.b) for cable in plan.oob_cables} == {
+        (switch.name, "eth0", "oob-leaf-001") for switch in plan.switches}
+    managed = {switch.name: switch.management for switch in plan.switches}
+    assert managed["leaf-001-r0"] == Management("eth0", "172.16.128.1/16", "172.16.0.1", "mgmt")
+    assert managed["mgmt-leaf-001"] == Management("eth0", "172.16.232.1/16", "172.16.0.1", "mgmt")
+    db_path, script = "switches/spine-001/config_db.json", "switches/stor-leaf-001/nvue.sh"
+    db = json.loads(files[db_path])
+    del db["MGMT_VRF_CONFIG"]
+    edited = {**files, db_path: json.dumps(db),
+              script: files[script].replace("nv set interface eth0 ip vrf mgmt\n", "")}
+    changed = {s.name: s.management for s in _built(build_plan(dev.spec, dev.topology, edited, Slice())).switches}
+    assert changed["spine-001"] == Management("eth0", "172.16.192.1/16", "172.16.0.1", None)
+    assert changed["stor-leaf-001"] == Management("eth0", "172.16.224.1/16", "172.16.0.1", None)
 
 
 def test_a_state_as_lab_up_writes_it_loads_back(dev, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -239,7 +239,7 @@ def _up(args: argparse.Namespace) -> int:
                      else f"NOT converged within {args.timeout:g} s (run `lab check` to see which sessions)")
         print(f"lab up: {result.stack}: {summary['slice']}")
         print(f"  {summary['switches']} switches (FRR: zebra, bgpd, bfdd; lldpd), {summary['hosts']} hosts, "
-              f"{summary['cables']} cables; built in {summary['build_s']} s, {converged}; "
+              f"{summary['cables']} cables{_oob_counts(summary)}; built in {summary['build_s']} s, {converged}; "
               f"daemons {summary['memory_mb']} MB resident")
         for note in summary["notes"]:
             print(f"  note: {note}")
@@ -272,6 +272,14 @@ def _lab_and_design(args: argparse.Namespace, verb: str) -> tuple[Any, str, Clus
 SHOWN_FINDINGS = 40
 
 
+def _oob_counts(summary: dict[str, Any]) -> str:
+    """`, and an out-of-band network of N switches and M cables` where the lab has one."""
+    if not summary.get("oob_switches"):
+        return ""
+    return (f", and an out-of-band network of {summary['oob_switches']} switch"
+            f"{'es' if summary['oob_switches'] != 1 else ''} and {summary['oob_cables']} cables")
+
+
 def _print_findings(findings: list[Finding], shown: int = SHOWN_FINDINGS) -> None:
     for finding in findings[:shown]:
         print(f"  {finding.severity} {finding.rule} {finding.path}: {finding.message}")
@@ -298,6 +306,7 @@ def _check(args: argparse.Namespace) -> int:
               f"ECMP widths, {counts['host_route_queries']} host rail routes, {counts['reach_probes']} reachability and "
               f"{counts['mtu_probes']} MTU probes, {counts['host_network_probes']} storage and management port "
               f"probes, {counts['nccl_sockets']} NCCL socket interfaces, {counts['dhcp_leases']} DHCP leases as designed, "
+              f"{counts['oob_probes']} switch management addresses from the oob network, "
               f"{counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")

@@ -61,6 +61,17 @@ class Relay:
 
 
 @dataclass(frozen=True)
+class Management:
+    """A switch's management port as its files configure it: the port (the OS's name), its address
+    (a.b.c.d/len; None: none set), default gateway and the VRF it is in (None: the default table)."""
+
+    port: str
+    address: str | None
+    gateway: str | None
+    vrf: str | None
+
+
+@dataclass(frozen=True)
 class Running:
     """What a switch runs, translated from its rendered files: what the lab starts in its place."""
 
@@ -69,6 +80,7 @@ class Running:
     frr_conf: str  # its routing, as FRR's integrated configuration
     source: str  # which files, and how they were read
     relay: Relay | None = None  # its DHCP relay, where its files configure one
+    management: Management | None = None  # its management port, where its files configure one
 
 
 class RenderedFiles(Protocol):

@@ -9,17 +9,23 @@
 - LAB-REACH: a host rail that does (not) reach another host's rail where the design says the
   opposite (same rail under other leaves, and across rails).
 - LAB-MTU: a cable or a host-to-host path that does not carry the design's MTU with DF set.
+- LAB-HOSTNET, LAB-NCCL, LAB-DHCP: the hosts' storage and management ports, NCCL's socket
+  interface and the DHCP path (see each check).
+- LAB-OOB: a switch whose management address does not answer from the out-of-band network, or
+  whose management port is outside the design's management VRF or has another gateway.
 - LAB-LLDP: an LLDP neighbor that is not the one `verify` expects.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from ipaddress import ip_network
 from pathlib import Path
 from typing import Any
 
+from cluster.addressing import allocate
 from cluster.dialects import platform
 from cluster.findings import Finding, Severity
 from cluster.lab import observe
@@ -79,6 +85,7 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     findings += _mtu(lab, expected, counts, cut_off)
     findings += _nccl_socket(lab, expected, counts)
     findings += _dhcp(lab, expected, spec, topology, counts)
+    findings += _oob(lab, spec, topology, counts)
     if lldp:
         findings += _lldp(lab, spec, topology, counts)
     return Checked(sorted(findings, key=Finding.sort_key), counts)
@@ -519,6 +526,73 @@ def _dhcp(lab: Lab, expected: Design, spec: ClusterSpec, topology: Topology, cou
                 "holds its address"))
     counts["dhcp_leases"] = len(asked) - len(findings)
     return findings
+
+
+#: Each switch's management port as its kernel runs it: the routes of the fabric's (main) table out
+#: of the port, then the route of what its management address sends outside every network.
+MANAGEMENT_STATE = f"""ip -j route show table main dev "$1"
+ip -j route get {OUTSIDE} from "$2" 2>/dev/null || echo '[]'
+"""
+
+
+def _oob(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:
+    """LAB-OOB: every switch whose management port the lab cables answers a ping to its planned
+    management address (the oob plan's, from the design) from the lab's root oob switch, across the
+    oob network; its port is a member of a VRF (the design's management VRF: management never shares
+    the fabric's routing table) whose default route is the design's gateway."""
+    counts["oob_probes"] = 0
+    plan = lab.plan
+    if not plan.bridges:
+        return []
+    addresses = allocate(spec, topology, links=False)
+    root = min(plan.bridges, key=lambda bridge: (bridge.priority, bridge.name))
+    switches = {switch.name: switch for switch in plan.switches}
+    ports = {cable.a: cable.a_if for cable in plan.oob_cables if cable.a in switches}
+    planned = {name: address for name in ports if (address := addresses.management_address(name)) is not None}
+    if root.address is None or not planned:
+        return []
+    probes = {Probe(root.name, root.address.split("/")[0], address.split("/")[0]): name
+              for name, address in planned.items()}
+    answered = observe.ping(lab, probes)
+    ran = observe.run_script(lab, {name: (MANAGEMENT_STATE, [ports[name], address.split("/")[0]], {})
+                                   for name, address in planned.items()})
+    gateway = str(spec.management_plane.gateway)
+    findings = []
+    for probe, name in sorted(probes.items(), key=lambda item: item[1]):
+        switch = switches[name]
+        path = f"switches/{name}/{platform(switch.os).config_file}"
+        set_by_file = switch.management.address if switch.management else None
+        if not answered[probe]:
+            findings.append(_finding(
+                "LAB-OOB", path, f"{name}'s management address {planned[name]} does not answer from the oob network "
+                f"({root.name}, {probe.source}); its file sets {set_by_file or 'no address'} on {ports[name]}",
+                "set the management port's address from the oob plan (render the switch again)"))
+            continue  # what it routes from an address it does not hold says nothing more
+        code, output = ran[name]
+        lines = output.splitlines()
+        shared, away = (_json(lines[0]), _json(lines[1])) if code == 0 and len(lines) >= 2 else ([], [])
+        if shared:
+            findings.append(_finding(
+                "LAB-OOB", path, f"{name}'s management port {ports[name]} is in no VRF: the fabric's routing table "
+                f"routes {', '.join(str(route.get('dst')) for route in shared)} by it; the design puts it in a "
+                "management VRF", "put the management port in the management VRF (render the switch again)"))
+        got = (away[0].get("gateway"), away[0].get("dev")) if away else (None, None)
+        if got != (gateway, ports[name]):
+            findings.append(_finding(
+                "LAB-OOB", path, f"{name}'s management address sends what leaves the oob segment via "
+                f"{got[0] or 'no gateway'} on {got[1] or 'no port'}; the design's gateway is {gateway} on "
+                f"{ports[name]}", "set the management port's gateway from management_plane.gateway "
+                "(render the switch again)"))
+    counts["oob_probes"] = len(probes)
+    return findings
+
+
+def _json(text: str) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
 
 
 def _lldp(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:

@@ -11,7 +11,12 @@ rendered files, read as the device would read them:
   because their OS does not run here; the lab summary says so;
 - hosts: the per-rail routing section of the rendered `hosts/<pool>/qos.sh` run as it is, with
   the rail netdevs bound to the lab's interfaces (the RDMA discovery and NIC QoS parts need
-  ConnectX hardware), and the MTU the script sets.
+  ConnectX hardware), and the MTU the script sets;
+- the out-of-band network, where the design has one: each lab switch's management port with the
+  address, gateway and VRF its rendered files set, cabled to the oob switches that serve it, which
+  run the design's layer-2 plan (one bridged VLAN, LACP bundles between oob switches, spanning
+  tree where the bundles make a loop) with their own management address on the bridge. The
+  hosts' BMCs are not in the lab (a BMC is a device of its own, not a port of the host's OS).
 
 `build_plan` examines every file it needs and returns either the plan or a LAB-INPUT finding for
 each file (or port) it cannot use, all at once (`Planned`).
@@ -26,12 +31,13 @@ import csv
 import io
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from cluster.addressing import allocate
-from cluster.dialects import Running, RunningPort, platform
+from cluster.dialects import Management, Running, RunningPort, platform
 from cluster.findings import Finding
+from cluster.intent.oob import oob_l2
 from cluster.intent.switch import switch_views
 from cluster.lab import netplan
 from cluster.lab.rules import input_finding
@@ -50,6 +56,10 @@ Translate = Callable[[str, Any], Running | None]
 STORAGE, MANAGEMENT = "storage", "management"
 HOST_NETWORKS = (STORAGE, MANAGEMENT)
 LAB_NETWORKS = (FABRIC, *HOST_NETWORKS)
+OOB = "oob"  # the out-of-band network: built beside them, from the switches' management ports up
+OOB_NOTE = ("out-of-band switches run the design's layer-2 plan (one bridged VLAN, spanning tree; each bundle's links "
+            "as bridge ports), not their rendered files; each switch's management port runs its rendered address "
+            "and gateway, its VRF as a routing table of its own; BMCs are not in the lab")
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
 RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
 # A tree rendered from the design in the same run (no --from): a fault of the renderer, not of a file.
@@ -80,6 +90,22 @@ class LabSwitch:
     relay_server: str = ""  # its DHCP relay's server (none: it relays nothing)
     relay_down: tuple[str, ...] = ()  # the interfaces whose requests it relays
     relay_up: tuple[str, ...] = ()  # the interfaces it reaches the server by
+    management: Management | None = None  # its management port as its files set it, where the lab cables it
+
+
+@dataclass(frozen=True)
+class LabBridge:
+    """An oob switch as the design's layer-2 plan makes it: every port of the lab cabled to it
+    untagged in one bridged VLAN, its own management address on the bridge. The design bundles its
+    links to another oob switch with LACP; the lab's kernel may have no bonding, so each link is a
+    bridge port of its own and spanning tree (the design's, with its bridge priorities) leaves one
+    link of each loop forwarding."""
+
+    name: str
+    address: str | None  # a.b.c.d/len
+    ports: tuple[str, ...]  # its access ports' Linux interfaces (switch management ports in the lab)
+    links: tuple[str, ...]  # its links to other oob switches in the lab
+    priority: int  # its spanning-tree bridge priority
 
 
 @dataclass(frozen=True)
@@ -114,6 +140,8 @@ class LabPlan:
     notes: tuple[str, ...] = field(default=())
     dhcp_host: str = ""  # the host that runs the DHCP server (none: the design plans no DHCP in this lab)
     dhcp_config: str = ""  # the rendered dhcp/kea-dhcp4.conf it runs
+    bridges: tuple[LabBridge, ...] = ()  # the oob switches
+    oob_cables: tuple[LabCable, ...] = ()  # the oob network's cables: management ports and links between oob switches
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -141,12 +169,17 @@ class LabPlan:
             stack=data["stack"], slice=data["slice"],
             switches=tuple(LabSwitch(**{**row, "interfaces": interfaces(row["interfaces"]),
                                         "relay_down": tuple(row.get("relay_down", ())),
-                                        "relay_up": tuple(row.get("relay_up", ()))})
+                                        "relay_up": tuple(row.get("relay_up", ())),
+                                        "management": Management(**row["management"]) if row.get("management")
+                                        else None})
                            for row in data["switches"]),
             hosts=tuple(LabHost(**{**row, "interfaces": interfaces(row["interfaces"])}) for row in data["hosts"]),
             cables=tuple(LabCable(**row) for row in data["cables"]),
             notes=tuple(data.get("notes", ())),
             dhcp_host=data.get("dhcp_host", ""), dhcp_config=data.get("dhcp_config", ""),
+            bridges=tuple(LabBridge(**{**row, "ports": tuple(row["ports"]), "links": tuple(row["links"])})
+                          for row in data.get("bridges", ())),
+            oob_cables=tuple(LabCable(**row) for row in data.get("oob_cables", ())),
         )
 
 
@@ -225,10 +258,19 @@ def _fabric_slice(topology: Topology, chosen: Slice) -> tuple[set[str], set[str]
                              f"{len(hosts_all)} hosts")
 
 
-def lab_cables(spec: ClusterSpec, topology: Topology, devices: set[str]) -> list[Cable]:
-    """The design's cables of the lab's networks with both ends among `devices`."""
-    return [cable for cable in expected_cables(spec, topology)
-            if cable.network in LAB_NETWORKS and cable.lower.device in devices and cable.upper.device in devices]
+def lab_cables(spec: ClusterSpec, topology: Topology, devices: set[str],
+               networks: tuple[str, ...] = LAB_NETWORKS) -> list[Cable]:
+    """The design's cables of the lab's networks (or `networks`) with both ends among `devices`."""
+    return [cable for cable in expected_cables(spec, topology, devices)
+            if cable.network in networks and cable.lower.device in devices and cable.upper.device in devices]
+
+
+def oob_switches(topology: Topology, switches: set[str]) -> set[str]:
+    """The oob switches that take the management port of one of `switches`, and every oob switch
+    above them."""
+    serving = {peer for name in switches for peer, network, data in topology.cables(name)
+               if network == OOB and data["lower"] == name and peer in topology.switch_nodes}
+    return _above(topology, serving, (OOB,))
 
 
 def ifname(port: str) -> str:
@@ -296,15 +338,54 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     # without findings every device was built
     built_switches = tuple(switch for switch in lab_switches if switch is not None)
     built_hosts = tuple(host for host in lab_hosts if host is not None)
-    wired = _wired(tree, spec, topology, switches | hosts, ports, netdevs)
-    if tree.findings or wired is None:
+    wired = _wired(tree, spec, topology, switches | hosts, ports, netdevs, LAB_NETWORKS)
+    oob = oob_switches(topology, switches)
+    oob_ports: dict[str, list[str]] = {}
+    for cable in lab_cables(spec, topology, switches | oob, (OOB,)):
+        for end in (cable.lower, cable.upper):
+            oob_ports.setdefault(end.device, []).append(end.port)
+    _check_port_names(tree, oob_ports, {})
+    oob_wired = _wired(tree, spec, topology, switches | oob, oob_ports, {}, (OOB,)) if oob else []
+    if tree.findings or wired is None or oob_wired is None:
         return Planned(None, tree.result())
     lab_cable_list = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in wired)
+    oob_cables = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in oob_wired)
     dhcp_host, dhcp_config = _dhcp_server(spec, tree, built_hosts)
     if tree.findings:
         return Planned(None, tree.result())
-    return Planned(LabPlan(spec.name, description, built_switches, built_hosts, lab_cable_list,
-                           _notes(built_switches), dhcp_host, dhcp_config))
+    managed = {cable.a for cable in oob_cables if cable.a in switches}
+    built_switches = tuple(switch if switch.name in managed else replace(switch, management=None)
+                           for switch in built_switches)
+    bridges = _bridges(spec, topology, sorted(oob), oob_cables)
+    return Planned(LabPlan(spec.name, description + _oob_description(bridges), built_switches, built_hosts,
+                           lab_cable_list, _notes(built_switches, bridges), dhcp_host, dhcp_config, bridges,
+                           oob_cables))
+
+
+def _oob_description(bridges: tuple[LabBridge, ...]) -> str:
+    if not bridges:
+        return ""
+    return f", and the {len(bridges)} out-of-band switch{'es' if len(bridges) != 1 else ''} their management ports reach"
+
+
+def _bridges(spec: ClusterSpec, topology: Topology, names: list[str],
+             cables: tuple[LabCable, ...]) -> tuple[LabBridge, ...]:
+    """Each oob switch of `names` as the design's layer-2 plan makes it, with the ports and links to
+    other oob switches (its bundles' members) the lab cables."""
+    if not names:
+        return ()
+    addresses = allocate(spec, topology)
+    cabled = {(device, port) for cable in cables for device, port in ((cable.a, cable.a_if), (cable.b, cable.b_if))}
+    bridges = []
+    for view in switch_views(spec, topology, addresses, None, names):
+        plan = oob_l2(view)
+        assert plan is not None, view.name  # an oob switch
+        def in_lab(ports: tuple[str, ...], name: str = view.name) -> tuple[str, ...]:
+            return tuple(ifname(port) for port in ports if (name, ifname(port)) in cabled)
+        bridges.append(LabBridge(view.name, addresses.management_address(view.name), in_lab(plan.access),
+                                 in_lab(tuple(port for bundle in plan.bundles for port in bundle.members)),
+                                 plan.bridge_priority))
+    return tuple(bridges)
 
 
 DHCP_CONFIG = "dhcp/kea-dhcp4.conf"
@@ -330,9 +411,10 @@ CABLING_COLUMNS = ("cable", "network", "a_device", "a_port", "b_device", "b_name
 
 
 def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str], ports: Mapping[str, list[str]],
-           netdevs: Mapping[str, dict[str, list[str]]]) -> list[tuple[str, str, str, str]] | None:
+           netdevs: Mapping[str, dict[str, list[str]]],
+           networks: tuple[str, ...]) -> list[tuple[str, str, str, str]] | None:
     """The lab's cables as the rendered cabling plan (the file a technician follows) lays them:
-    (a device, its port, b device, its port) of every row of the lab's networks with both ends in
+    (a device, its port, b device, its port) of every row of `networks` with both ends in
     the lab, a switch port as the switch names it, a host's plan port (`gpu-nic3`, `gpu-nic1p2`,
     `stor-nic0`) as its netdev (its rail's, or the name its netplan file gives it). A row naming a
     port the design does not give that device, or a port twice, is a LAB-INPUT finding (None: no
@@ -350,7 +432,7 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
     used: dict[tuple[str, str], str] = {}
     for row in reader:
         a, b = row["a_device"], row["b_device"]
-        if row["network"] not in LAB_NETWORKS or a not in devices or b not in devices:
+        if row["network"] not in networks or a not in devices or b not in devices:
             continue
         where = f"{CABLING} row {row['cable']}"
         if a in netdevs:
@@ -404,9 +486,9 @@ def _switches(spec: ClusterSpec, topology: Topology, names: list[str], tree: _Tr
     return switches
 
 
-def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
+def _notes(switches: tuple[LabSwitch, ...], bridges: tuple[LabBridge, ...]) -> tuple[str, ...]:
     """What the switches of each OS run: their rendered files as the lab reads them, or the FRR
-    equivalent of their routing plan where no translation exists."""
+    equivalent of their routing plan where no translation exists; what the oob switches run."""
     notes = []
     for os in sorted({switch.os for switch in switches}):
         first = next(switch for switch in switches if switch.os == os)
@@ -416,6 +498,8 @@ def _notes(switches: tuple[LabSwitch, ...]) -> tuple[str, ...]:
                          "router id, /31s, neighbors, ECMP width, BFD)")
         else:
             notes.append(f"{title} switches run " + first.source.replace(f"/{first.name}/", "/<switch>/"))
+    if bridges:
+        notes.append(OOB_NOTE)
     return tuple(notes)
 
 
@@ -437,7 +521,7 @@ def _translated(view: Any, tree: _Tree, ports: list[str], translate: Translate) 
     return LabSwitch(view.name, view.tier, view.os, running.loopback, interfaces, running.frr_conf, running.source,
                      view.model, relay.server if relay else "",
                      tuple(ifname(port) for port in relay.downstream) if relay else (),
-                     tuple(ifname(port) for port in relay.upstream) if relay else ())
+                     tuple(ifname(port) for port in relay.upstream) if relay else (), running.management)
 
 
 def _equivalent_switch(view: Any, ports: list[str]) -> LabSwitch:

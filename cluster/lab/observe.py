@@ -138,9 +138,10 @@ def _ping_once(lab: Lab, probes: list[Probe], wait_s: float) -> dict[Probe, bool
 
 
 def lldp(lab: Lab, folder: Path) -> None:
-    """Write every device's `lldpctl -f json` to folder/<device>.json, as `verify --lldp` reads it."""
-    commands = {device: ["lldpctl", "-u", str(lab.node_dir(device) / "lldpd.sock"), "-f", "json"]
-                for device in lab.state["namespaces"]}
+    """Write every switch's and host's `lldpctl -f json` to folder/<device>.json, as `verify --lldp`
+    reads it (the oob switches run no lldpd)."""
+    commands = {device.name: ["lldpctl", "-u", str(lab.node_dir(device.name) / "lldpd.sock"), "-f", "json"]
+                for device in lab.plan.devices}
     for device, text in run_each(lab, commands).items():
         (folder / f"{device}.json").write_text(text)
 

@@ -45,6 +45,11 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
     "LAB-DHCP": ("DHCP lease not as designed",
                  "With the design's DHCP server in the lab, a host's first management port that gets no lease "
                  "through its leaf's relay, or another address or gateway than the design's.", Severity.ERROR),
+    "LAB-OOB": ("switch management address not reached from the oob network",
+                "A switch whose management address (from the oob plan) does not answer a ping from the out-of-band "
+                "network, or whose management port is not in the management VRF the design gives it (its "
+                "management address then sits in the fabric's routing table), or whose management VRF has "
+                "another default gateway than the design's.", Severity.ERROR),
     "LAB-LLDP": ("LLDP neighbor not as designed",
                  "An LLDP neighbor other than the one `verify` expects (link speeds are not emulated).",
                  Severity.ERROR),

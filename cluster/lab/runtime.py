@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import ipaddress
 import json
 import os
 import re
@@ -29,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from cluster.atomic import write_atomic
+from cluster.dialects import Management
 from cluster.findings import printable
 from cluster.inputs import Unreadable, read_text_bounded
-from cluster.lab.model import LabPlan, LabSwitch
+from cluster.lab.model import LabPlan, LabSwitch, ifname
 
 DEFAULT_STATE_DIR = Path("/run/gpu-cluster-lab")
 FRR_DIR = Path("/usr/lib/frr")
@@ -223,7 +225,8 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
             raise LabError(f"a lab of stack {running.state['stack']} is up (state {root / 'state.json'}); "
                            "run `lab down` first")
         prefix = namespace_prefix(root)
-        devices = [switch.name for switch in plan.switches] + [host.name for host in plan.hosts]
+        devices = [switch.name for switch in plan.switches] + [host.name for host in plan.hosts] + \
+            [bridge.name for bridge in plan.bridges]
         namespaces = {device: (prefix + device if NAME.fullmatch(device) else f"{prefix}{index}")
                       for index, device in enumerate(devices)}
         lab = Lab(root, {"stack": stack, "slice": slice_text, "phase": "building", "plan": plan.to_dict(),
@@ -241,7 +244,8 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
         lab.state["phase"] = "up"
         lab.save()
     summary = {"stack": stack, "slice": plan.slice, "switches": len(plan.switches), "hosts": len(plan.hosts),
-               "cables": len(plan.cables), "build_s": round(built, 2),
+               "cables": len(plan.cables), "oob_switches": len(plan.bridges), "oob_cables": len(plan.oob_cables),
+               "build_s": round(built, 2),
                "converge_s": None if converged is None else round(converged, 2),
                "memory_mb": round(memory_kb(lab) / 1024, 1), "notes": list(plan.notes), "state": str(root)}
     return summary
@@ -261,7 +265,7 @@ def _build(lab: Lab, plan: LabPlan) -> None:
     sh("ip", "-batch", "-", stdin="".join(f"netns add {lab.ns(device)}\n" for device in lab.state["namespaces"]))
     sh("ip", "-batch", "-", stdin="".join(
         f"link add {cable.a_if} netns {lab.ns(cable.a)} type veth peer name {cable.b_if} netns {lab.ns(cable.b)}\n"
-        for cable in plan.cables))
+        for cable in (*plan.cables, *plan.oob_cables)))
     for device in plan.devices:
         commands = ["link set lo up"]
         for interface in device.interfaces:
@@ -274,6 +278,7 @@ def _build(lab: Lab, plan: LabPlan) -> None:
         if loopback:
             commands.append(f"address add {loopback} dev lo")
         sh("ip", "-n", lab.ns(device.name), "-batch", "-", stdin="\n".join(commands) + "\n")
+    _build_oob(lab, plan)
     _raise_neighbor_limits()
     for switch in plan.switches:
         sh("sysctl", "-qw", *(f"{key}={value}" for key, value in SWITCH_SYSCTLS.items()), ns=lab.ns(switch.name))
@@ -291,6 +296,63 @@ def _build(lab: Lab, plan: LabPlan) -> None:
     for switch in plan.switches:
         load_frr(lab, switch.name)
     _start_dhcp(lab, plan)
+
+
+#: A switch's management VRF in the lab: a routing table of its own, chosen by rules for what
+#: enters by, leaves by or is sent from the management port (a Linux VRF device does the same with
+#: l3mdev rules; the lab's kernel may be built without one). Any table the lab's FRR does not use.
+MANAGEMENT_TABLE = 1001
+MANAGEMENT_RULE_PREF = 100
+#: Spanning tree's forward delay on the oob bridges: the kernel's least (2 s; 15 s by default), so
+#: ports forward within about 4 s of `lab up`.
+FORWARD_DELAY_CS = 200
+
+
+def _build_oob(lab: Lab, plan: LabPlan) -> None:
+    """The out-of-band network: each oob switch a bridge (its ports untagged members, spanning
+    tree on where it links to other oob switches, its management address on the bridge), and each
+    switch's management port as its files set it: its address and default gateway, in a table of
+    its own when the files put it in a VRF."""
+    for bridge in plan.bridges:
+        stp = f" stp_state 1 forward_delay {FORWARD_DELAY_CS}" if bridge.links else ""
+        commands = [f"link add br0 type bridge{stp} priority {bridge.priority}"]
+        for port in (*bridge.ports, *bridge.links):
+            commands += [f"link set {port} master br0", f"link set {port} up"]
+        commands += ["link set br0 up", "link set lo up"]
+        if bridge.address:
+            commands.append(f"address add {bridge.address} dev br0")
+        sh("ip", "-n", lab.ns(bridge.name), "-batch", "-", stdin="\n".join(commands) + "\n")
+    cabled = {(cable.a, cable.a_if) for cable in plan.oob_cables}
+    for switch in plan.switches:
+        management = switch.management
+        if management is None or (switch.name, ifname(management.port)) not in cabled:
+            continue
+        # like the OS, a setting the kernel refuses leaves the rest set; `lab check` shows what is missing
+        sh("ip", "-force", "-n", lab.ns(switch.name), "-batch", "-", stdin="\n".join(_management_port(management)) + "\n",
+           check=False)
+
+
+def _management_port(management: Management) -> list[str]:
+    """The `ip` commands that configure a management port as its files set it."""
+    port = ifname(management.port)
+    commands = [f"link set {port} up"]
+    if management.vrf is None:
+        if management.address:
+            commands.append(f"address add {management.address} dev {port}")
+        if management.gateway:
+            commands.append(f"route add default via {management.gateway} dev {port}")
+        return commands
+    table = f"table {MANAGEMENT_TABLE}"
+    commands += [f"rule add iif {port} lookup {MANAGEMENT_TABLE} pref {MANAGEMENT_RULE_PREF}",
+                 f"rule add oif {port} lookup {MANAGEMENT_TABLE} pref {MANAGEMENT_RULE_PREF}"]
+    if management.address:
+        address = ipaddress.IPv4Interface(management.address)
+        commands += [f"address add {address} dev {port} noprefixroute",
+                     f"route add {address.network} dev {port} src {address.ip} {table}",
+                     f"rule add from {address.ip} lookup {MANAGEMENT_TABLE} pref {MANAGEMENT_RULE_PREF}"]
+    if management.gateway:
+        commands.append(f"route add default via {management.gateway} dev {port} {table}")
+    return commands
 
 
 def _start_dhcp(lab: Lab, plan: LabPlan) -> None:

@@ -2,9 +2,9 @@
 each line is taken in its section (indentation: three spaces a level) and either translated into
 what the switch's routing runs (routed ports with their addresses and MTUs, the loopback, the BGP
 underlay with its prefix lists, route limits, graceful restart and BFD timers) or knowingly left
-out (QoS and the PFC watchdog, which need the ASIC; the management plane: the MGMT VRF and its
-Management1 port, users, NTP, the APIs, the banner; descriptions and port speeds). Any other line
-is refused, so an edit the translation does not understand never passes silently.
+out (QoS and the PFC watchdog, which need the ASIC; the management plane but its port's VRF,
+address and default route: users, NTP, the APIs, the banner; descriptions and port speeds). Any
+other line is refused, so an edit the translation does not understand never passes silently.
 
 EOS defaults where the file leaves a setting out (EOS User Manual): an Ethernet port is a
 switchport until `no switchport` (then a routed port, its MTU 1500 unless `mtu` sets one) and is up
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cluster.dialects import Relay, RenderedFiles, Running, RunningPort
+from cluster.dialects import Management, Relay, RenderedFiles, Running, RunningPort
 from cluster.dialects.underlay import PrefixRule, Underlay, frr_conf, is_address, is_interface
 
 DEFAULT_MTU = 1500  # a routed port's MTU when eos.cfg sets none (EOS User Manual, Ethernet Ports)
@@ -24,7 +24,7 @@ INDENT = 3
 BFD_DEFAULTS = (3, 300, 300)  # multiplier, min-rx, interval when a neighbor's BFD sets none (EOS User Manual, BFD)
 # top-level commands the lab leaves out: the management plane and the switch-wide QoS (its ASIC)
 NOT_RUN = ("hostname", "service routing protocols model multi-agent", "vrf instance", "no ip routing vrf",
-           "ip route vrf", "username", "ntp", "management", "qos map", "priority-flow-control", "spanning-tree",
+           "username", "ntp", "management", "qos map", "priority-flow-control", "spanning-tree",
            "vlan", "end")
 NOT_RUN_ON_PORTS = ("description", "speed", "qos", "priority-flow-control", "uc-tx-queue")
 
@@ -45,6 +45,8 @@ class _Read:
     routing: bool = False
     bfd_on: set[str] = field(default_factory=set)  # neighbors with `neighbor X bfd`
     bfd_timers: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # (multiplier, receive, transmit)
+    management: dict[str, str] = field(default_factory=dict)  # the Management port: port, address, vrf
+    vrf_routes: dict[str, str] = field(default_factory=dict)  # VRF -> its default route's next hop
 
 
 def translate(name: str, tree: RenderedFiles) -> Running | None:
@@ -87,7 +89,16 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
     ports = {port: RunningPort(entry.address if entry.routed else None, entry.mtu or DEFAULT_MTU, entry.up)
              for port, entry in sorted(read.ports.items())}
     return Running(loopback, ports, frr_conf(name, read.underlay),
-                   f"{path} (each line translated: ports, BGP, BFD, DHCP relay)", _relay(read))
+                   f"{path} (each line translated: ports, BGP, BFD, DHCP relay)", _relay(read), _management(read))
+
+
+def _management(read: _Read) -> Management | None:
+    """The Management port as the file sets it, with its VRF's default route (None: no address)."""
+    settings = read.management
+    if "address" not in settings:
+        return None
+    vrf = settings.get("vrf")
+    return Management(settings["port"], settings["address"], read.vrf_routes.get(vrf or "default"), vrf)
 
 
 def _relay(read: _Read) -> Relay | None:
@@ -113,6 +124,10 @@ def _line(section: list[str], line: str, read: _Read) -> bool:
             case ["interface", port]:
                 if port.startswith(("Ethernet", "Loopback")):
                     read.ports.setdefault(port, _Port(routed=port.startswith("Loopback")))
+            case ["ip", "route", "vrf", vrf, "0.0.0.0/0", gateway] if is_address(gateway):
+                read.vrf_routes[vrf] = gateway
+            case ["ip", "route", "vrf", *_]:
+                return False
             case ["ip", "prefix-list", name]:
                 read.underlay.prefix_lists.setdefault(name, {})
             case ["router", "bgp", asn] if asn.isdigit():
@@ -121,6 +136,8 @@ def _line(section: list[str], line: str, read: _Read) -> bool:
                 return any(line == command or line.startswith(f"{command} ") for command in NOT_RUN)
         return True
     top = section[0].split()
+    if top[0] == "interface" and top[1].startswith("Management") and len(section) == 1:
+        return _management_line(top[1], words, read)
     if top[0] == "interface":
         return _port(section, words, read.ports.get(top[1]))
     if top[:2] == ["ip", "prefix-list"]:
@@ -128,6 +145,18 @@ def _line(section: list[str], line: str, read: _Read) -> bool:
     if top[:2] == ["router", "bgp"]:
         return _router(section, words, read)
     return top[0] in ("management", "vlan") or section[0].startswith("spanning-tree")  # their subcommands
+
+
+def _management_line(port: str, words: list[str], read: _Read) -> bool:
+    """A line of the Management port's section: its VRF and address are read, the rest left out."""
+    match words:
+        case ["vrf", vrf]:
+            read.management["vrf"] = vrf
+        case ["ip", "address", address] if is_interface(address):
+            read.management.update(port=port, address=address)
+        case ["ip", "address", *_]:
+            return words == ["ip", "address", "dhcp"]  # the OS's DHCP: no address the files set
+    return True
 
 
 def _port(section: list[str], words: list[str], port: _Port | None) -> bool:

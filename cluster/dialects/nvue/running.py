@@ -1,10 +1,10 @@
 """What a Cumulus Linux switch runs, read from its rendered nvue.sh as NVUE applies it: every
 `nv set` line is either translated into what the switch's Linux, FRR and DHCP relay run (interface
 addresses and MTUs, the BGP underlay with its prefix lists, route limits, graceful restart and BFD
-timers, `service dhcp-relay`'s server, upstream and downstream ports) or one the lab knowingly
-leaves out (QoS, which needs the ASIC, and the management plane: system, the other services,
-users, the eth0 management port). Any other line is refused, so an edit the translation does not
-understand never passes silently.
+timers, `service dhcp-relay`'s server, upstream and downstream ports, the eth0 management port's
+address, gateway and VRF) or one the lab knowingly leaves out (QoS, which needs the ASIC, and the
+rest of the management plane: system, the other services, users). Any other line is refused, so an
+edit the translation does not understand never passes silently.
 
 Sources for what NVUE's defaults are, where the script leaves a setting out: Cumulus Linux 5.x
 user guide, *Switch Port Attributes* (a swp port's MTU is 9216 unless set) and *Upgrading BGP*/
@@ -18,15 +18,17 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from cluster.dialects import Relay, RenderedFiles, Running, RunningPort
+from cluster.dialects import Management, Relay, RenderedFiles, Running, RunningPort
 from cluster.dialects.underlay import PrefixRule, Underlay, frr_conf, is_address, is_interface
 
 DEFAULT_MTU = 9216  # a swp port's MTU when nvue.sh sets none (Cumulus Linux 5.x, Switch Port Attributes)
 BFD_DEFAULTS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # NVUE's, when unset
 SCRIPT_LINES = ("set -euo pipefail", "nv config apply -y")
+MANAGEMENT_PORT = "eth0"  # a Cumulus switch's out-of-band management port
 _PLAIN = re.compile(r"""[^'"\\\s]+(?: [^'"\\\s]+)*""")  # words that shlex.split leaves as they are
 # `nv set` paths the lab leaves out, with why (the README lists them): QoS needs the switch ASIC; the
-# management plane (system settings, services, users, the out-of-band eth0) is not part of the fabric
+# management plane's system settings, services, users and eth0's other settings are not part of a
+# network the lab checks (eth0's address, gateway and VRF are: read before these)
 NOT_RUN = (("qos",), ("system",), ("service",), ("interface", "eth0"))
 NOT_RUN_ON_PORTS = ("description", "qos")  # per port: a label, and the port's QoS (watchdog)
 LINK_NOT_RUN = ("speed", "breakout", "auto-negotiate", "fec")  # a veth has no speed, lanes or FEC
@@ -43,6 +45,7 @@ class _Read:
     relay_servers: dict[str, str] = field(default_factory=dict)  # server group -> its server
     relay_up: dict[str, list[str]] = field(default_factory=dict)  # server group -> its upstream ports
     relay_down: dict[str, str] = field(default_factory=dict)  # downstream port -> its server group
+    management: dict[str, str] = field(default_factory=dict)  # eth0's address, gateway and vrf
 
 
 def translate(name: str, tree: RenderedFiles) -> Running | None:
@@ -81,7 +84,17 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
     ports = {port: RunningPort(read.addresses.get(port), read.mtus.get(port, DEFAULT_MTU), True)
              for port in sorted(set(read.addresses) | set(read.mtus))}
     return Running(loopback, ports, frr_conf(name, read.underlay),
-                   f"{path} (each `nv set` translated: interfaces, BGP, BFD, DHCP relay)", _relay(read))
+                   f"{path} (each `nv set` translated: interfaces, BGP, BFD, DHCP relay)", _relay(read),
+                   _management(read))
+
+
+def _management(read: _Read) -> Management | None:
+    """eth0 as the script sets it (None: no address on it). NVUE's eth0 is in the default VRF
+    unless `ip vrf` names one (Cumulus Linux 5.x, *Management VRF*)."""
+    settings = read.management
+    if "address" not in settings:
+        return None
+    return Management(MANAGEMENT_PORT, settings["address"], settings.get("gateway"), settings.get("vrf"))
 
 
 def _relay(read: _Read) -> Relay | None:
@@ -107,6 +120,12 @@ def _line(words: list[str], read: _Read) -> bool:
             return True
         case ["service", "dhcp-relay", *_]:
             return False
+        case ["interface", "eth0", "ip", "address", address] if is_interface(address):
+            return read.management.setdefault("address", address) == address
+        case ["interface", "eth0", "ip", "gateway", gateway] if is_address(gateway):
+            return read.management.setdefault("gateway", gateway) == gateway
+        case ["interface", "eth0", "ip", "vrf", vrf]:
+            return read.management.setdefault("vrf", vrf) == vrf
     if any(tuple(words[:len(prefix)]) == prefix for prefix in NOT_RUN):
         return True
     bgp = read.underlay
