@@ -1,5 +1,5 @@
 """Every verb at the documented limit (262,144 GPUs, cluster/limits.py), CPU seconds and peak memory
-beside the bound the README's hostile-input section states for it.
+beside the bound docs/guides/scale.md (Limits) states for it.
 
     python benchmarks/verbs_at_limit.py                     # every verb, both designs
     python benchmarks/verbs_at_limit.py --verbs render plan # some verbs
@@ -70,7 +70,7 @@ class Verb:
     peak_mb: int
 
 
-#: The bounds the README's hostile-input section states, measured on the 2-core reference machine
+#: The bounds docs/guides/scale.md (Limits) states, measured on the 2-core reference machine
 #: (the larger of the two designs, with a margin of about a quarter for a busy machine).
 VERBS = (
     Verb("validate", ("validate", "{stack}"), 0, 10, 1_200),

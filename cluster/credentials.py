@@ -26,7 +26,7 @@ CREDENTIALS: dict[str, str] = {
     "tacacs_key": "GPU_CLUSTER_TACACS_KEY",
     "snmp_community": "GPU_CLUSTER_SNMP_COMMUNITY",
 }
-# What a rendered switch config writes where a credential goes (docs/dialects.md, *Management plane*):
+# What a rendered switch config writes where a credential goes (docs/reference/dialects.md, *Management plane*):
 # `${VARIABLE}`, filled when the config is pushed (files a shell runs: from the environment, under
 # `set -u`; files the OS loads: by the push step, e.g. envsubst). A local user's password is
 # written in the form the switch OSes take, a crypt(3) SHA-512 hash (`openssl passwd -6`) of

@@ -1,8 +1,8 @@
 """What a design implies (GPUs, switches, cables, pods), worked out from the sizer alone before
 anything is built, and refused past documented limits or where the sizing cannot hold: a few
 lines of YAML must not make the tool build a graph of millions of switches. The limits are about
-twice the largest design the README documents (131,072 GPUs on three tiers: 6,184 switches,
-477,689 cables), so that design and its split into per-pod stacks keep working."""
+twice the largest design docs/guides/scale.md documents (131,072 GPUs on three tiers: 6,184
+switches, 477,689 cables), so that design and its split into per-pod stacks keep working."""
 
 from __future__ import annotations
 

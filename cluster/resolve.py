@@ -145,7 +145,7 @@ class _Resolver:
             self.error(
                 f"{path}.switch",
                 f"unknown switch model {ref.switch!r}",
-                f"use one of {', '.join(sorted(self.catalog.switches))} (docs/stack-file.md#catalog-switches), "
+                f"use one of {', '.join(sorted(self.catalog.switches))} (docs/reference/stack-file.md#catalog-switches), "
                 "or give {ports, port_gbps}",
             )
             return None
@@ -435,7 +435,7 @@ class _Resolver:
                 self.error(path, f"unknown GPU {gpu!r}: did you mean {same}?", f"set it to {same}")
             else:
                 self.error(path, f"unknown GPU {gpu!r}",
-                           f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/stack-file.md#catalog-gpus)")
+                           f"use one of {', '.join(sorted(self.catalog.gpus))} (docs/reference/stack-file.md#catalog-gpus)")
             return False
         return True
 
@@ -465,7 +465,7 @@ class _Resolver:
             self.error(
                 f"{path}.server",
                 f"unknown server {server_name!r}",
-                f"use one of {', '.join(sorted(self.catalog.servers))} (docs/stack-file.md#catalog-servers), "
+                f"use one of {', '.join(sorted(self.catalog.servers))} (docs/reference/stack-file.md#catalog-servers), "
                 "or give the NIC sets yourself",
             )
             return None
@@ -521,7 +521,7 @@ class _Resolver:
             self.error(
                 f"{path}.instance_type",
                 f"unknown {target} instance type {pool.instance_type!r}",
-                f"use one of {', '.join(self.fit_types(target))} (docs/stack-file.md#catalog-instance-types)",
+                f"use one of {', '.join(self.fit_types(target))} (docs/reference/stack-file.md#catalog-instance-types)",
             )
             return None
         if instance.not_deployable:

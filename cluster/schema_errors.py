@@ -95,7 +95,7 @@ def pydantic_findings(error: ValidationError) -> list[Finding]:
         else:
             message = item["msg"].replace("Value error, ", "")
             owner = _model_at(loc) or sf.StackFile
-            reference = f"docs/stack-file.md#{owner.__name__.lower()}"
+            reference = f"docs/reference/stack-file.md#{owner.__name__.lower()}"
             findings.append(
                 schema(path, f"{message}; found {found_text}",
                        _hint_for(kind, path, reference, (item.get("ctx") or {}).get("pattern")))
@@ -140,7 +140,7 @@ def _hint_for(kind: str, path: str, reference: str, pattern: object = None) -> s
         return PATTERN_HINTS[pattern]
     if kind.startswith("string_pattern"):
         if path.rsplit(".", 1)[-1] in {"switch", "gpu", "server", "instance_type"}:
-            return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in docs/stack-file.md#catalog"
+            return "use a catalog key (letters, digits, '.', '_', '+', '-'), as listed in docs/reference/stack-file.md#catalog"
         if path.startswith("addressing."):
             return "write an IPv4 CIDR such as 10.0.0.0/16 (no spaces)"
         if ".ssh_cidrs" in path:

@@ -20,8 +20,8 @@ NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")  # the cluster's name: 
 STARTER = """\
 # <name>: a stack file `gpu-cluster init` wrote. Only name, target and node_pools are required.
 # Every commented line below is a default as it is (uncommented, it changes nothing): uncomment
-# what you choose and edit it. Every key: docs/stack-file.md in the gpu-cluster repository; what
-# gpu, server, switch and instance_type can name: `gpu-cluster catalog`.
+# what you choose and edit it. Every key: docs/reference/stack-file.md in the gpu-cluster
+# repository; what gpu, server, switch and instance_type can name: `gpu-cluster catalog`.
 # Check it with `gpu-cluster validate <name>`; then `render`, `plan`, `pulumi up`.
 config:
   gpu-cluster:cluster:

@@ -163,7 +163,7 @@ def access_outputs(spec: ClusterSpec, management: NetworkAttachment) -> dict[str
     return found
 
 
-# How to use each way in (README "Reaching a node"); <...> are what the user picks.
+# How to use each way in (docs/guides/cloud.md, "Reaching a node"); <...> are what the user picks.
 ACCESS_COMMANDS = {
     "ssm": "aws ssm start-session --target <instance id>",
     "iap": "gcloud compute ssh <vm> --zone <zone> --tunnel-through-iap",

@@ -1,5 +1,6 @@
-"""Re-run every command the README shows (`$ python -m cluster ...` in a ``` block) and compare
-what it prints with what the README says it prints: the README stays true to the output.
+"""Re-run every command the README and the pages under docs/ show (`$ python -m cluster ...` in a
+``` block) and compare what it prints with what the page says it prints: the docs stay true to
+the output.
 
 A shown line must appear in the real output, in order; a line `...` (alone, indented or not)
 stands for lines left out; timings (`0.16 s`, `9.5 s`) and sizes in KiB are compared as numbers
@@ -7,7 +8,8 @@ of any value. A shell line that is not the CLI (`cat FILE`) runs as it is. Comma
 checkout, except a block that starts with `init`: it runs in an empty folder of its own, as a new
 user's would.
 
-Usage: python scripts/check_readme.py [--update] [README.md]   (exit 1 and the difference per block)
+Usage: python scripts/check_readme.py [--update] [PAGE.md ...]   (exit 1 and the difference per block)
+  PAGE.md   the pages to check (default: README.md and every docs/**/*.md)
   --update  rewrite the output of every block that leaves nothing out (no `...`) with the real
             output, timings as measured; blocks with `...` are only checked.
 """
@@ -117,6 +119,15 @@ def folders(shown: list[Shown], scratch: Path) -> dict[int, Path]:
     return where
 
 
+def pages() -> list[Path]:
+    """The pages whose commands are checked by default: README.md and every page under docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT)) if page.is_relative_to(ROOT) else page.name
+
+
 def check(readme: Path) -> list[str]:
     problems = []
     shown = blocks(readme.read_text(encoding="utf-8"))
@@ -124,7 +135,7 @@ def check(readme: Path) -> list[str]:
         where = folders(shown, Path(scratch))
         for item in shown:
             for problem in compare(item.output, run(item.command, where[item.block])):
-                problems.append(f"README.md:{item.line} `{item.command}`: {problem}")
+                problems.append(f"{_name(readme)}:{item.line} `{item.command}`: {problem}")
     return problems
 
 
@@ -145,10 +156,13 @@ def update(readme: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--update"]:
-        update(Path(argv[1]) if len(argv) > 1 else ROOT / "README.md")
-        argv = argv[1:]
-    problems = check(Path(argv[0]) if argv else ROOT / "README.md")
+    updating = argv[:1] == ["--update"]
+    chosen = [Path(arg).resolve() for arg in argv[1 if updating else 0:]] or pages()
+    problems = []
+    for page in chosen:
+        if updating:
+            update(page)
+        problems += check(page)
     for problem in problems:
         print(problem)
     return 1 if problems else 0

@@ -27,7 +27,7 @@ from tests.test_ecmp import wide_leaves
 CONTRACT = yaml.safe_load((ROOT / "stacks" / "Pulumi.contract.yaml").read_text())["config"]["gpu-cluster:cluster"]
 IPV4 = r"\d+\.\d+\.\d+\.\d+"
 
-# Documented ranges (docs/dialects.md): (transmit/receive ms, multiplier)
+# Documented ranges (docs/reference/dialects.md): (transmit/receive ms, multiplier)
 RANGES = {
     "frr": ((10, 60000), (2, 255)),  # FRR 8.4 user guide, BFD: receive-/transmit-interval, detect-multiplier
     "nvue": ((50, 60000), (2, 255)),  # NVUE reference, BGP: neighbor bfd min-rx-/min-tx-interval, detect-multiplier

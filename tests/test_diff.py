@@ -232,7 +232,7 @@ def test_every_example_against_dev_both_ways_is_the_same_work_reversed(stack: st
 
 
 def test_a_scalable_unit_on_spines_provisioned_for_it_moves_no_fabric_cable() -> None:
-    """README, Plan a change: prod with 8 spines from the start, then a second leaf group."""
+    """docs/guides/brownfield.md, Plan a change: prod with 8 spines from the start, then a second leaf group."""
     old, new = (validate(str(ROOT / "tests/data/diff" / name))
                 for name in ("Pulumi.prod-8-spines.yaml", "Pulumi.prod-plus-su.yaml"))
     assert isinstance(old, Valid) and isinstance(new, Valid)

@@ -1,5 +1,5 @@
 """The Pulumi program under the real Pulumi engine: `pulumi preview / up / refresh / destroy` of the
-on-prem stacks, with a local state backend and no network, as README's "Going live" has users do.
+on-prem stacks, with a local state backend and no network, as docs/guides/onprem-go-live.md (Going live) has users do.
 
 The CLI and the Python language host are built from source by scripts/pulumi_engine.sh (reused
 when built); without Go, or when the build fails, these tests are skipped with the reason, and
@@ -257,7 +257,7 @@ def test_up_writes_the_render_tree_and_a_second_up_changes_nothing(engine: Engin
 def test_editing_one_switch_changes_exactly_its_files(engine: Engine) -> None:
     stack = engine.stack("dev-edit", design_of("dev"))
     engine.run("up", "--yes", stack=stack)
-    # the design input of the out-of-band leaf only, set as README's Going live shows
+    # the design input of the out-of-band leaf only, set as Going live (docs/guides/onprem-go-live.md) shows
     engine.run("config", "set", "--path", "gpu-cluster:cluster.oob.leaf.ports", "52", stack=stack)
     engine.run("config", "set", "--path", "gpu-cluster:cluster.oob.leaf.port_gbps", "1", stack=stack)
     edited = yaml.safe_load((engine.project / "stacks" / f"Pulumi.{stack}.yaml").read_text())
@@ -385,7 +385,7 @@ def test_policy_pack_decides_as_its_table(engine: Engine, tmp_path: Path, case: 
 
 
 def test_split_design_core_then_pods_through_a_real_stack_reference(engine: Engine, tmp_path: Path) -> None:
-    for example in sorted((ROOT / "examples" / "split").glob("Pulumi.*.yaml")):  # as README step 8 says
+    for example in sorted((ROOT / "examples" / "split").glob("Pulumi.*.yaml")):  # as Going live step 8 says
         shutil.copy(example, engine.project / "stacks" / example.name)
     pod = engine.stack("pods-pod-002")
     early = engine.run("up", "--yes", stack=pod, ok=False)  # no core stack yet: the engine's read fails

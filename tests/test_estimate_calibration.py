@@ -1,13 +1,13 @@
 """Calibration: constants come from the fit rows only, and the errors stay within the stated bounds.
 
-Bounds stated in the README (measured with benchmarks/calibration.py; the issue's acceptance is
+Bounds stated in docs/guides/estimate.md (measured with benchmarks/calibration.py; the issue's acceptance is
 15 % mean / 25 % worst on large messages the calibration never saw):
 - holdout, large messages (>= 1 GiB): mean |error| <= 5 %, worst <= 10 %
 - holdout, every size: mean <= 8 %, worst <= 40 % (small messages are latency-bound and noisy)
 - fit rows, large messages: mean <= 3 %, worst <= 10 %
 - per transport, holdout large messages: worst <= 10 %
 Two known gaps are left out of the holdout bounds above, each with its own test that fails when
-the gap closes (and the README says so): GPUDirect-TCPX, whose two published sources disagree by
+the gap closes (and docs/guides/estimate.md says so): GPUDirect-TCPX, whose two published sources disagree by
 30 % on the same ring (worst 35 % there), and GPUDirect-TCPXO below 256 MiB, whose slow ramp the
 model does not capture.
 """

@@ -334,7 +334,7 @@ def test_an_nvue_tree_runs_as_its_script_says_and_its_edits_reach_the_lab(state:
 
 def test_an_eos_tree_runs_as_its_config_says_and_its_edits_reach_the_lab(state: Path, tmp_path: Path) -> None:
     """An EOS design's switches run each eos.cfg translated: a leaf's ECMP cut to 1 and a spine port
-    at MTU 1500 are found at their eos.cfg, and a clean tree checks clean (LLDP aside: see the README)."""
+    at MTU 1500 are found at their eos.cfg, and a clean tree checks clean (LLDP aside: see docs/guides/lab.md)."""
     stack = str(ROOT / "tests/golden/stacks/eos.yaml")
     tree = tmp_path / "rendered"
     rendered = subprocess.run([sys.executable, "-m", "cluster", "render", stack, "--out", str(tree)], cwd=ROOT,

@@ -68,7 +68,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("uses", {"cluster.resizing", "cluster.starter", "cluster.report", "cluster.estimate", "cluster.formats",
               "cluster.report_html", "cluster.deployment", "cluster.lab", "cluster.publish", "cluster.importer",
               "cluster.change"}),
-    ("cli", {"cluster.commands", "cluster.cli", "cluster.__main__"}),
+    ("cli", {"cluster.commands", "cluster.cli", "cluster.cli_reference", "cluster.__main__"}),
 ))
 
 

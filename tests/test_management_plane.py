@@ -304,7 +304,7 @@ def _secret_values() -> dict[str, str]:
 
 def test_filled_by_envsubst_the_files_carry_the_secrets_and_no_placeholder() -> None:
     """eos.cfg and config_db.json are loaded by the OS, not run: the push step fills them with
-    envsubst and the variable list (docs/dialects.md); every placeholder is one of the credentials."""
+    envsubst and the variable list (docs/reference/dialects.md); every placeholder is one of the credentials."""
     envsubst = shutil.which("envsubst")
     if envsubst is None:
         missing_tool("envsubst not found (Debian gettext-base, in .ci/apt-packages.txt)")

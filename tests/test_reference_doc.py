@@ -1,4 +1,4 @@
-"""docs/stack-file.md is generated from the stack-file models and the catalog, and kept current."""
+"""docs/reference/stack-file.md is generated from the stack-file models and the catalog, and kept current."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 def test_the_stack_file_reference_is_current() -> None:
     assert (ROOT / DOC).read_text(encoding="utf-8") == reference(), (
-        "docs/stack-file.md is out of date: run `python -m cluster.formats.reference > docs/stack-file.md`")
+        "docs/reference/stack-file.md is out of date: run `python -m cluster.formats.reference > docs/reference/stack-file.md`")
 
 
 def test_every_key_of_every_model_is_documented() -> None:
@@ -35,7 +35,7 @@ def test_schema_hints_point_into_the_reference(tmp_path) -> None:  # type: ignor
                                     "node_pools": [{"name": "a", "nodes": 4, "gpu": "H200"}],
                                     "fabric": {"planes": "two"}})
     [finding] = [f for f in result.findings if f.path == "fabric.planes"]
-    assert "docs/stack-file.md#fabric" in finding.hint
+    assert "docs/reference/stack-file.md#fabric" in finding.hint
     anchors = set(re.findall(r'<a id="([a-z]+)"></a>', (ROOT / DOC).read_text()))
     assert "fabric" in anchors
 
@@ -55,7 +55,7 @@ def test_an_unknown_catalog_key_points_to_its_catalog_section(change: dict[str, 
 
     data = {"name": "t", "target": "onprem", "node_pools": [{"name": "a", "nodes": 4, "gpu": "H200"}], **change}
     [finding] = [f for f in validate_mapping("t", data).findings if f.path == path]
-    assert f"docs/stack-file.md#{anchor}" in finding.hint
+    assert f"docs/reference/stack-file.md#{anchor}" in finding.hint
     assert f'<a id="{anchor}"></a>' in (ROOT / DOC).read_text(encoding="utf-8")
 
 

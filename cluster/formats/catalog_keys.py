@@ -1,5 +1,5 @@
 """The catalog as `catalog [gpus|servers|switches|instances]` lists it: what each stack-file key can
-name, one line per entry, with the facts a choice turns on. docs/stack-file.md#catalog has every
+name, one line per entry, with the facts a choice turns on. docs/reference/stack-file.md#catalog has every
 field and every source note whole; `--format json` gives the entries whole.
 """
 
@@ -22,7 +22,7 @@ class Kind:
     name: str
     title: str
     key: str  # the stack-file key that names an entry
-    anchor: str  # its section of docs/stack-file.md
+    anchor: str  # its section of docs/reference/stack-file.md
     columns: tuple[str, ...]
     entries: Callable[[Catalog], dict[str, Any]]
     row: Callable[[Catalog, str, Any], tuple[str, ...]]
@@ -96,7 +96,7 @@ def as_text(catalog: Catalog, names: list[str]) -> str:
         entries = kind.entries(catalog)
         rows = [kind.columns, *(kind.row(catalog, key, entry) for key, entry in entries.items())]
         blocks.append("\n".join([f"{kind.title}: values of {kind.key} ({len(entries)})", *table(rows),
-                                 f"  every field and source: docs/stack-file.md#{kind.anchor}"]))
+                                 f"  every field and source: docs/reference/stack-file.md#{kind.anchor}"]))
     return "\n\n".join(blocks)
 
 

@@ -1,10 +1,10 @@
-"""The stack-file reference (docs/stack-file.md), generated from the pydantic models of
+"""The stack-file reference (docs/reference/stack-file.md), generated from the pydantic models of
 cluster/stackfile.py (every key, its type and range or allowed values, its default) and from the
 catalog's models and data (cluster/catalog: every GPU, server, switch model and cloud instance type a
 catalog key can name, what each implies, its source; the defaults). A test keeps the file current;
 SCHEMA hints point to it.
 
-    python -m cluster.formats.reference > docs/stack-file.md
+    python -m cluster.formats.reference > docs/reference/stack-file.md
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from cluster.breakout import breakout
 from cluster.catalog import Catalog, Entry, Gpu, Instance, NcclProfile, Server, Switch, load_catalog
 from cluster.dialects import platforms
 
-DOC = "docs/stack-file.md"
+DOC = "docs/reference/stack-file.md"
 INTRO = """# The stack file: every key
 
 Generated from `cluster/stackfile.py` and the catalog (`cluster/catalog/`) by
-`python -m cluster.formats.reference > docs/stack-file.md` (a test fails when it is out of date). One
+`python -m cluster.formats.reference > docs/reference/stack-file.md` (a test fails when it is out of date). One
 structured config key, `gpu-cluster:cluster`, in `stacks/Pulumi.<env>.yaml`; only `name`, `target`
 and `node_pools` are required. Values are exact YAML types: `4` is a count, `"4"` and `4.0` are not.
 The keys that name a catalog entry (`gpu`, `server`, `instance_type`, a switch's `switch`) link to
@@ -343,7 +343,7 @@ def _defaults(catalog: Catalog) -> str:
 
 
 def catalog_reference(catalog: Catalog) -> str:
-    """The catalog part of docs/stack-file.md: GPUs, servers, switches, instance types, defaults."""
+    """The catalog part of docs/reference/stack-file.md: GPUs, servers, switches, instance types, defaults."""
     instances: dict[str, Entry] = {name: entry for by_type in catalog.instances.values() for name, entry in by_type.items()}
     provider = {name: target for target, by_type in catalog.instances.items() for name in by_type}
 
@@ -398,7 +398,7 @@ def catalog_reference(catalog: Catalog) -> str:
 
 
 def reference() -> str:
-    """docs/stack-file.md as text."""
+    """docs/reference/stack-file.md as text."""
     lines = [INTRO]
     comments = _comments()
     queue: list[type[BaseModel]] = [sf.StackFile]

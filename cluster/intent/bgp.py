@@ -1,5 +1,5 @@
 """BGP safeguards of a routed switch, vendor-neutral: what its sessions may carry and how they
-restart. Every dialect writes the same policy in its own forms (docs/dialects.md, *BGP safeguards*).
+restart. Every dialect writes the same policy in its own forms (docs/reference/dialects.md, *BGP safeguards*).
 
 - Prefix filter (`PLAN`), on every session in both directions: only the routing domain's plan,
   host /31s and switch loopback /32s, each from the region of its pool the allocation draws them

@@ -1,6 +1,6 @@
 """The management plane of every switch, vendor-neutral: its management address and VRF on the
 oob segment and the services it uses and offers there. Each dialect writes it in its own forms
-(docs/dialects.md, *Management plane*).
+(docs/reference/dialects.md, *Management plane*).
 
 - Address: from the upper half of `addressing.oob` by the switch's stable slot
   (cluster.addressing), with the segment's prefix length and `management_plane.gateway` as its

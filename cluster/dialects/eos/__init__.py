@@ -1,4 +1,4 @@
-"""Arista EOS 4.33 (forms and sources: docs/dialects.md): port and management names, bundles, ECMP.
+"""Arista EOS 4.33 (forms and sources: docs/reference/dialects.md): port and management names, bundles, ECMP.
 
 Ports: on a model with cage data, `Ethernet{C}/{L}` with L the first of the port's lanes (an OSFP
 cage N exposes Ethernet N/1 to N/8, one per lane, arista.com/en/um-eos/eos-layer-1-profiles; so
@@ -61,6 +61,6 @@ PLATFORM = Platform(
     config_file="eos.cfg",
     routing_file="eos.cfg",
     lag_name="Port-Channel{}",
-    max_paths=600,  # `maximum-paths 1-600` (Arista AVD v5.0 schema; docs/dialects.md, ECMP width)
+    max_paths=600,  # `maximum-paths 1-600` (Arista AVD v5.0 schema; docs/reference/dialects.md, ECMP width)
     translate=translate,
 )

@@ -1,4 +1,4 @@
-"""Arista EOS 4.33: CLI running-config (forms and sources: docs/dialects.md)."""
+"""Arista EOS 4.33: CLI running-config (forms and sources: docs/reference/dialects.md)."""
 
 from __future__ import annotations
 

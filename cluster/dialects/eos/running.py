@@ -75,7 +75,7 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
             continue
         if not _line(section, stripped, read):
             tree.problem(path, f"line {number}: {stripped!r} is a setting the lab does not translate",
-                         f"remove it, or {tree.again} (the README lists what the lab runs of an EOS config)")
+                         f"remove it, or {tree.again} (docs/guides/lab.md lists what the lab runs of an EOS config)")
             ok = False
         section = [*section, stripped]
     if not ok:

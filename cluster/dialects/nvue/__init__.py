@@ -1,4 +1,4 @@
-"""NVIDIA Cumulus Linux 5.14, NVUE (forms and sources: docs/dialects.md): port and management names,
+"""NVIDIA Cumulus Linux 5.14, NVUE (forms and sources: docs/reference/dialects.md): port and management names,
 bundles, ECMP.
 
 Ports: on a model with cage data (catalog `cages`) whose port speed splits each cage into k > 1

@@ -1,4 +1,4 @@
-"""NVIDIA Cumulus Linux 5.14: NVUE `nv set` commands (forms and sources: docs/dialects.md)."""
+"""NVIDIA Cumulus Linux 5.14: NVUE `nv set` commands (forms and sources: docs/reference/dialects.md)."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ BFD_DEFAULTS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval
 SCRIPT_LINES = ("set -euo pipefail", "nv config apply -y")
 MANAGEMENT_PORT = "eth0"  # a Cumulus switch's out-of-band management port
 _PLAIN = re.compile(r"""[^'"\\\s]+(?: [^'"\\\s]+)*""")  # words that shlex.split leaves as they are
-# `nv set` paths the lab leaves out, with why (the README lists them): QoS needs the switch ASIC; the
-# management plane's system settings, services, users and eth0's other settings are not part of a
+# `nv set` paths the lab leaves out, with why (docs/guides/lab.md lists them): QoS needs the switch ASIC;
+# the management plane's system settings, services, users and eth0's other settings are not part of a
 # network the lab checks (eth0's address, gateway and VRF are: read before these)
 NOT_RUN = (("qos",), ("system",), ("service",), ("interface", "eth0"))
 NOT_RUN_ON_PORTS = ("description", "qos")  # per port: a label, and the port's QoS (watchdog)
@@ -71,7 +71,7 @@ def translate(name: str, tree: RenderedFiles) -> Running | None:
             continue
         if words[:2] != ["nv", "set"] or not _line(words[2:], read):
             tree.problem(path, f"line {number}: {stripped!r} is a setting the lab does not translate",
-                         f"remove it, or {tree.again} (the README lists what the lab runs of an NVUE script)")
+                         f"remove it, or {tree.again} (docs/guides/lab.md lists what the lab runs of an NVUE script)")
             ok = False
     if not ok:
         return None

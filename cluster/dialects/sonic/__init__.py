@@ -1,4 +1,4 @@
-"""SONiC (forms and sources: docs/dialects.md): port and management names, bundles, ECMP.
+"""SONiC (forms and sources: docs/reference/dialects.md): port and management names, bundles, ECMP.
 
 Ports: the name of the index-th front-panel port of the model's SKU at the port speed, from the
 SKU's port_config.ini (sonic_ports.yaml in this folder: `Ethernet0`, `Ethernet4`.. on an SN5600 at 400G,
@@ -75,7 +75,7 @@ PLATFORM = Platform(
     qos_problem=_lossless_buffers,
     translate=translate,
     # dhcp_relay serves VLAN interfaces only (sonic-net/SONiC issue 2201, open; routed ports are the open
-    # pull request 2276): a host's routed /31 gets no relay (docs/dialects.md)
+    # pull request 2276): a host's routed /31 gets no relay (docs/reference/dialects.md)
     relays_on_routed_ports=False,
     reference_column=("SONiC SKUs", "the speeds SONiC has a port map for (SONiC at another speed is a SCHEMA error)",
                       _skus_column),

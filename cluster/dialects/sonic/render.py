@@ -271,7 +271,7 @@ def oob_tables(oob: OobL2) -> dict[str, Any]:
     return {table: entries for table, entries in tables.items() if entries}
 
 
-# ----- the management plane (forms and sources: docs/dialects.md, *Management plane*): the CONFIG_DB
+# ----- the management plane (forms and sources: docs/reference/dialects.md, *Management plane*): the CONFIG_DB
 # tables of cluster.intent.management, each of a SONiC YANG model (tests/test_sonic_yang.py loads
 # them with SONiC's own loader), and the local users, which SONiC keeps outside CONFIG_DB: a
 # `users.sh` the deploy runs on the switch.
