@@ -365,7 +365,7 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
 def _oob_description(bridges: tuple[LabBridge, ...]) -> str:
     if not bridges:
         return ""
-    return f", and the {len(bridges)} out-of-band switch{'es' if len(bridges) != 1 else ''} their management ports reach"
+    return f"; their management ports on {len(bridges)} out-of-band switch{'es' if len(bridges) != 1 else ''}"
 
 
 def _bridges(spec: ClusterSpec, topology: Topology, names: list[str],
