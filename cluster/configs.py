@@ -10,6 +10,7 @@ and the verify files) is `cluster.artifacts.render_tree`; nothing touches the di
   hosts/<pool>/netplan/<host>.yaml                  (management and storage ports, per host)
   hosts/<pool>/netnames.sh                          (pins those netdev names where the stack file gives none)
   dhcp/kea-dhcp4.conf                               (with `provisioning`: the management network's DHCP)
+  dhcp/kea-dhcp4-oob.conf                           (with `management_plane.dhcp_server`: the oob segment's DHCP)
   inventory.json                                    (loopback, ASN, management address, dialect per switch)
 """
 
@@ -26,6 +27,7 @@ from cluster.dialects import for_transport, platform
 from cluster.dialects.host.render import (
     render_ib_pool,
     render_kea,
+    render_kea_oob,
     render_netnames,
     render_netplan,
     render_pool,
@@ -34,6 +36,7 @@ from cluster.dialects.host.render import (
 )
 from cluster.intent.host import host_pool, socket_pool, storage_ports
 from cluster.intent.hostnet import dhcp_plan, host_networks, leaf_port_names, net_names
+from cluster.intent.management import oob_dhcp_plan
 from cluster.intent.qos import qos_intent
 from cluster.intent.storage_qos import storage_intent
 from cluster.intent.switch import Switch, switch_views
@@ -115,4 +118,7 @@ def config_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses | 
     plan = dhcp_plan(spec, topology, addresses, port_names)
     if plan is not None:
         yield "dhcp/kea-dhcp4.conf", render_kea(plan)
+    oob_plan = oob_dhcp_plan(spec)
+    if oob_plan is not None:
+        yield "dhcp/kea-dhcp4-oob.conf", render_kea_oob(oob_plan)
     yield "inventory.json", json.dumps({"stack": spec.name, "switches": inventory}, indent=2, sort_keys=True) + "\n"

@@ -10,6 +10,7 @@ from typing import Any
 from cluster.catalog import load_catalog
 from cluster.findings import Finding, Severity, printable
 from cluster.intent.hostnet import address_owner, host_region
+from cluster.intent.management import oob_dhcp_plan
 from cluster.pipeline import Result, Valid
 from cluster.resizing import resize_text, resized
 from cluster.rules.hosts import fabric_gbps_per_node
@@ -143,6 +144,8 @@ def management_summary(spec: ClusterSpec) -> dict[str, Any]:
         "api": plane.api,
         "users": [f"{user.name} ({user.role})" for user in plane.users],
         "credentials": credentials,
+        "oob_dhcp": (f"Kea (dhcp/kea-dhcp4-oob.conf) on {dhcp.server}, pool {dhcp.first} - {dhcp.last} for BMCs and "
+                     "switches booting for ZTP" if (dhcp := oob_dhcp_plan(spec)) is not None else None),
     }
 
 
@@ -299,6 +302,8 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"      {'; '.join(services)}; users {', '.join(plane['users'])}")
         lines.append(f"      the deploy fills the switch files' placeholders from {', '.join(plane['credentials'])} "
                      "(secret config or the environment)")
+        if plane["gateway"]:  # an oob segment (without one, each switch keeps its OS's DHCP)
+            lines.append(f"      oob DHCP: {plane['oob_dhcp'] or 'none rendered: set management_plane.dhcp_server'}")
     for key, (used, default) in data["widened_pools"].items():
         lines.append(f"  addressing.{key}: {used} (the default {default} cannot hold this design; "
                      f"set addressing.{key} to pin a pool)")

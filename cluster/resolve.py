@@ -785,6 +785,15 @@ class _Resolver:
                        f"gateway {gateway} is not a host address of the lower half of addressing.oob ({lower}); the "
                        "upper half holds the switches' management addresses",
                        f"give a gateway in {lower}, such as {lower.network_address + 1}, or move addressing.oob")
+        if raw.dhcp_server is not None:
+            static, dynamic = sf.oob_quarters(pool)
+            server = ipaddress.IPv4Address(raw.dhcp_server)
+            if server not in static or server == pool.network_address:
+                self.error("management_plane.dhcp_server",
+                           f"DHCP server {server} is not a host address of the static first quarter of addressing.oob "
+                           f"({static}); the second quarter ({dynamic}) is the server's pool, the upper half holds "
+                           "the switches' management addresses",
+                           f"give an address in {static}, such as {static.network_address + 2}, or move addressing.oob")
         ntp = raw.ntp_servers if raw.ntp_servers is not None else [gateway]
         return raw.model_copy(update={"gateway": gateway, "ntp_servers": ntp})
 

@@ -443,6 +443,14 @@ class Snmp(Model):
     contact: PlainText | None = None
 
 
+def oob_quarters(pool: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:
+    """The site's lower half of an oob segment, as (its static first quarter: the gateway, the DHCP
+    server and other site equipment; its second quarter: the oob DHCP server's pool). The upper
+    half holds the switches' management addresses (cluster.addressing)."""
+    static, dynamic = next(pool.subnets(prefixlen_diff=1)).subnets(prefixlen_diff=1)
+    return static, dynamic
+
+
 class ManagementPlane(Model):
     """How every switch is managed: its management VRF and address on the oob segment, the
     services it uses and offers there, its local users. Secrets are never written here: they come
@@ -451,6 +459,10 @@ class ManagementPlane(Model):
 
     # the oob segment's default gateway (default: the first address of addressing.oob)
     gateway: Ipv4 | None = None
+    # the oob segment's DHCP server, in the first quarter of addressing.oob (the site's static part):
+    # BMCs and switches booting for ZTP lease from the second quarter (dhcp/kea-dhcp4-oob.conf);
+    # omitted: no DHCP configuration for the oob segment is rendered
+    dhcp_server: Ipv4 | None = None
     # NTP servers (default: the gateway)
     ntp_servers: list[Ipv4] | None = Field(default=None, max_length=10)
     # syslog collectors

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import configparser
 import copy
+import ipaddress
 import json
 import os
 import re
@@ -307,3 +308,42 @@ def test_the_rendered_kea_config_behind_the_rendered_relay_hands_each_host_its_p
     short = copy.deepcopy(config)
     short["Dhcp4"]["subnet4"] = [s for s in short["Dhcp4"]["subnet4"] if s["user-context"]["host"] != "h200-node-003"]
     assert leases(short)["h200-node-003"] == "none"
+
+
+def test_the_oob_dhcp_config_leases_a_bmc_an_address_of_its_pool_with_the_segment_gateway(
+        namespaces: list[str], tmp_path: Path) -> None:
+    """prod's dhcp/kea-dhcp4-oob.conf (management_plane.dhcp_server) passes `kea-dhcp4 -t`, and
+    Kea running it on the server's address of the oob segment hands a client there (a BMC asking on
+    its segment, no relay) an address of the second quarter with the segment's gateway and NTP."""
+    kea, client = need("kea-dhcp4", "kea-dhcp4-server"), need("udhcpc", "udhcpc")
+    tree = tree_of("prod")
+    config = json.loads(tree["dhcp/kea-dhcp4-oob.conf"])
+    (tmp_path / "oob.conf").write_text(tree["dhcp/kea-dhcp4-oob.conf"])
+    checked = subprocess.run([kea, "-t", str(tmp_path / "oob.conf")], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout[-2000:]
+    assert "dhcp/kea-dhcp4-oob.conf" not in tree_of("dev")  # no dhcp_server: none rendered
+    server, bmc = _ns(namespaces, "oobsrv"), _ns(namespaces, "bmc")
+    subprocess.run(["ip", "link", "add", "oob0", "netns", server, "type", "veth", "peer", "name", "bmc0", "netns",
+                    bmc], check=True)
+    subprocess.run(["ip", "-n", server, "address", "add", "172.16.0.2/16", "dev", "oob0"], check=True)
+    for ns, port in ((server, "oob0"), (bmc, "bmc0")):
+        subprocess.run(["ip", "-n", ns, "link", "set", port, "up"], check=True)
+    config["Dhcp4"]["lease-database"] = {"type": "memfile", "persist": False}  # this test's leases only
+    (tmp_path / "kea.conf").write_text(json.dumps(config))
+    lease_script = tmp_path / "lease.sh"
+    lease_script.write_text('#!/bin/sh\n[ "$1" = bound ] && echo "LEASE $ip/$mask $router $ntpsrv"\nexit 0\n')
+    lease_script.chmod(0o755)
+    env = {**os.environ, "KEA_PIDFILE_DIR": str(tmp_path), "KEA_LOCKFILE_DIR": str(tmp_path)}
+    daemon = subprocess.Popen(["ip", "netns", "exec", server, kea, "-c", str(tmp_path / "kea.conf")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.5)
+        done = _sh(bmc, client, "-i", "bmc0", "-n", "-q", "-f", "-s", str(lease_script), "-t", "3", "-T", "2")
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
+    found = re.search(r"^LEASE (\S+)/(\d+) (\S+) (\S+)$", done.stdout, re.M)
+    assert found, done.stdout + done.stderr
+    address = ipaddress.IPv4Address(found.group(1))
+    assert address in ipaddress.IPv4Network("172.16.64.0/18") and found.group(2) == "16"
+    assert (found.group(3), found.group(4)) == ("172.16.0.1", "172.16.0.1")

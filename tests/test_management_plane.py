@@ -266,6 +266,10 @@ def _addresses(data: dict[str, Any]) -> dict[str, str]:
     ({"banner": "it's $(reboot)"}, "management_plane.banner", "no quote, `$` or backslash"),
     ({"snmp": {"location": "a\nb"}}, "management_plane.snmp.location", "one line"),
     ({"users": [{"name": "Admin"}]}, "management_plane.users[0].name", "login name"),
+    # the oob DHCP server: in the static first quarter, never in its own pool or among the switches
+    ({"dhcp_server": "172.16.64.9"}, "management_plane.dhcp_server", "172.16.0.0/18"),
+    ({"dhcp_server": "172.16.200.1"}, "management_plane.dhcp_server", "the switches' management addresses"),
+    ({"dhcp_server": "10.9.0.1"}, "management_plane.dhcp_server", "such as 172.16.0.2"),
 ])
 def test_a_bad_management_plane_is_a_schema_finding(plane: dict[str, Any], path: str, words: str) -> None:
     result = run(stack(management_plane=plane, oob={"leaf": {"switch": "OOB-48x1"}}))

@@ -17,10 +17,12 @@ oob segment and the services it uses and offers there. Each dialect writes it in
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from cluster.credentials import placeholder
 from cluster.spec import ClusterSpec
+from cluster.stackfile import oob_quarters
 
 
 @dataclass(frozen=True)
@@ -94,3 +96,32 @@ def management_plane(spec: ClusterSpec, design: Services, address: str | None, n
     """The management plane of a switch of `network` with management `address` (None: no oob network)."""
     gateway = spec.management_plane.gateway if address is not None else None
     return ManagementPlane(services=design, address=address, gateway=gateway, in_band=network == "oob")
+
+
+@dataclass(frozen=True)
+class OobDhcpPlan:
+    """The oob segment's DHCP server (`management_plane.dhcp_server`): one subnet, the segment,
+    with a pool in the second quarter of it, for what boots on the segment without an address of
+    its own: BMCs (DHCP by default) and switches booting for ZTP (each takes its planned management
+    address from its rendered config once it has one)."""
+
+    stack: str
+    server: str
+    subnet: str
+    first: str  # the pool's first and last address
+    last: str
+    router: str
+    dns: tuple[str, ...]
+    ntp: tuple[str, ...]
+
+
+def oob_dhcp_plan(spec: ClusterSpec) -> OobDhcpPlan | None:
+    """The plan of the oob DHCP server (None without an oob network or `management_plane.dhcp_server`)."""
+    plane = spec.management_plane
+    if spec.oob is None or plane.dhcp_server is None or plane.gateway is None:
+        return None
+    segment = ipaddress.IPv4Network(spec.addressing.oob)
+    _, pool = oob_quarters(segment)
+    return OobDhcpPlan(spec.name, str(plane.dhcp_server), str(segment), str(pool.network_address),
+                       str(pool.broadcast_address), str(plane.gateway), tuple(str(server) for server in plane.dns_servers),
+                       tuple(str(server) for server in plane.ntp_servers or ()))

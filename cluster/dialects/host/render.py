@@ -13,6 +13,7 @@ import re
 
 from cluster.intent.host import HostPool, SocketPool, StoragePorts, host_pool
 from cluster.intent.hostnet import DhcpPlan, HostNetwork, NetNames
+from cluster.intent.management import OobDhcpPlan
 from cluster.intent.qos import QosSide, default_host_priority
 from cluster.naming import fabric_device_source, fabric_devices, management_interfaces, management_interfaces_given
 from cluster.render.engine import render
@@ -86,33 +87,60 @@ def render_netplan(view: HostNetwork) -> str:
 
 
 KEA_LEASES = "/var/lib/kea/kea-leases4.csv"  # Debian's and Ubuntu's kea-dhcp4-server default
+KEA_OOB_LEASES = "/var/lib/kea/kea-leases4-oob.csv"  # the oob server's, where one machine runs both
+
+
+def _kea(leases: str, about: dict[str, object], subnets: list[dict[str, object]],
+         extra: dict[str, object] | None = None, sockets: str = "udp") -> str:
+    """A kea-dhcp4.conf: one server on every interface, its leases in `leases`, a day's lease.
+    `sockets`: `udp` for a server that only hears relayed requests, `raw` for one on the clients'
+    own segment, which must receive broadcasts from clients without an address (Kea ARM,
+    *Interface Configuration*: dhcp-socket-type)."""
+    dhcp4: dict[str, object] = {
+        "interfaces-config": {"interfaces": ["*"], "dhcp-socket-type": sockets},
+        "authoritative": True,
+        "lease-database": {"type": "memfile", "persist": True, "name": leases, "lfc-interval": 3600},
+        "valid-lifetime": 86400,
+        "renew-timer": 43200,
+        "rebind-timer": 75600,
+        "match-client-id": False,
+        **(extra or {}),
+        "user-context": about,
+        "subnet4": subnets,
+    }
+    return json.dumps({"Dhcp4": dhcp4}, indent=2) + "\n"
 
 
 def render_kea(plan: DhcpPlan) -> str:
     """kea-dhcp4.conf: a subnet per management port (its /31), each handing out the one address the
     plan gives the host, chosen by the relay's giaddr (the leaf's end of the same /31)."""
-    subnets = [{"id": subnet.id, "subnet": subnet.subnet,
-                "pools": [{"pool": f"{subnet.address} - {subnet.address}"}],
-                "option-data": [{"name": "routers", "data": subnet.router}],
-                "user-context": {"host": subnet.host, "port": subnet.port, "relay": subnet.switch}}
-               for subnet in plan.subnets]
-    dhcp4: dict[str, object] = {
-        "interfaces-config": {"interfaces": ["*"], "dhcp-socket-type": "udp"},
-        "authoritative": True,
-        "lease-database": {"type": "memfile", "persist": True, "name": KEA_LEASES, "lfc-interval": 3600},
-        "valid-lifetime": 86400,
-        "renew-timer": 43200,
-        "rebind-timer": 75600,
-        "match-client-id": False,
-    }
-    if plan.boot_filename is not None:
-        dhcp4["next-server"] = plan.next_server
-        dhcp4["boot-file-name"] = plan.boot_filename
-    dhcp4["user-context"] = {"stack": plan.stack, "server": plan.server,
+    subnets: list[dict[str, object]] = [
+        {"id": subnet.id, "subnet": subnet.subnet, "pools": [{"pool": f"{subnet.address} - {subnet.address}"}],
+         "option-data": [{"name": "routers", "data": subnet.router}],
+         "user-context": {"host": subnet.host, "port": subnet.port, "relay": subnet.switch}}
+        for subnet in plan.subnets]
+    pxe: dict[str, object] = ({"next-server": plan.next_server, "boot-file-name": plan.boot_filename}
+                              if plan.boot_filename is not None else {})
+    return _kea(KEA_LEASES, {"stack": plan.stack, "server": plan.server,
                              "about": "every host management port is a /31: the relay's giaddr picks its subnet, "
-                                      "whose one address is the host's planned address"}
-    dhcp4["subnet4"] = subnets
-    return json.dumps({"Dhcp4": dhcp4}, indent=2) + "\n"
+                                      "whose one address is the host's planned address"}, subnets, pxe)
+
+
+def render_kea_oob(plan: OobDhcpPlan) -> str:
+    """kea-dhcp4-oob.conf: the oob segment, its pool and options (router, NTP and DNS servers: Kea's
+    option names `routers`, `ntp-servers`, `domain-name-servers`, RFC 2132 options 3, 42 and 6)."""
+    options = [{"name": "routers", "data": plan.router}]
+    if plan.ntp:
+        options.append({"name": "ntp-servers", "data": ", ".join(plan.ntp)})
+    if plan.dns:
+        options.append({"name": "domain-name-servers", "data": ", ".join(plan.dns)})
+    subnet: dict[str, object] = {"id": 1, "subnet": plan.subnet, "pools": [{"pool": f"{plan.first} - {plan.last}"}],
+                                 "option-data": options}
+    return _kea(KEA_OOB_LEASES, {"stack": plan.stack, "server": plan.server,
+                                 "about": "the out-of-band segment: BMCs and switches booting for ZTP lease from the pool "
+                                          "(its second quarter); each switch then takes its planned management address "
+                                          "from its rendered config; the first quarter is the site's static part"},
+                [subnet], sockets="raw")
 
 
 def render_netnames(view: NetNames) -> str:
