@@ -77,6 +77,8 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     creates.append(_identity(spec))
     if spec.filesystem is not None:
         creates.append(_filesystem(spec))
+    if spec.home is not None:
+        creates.append(_home(spec))
     creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
                    f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                    f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
@@ -111,7 +113,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
 
 # What the provider's managed Kubernetes calls a node pool, and its shared file systems.
 KUBERNETES = {"aws": "EKS managed node groups", "gcp": "GKE node pools", "azure": "AKS node pools"}
-FILE_SYSTEMS = {"aws": "FSx for Lustre and a /home", "gcp": "Filestore or Managed Lustre",
+FILE_SYSTEMS = {"aws": "FSx for Lustre", "gcp": "Managed Lustre",
                 "azure": "Azure Managed Lustre"}
 
 
@@ -171,6 +173,10 @@ def _not_created(spec: ClusterSpec) -> list[str]:
         lines.append(f"shared storage: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so "
                      f"nothing mounts {spec.filesystem.mount}: mount the file system through the provider's Lustre CSI "
                      "driver")
+    if spec.home is not None and spec.scheduler.kind in ("gke", "aks"):
+        lines.append(f"home: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so nothing "
+                     f"mounts {spec.home.mount}: give pods the share as an NFS volume (`pulumi stack output network`: "
+                     "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks" else ""))
     if spec.filesystem is None:
         lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one): the "
                      "storage network's subnet is ready for it (`pulumi stack output network`: subnets.storage)")
@@ -178,8 +184,29 @@ def _not_created(spec: ClusterSpec) -> list[str]:
         lines.append(f"shared storage: the node image must carry the Lustre client, or the boot script leaves "
                      f"{spec.filesystem.mount} unmounted (it says so in the boot log); the file system is protected, so "
                      "`pulumi destroy` stops at it until you unprotect it (`pulumi state unprotect`) to delete the data")
-        lines.append("home: no /home file system is created; users' homes stay on each node's root volume")
+    if spec.home is None:
+        lines.append(f"home: none created ({HOME[target]}; storage.home creates one): users' homes stay on each "
+                     "node's root volume")
+    elif spec.scheduler.kind not in ("gke", "aks"):
+        lines.append(f"home: the NFS share covers each node's {spec.home.mount} at boot, after the image's own "
+                     f"{spec.home.mount} is copied onto it without overwriting; the share is protected like the "
+                     "shared file system")
     return lines
+
+
+# What `storage.home` creates on each target (cluster.filesystems.HOME).
+HOME = {"aws": "FSx for OpenZFS", "gcp": "Filestore", "azure": "Azure NetApp Files"}
+
+
+def _home(spec: ClusterSpec) -> str:
+    home = spec.home
+    assert home is not None
+    where = {"aws": "in the storage subnet behind the storage security group (NFS between its members)",
+             "gcp": "on the management VPC (every VM's first gVNIC)",
+             "azure": "in its own subnet delegated to Microsoft.NetApp/volumes, exported to the VNet only"}[spec.target]
+    mounted = ("mounted at /home on every node at boot" if spec.scheduler.kind in ("none", "eks")
+               else "not mounted by the node pools")
+    return f"home: {home.service}, {home.capacity_gib:,} GiB, {where}, {mounted}; protected"
 
 
 def _filesystem(spec: ClusterSpec) -> str:

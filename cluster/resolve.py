@@ -21,6 +21,7 @@ from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.filesystems import plan as plan_filesystem
+from cluster.filesystems import plan_home
 from cluster.findings import Finding, Severity, schema
 from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
@@ -1012,9 +1013,10 @@ class _Resolver:
                 if getattr(raw, key) is not None:
                     self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
                                  f"remove `{key}` from a cloud stack")
-            for key in sorted(raw.storage.model_fields_set - {"filesystem"}) if raw.storage is not None else []:
+            for key in sorted(raw.storage.model_fields_set - {"filesystem", "home"}) if raw.storage is not None else []:
                 self.ignored(f"storage.{key}", f"storage.{key} sizes on-premises switches; on {raw.target} the "
-                             "storage network is the provider's, and storage.filesystem its shared file system",
+                             "storage network is the provider's, and storage.filesystem and storage.home its file "
+                             "systems",
                              f"remove storage.{key}")
         elif raw.cloud is not None:
             self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
@@ -1046,6 +1048,14 @@ class _Resolver:
             else:
                 self.ignored("storage.filesystem", "storage.filesystem is a cloud target's shared file system; on "
                              "premises the storage network's targets are your own", "remove storage.filesystem")
+        home = None
+        if raw.storage is not None and raw.storage.home is not None:
+            if cloud_target:
+                home, problems = plan_home(raw.target, raw.storage.home)
+                self.findings.extend(problems)
+            else:
+                self.ignored("storage.home", "storage.home is a cloud target's /home file system; on premises "
+                             "/home is your own", "remove storage.home")
         scheduler = self.scheduler(raw.target, cloud, pools)
         self.addressing()
         management_plane = self.management_plane(cloud_target)
@@ -1072,6 +1082,7 @@ class _Resolver:
             provisioning=None if cloud_target else raw.provisioning,
             previous_names=tuple(raw.previous_names),
             filesystem=filesystem,
+            home=home,
             scheduler=scheduler,
         )
 

@@ -224,6 +224,16 @@ class SharedFileSystem(Model):
     mount: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,4}$")] = "/lustre"
 
 
+class HomeFileSystem(Model):
+    """Cloud targets: an NFS file system every GPU node mounts at /home, apart from the Lustre
+    scratch (FSx for OpenZFS on aws, Filestore on gcp, Azure NetApp Files on azure), as the reference
+    deployments give their clusters a /home of its own."""
+
+    # capacity (GiB); default aws 512 (FSx for OpenZFS), gcp 2560 (Filestore Basic SSD), azure 1024
+    # (an Azure NetApp Files capacity pool's smallest size)
+    capacity_gib: Annotated[int, Field(ge=64, le=524_288)] | None = None
+
+
 class StorageNetwork(Network):
     """The storage network, and the storage systems hosts reach over it."""
 
@@ -240,6 +250,8 @@ class StorageNetwork(Network):
     ecn: Ecn | None = None
     # cloud targets: the shared Lustre file system (the other keys are on-premises switch sizing)
     filesystem: SharedFileSystem | None = None
+    # cloud targets: an NFS file system mounted at /home on every GPU node (`home: {}` for the default size)
+    home: HomeFileSystem | None = None
 
 
 class Provisioning(Model):

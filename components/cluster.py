@@ -119,6 +119,9 @@ def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: N
         "filesystem": ({"id": storage.filesystem_id, "source": storage.filesystem,
                         "mount": spec.filesystem.mount, "capacity_gib": spec.filesystem.capacity_gib}
                        if spec.filesystem is not None else None),
+        "home": ({"id": storage.home_id, "source": storage.home, "mount": spec.home.mount,
+                  "capacity_gib": spec.home.capacity_gib, "options": spec.home.options}
+                 if spec.home is not None else None),
         "security_groups": {"management": list(management.security_group_ids),
                             "storage": list(storage.security_group_ids),
                             "fabric": list(dict.fromkeys(group for attachment in fabric.layouts.values()

@@ -124,8 +124,9 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     cidr = network_cidr("storage")
     subnet = _subnet(parent, f"{name}-subnet", args, vpc, cidr)
     _internal(parent, f"{name}-internal", vpc, cidr)
+    home, home_id = _home(parent, name, args) if args.spec.home is not None else (None, None)
     if args.spec.filesystem is None:
-        return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id)
+        return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, home=home, home_id=home_id)
     # A3 High / Mega VMs have one gVNIC, on the management VPC: the file system goes where every
     # VM has a NIC (Managed Lustre: "This must be the same network as used for your VMs").
     catalog = load_catalog()
@@ -133,7 +134,29 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     network = vpc.id if on_storage else args.management.network_id
     assert network is not None
     source, fs_id = _lustre(parent, name, args, network)
-    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, filesystem=source, filesystem_id=fs_id)
+    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, filesystem=source, filesystem_id=fs_id,
+                             home=home, home_id=home_id)
+
+
+HOME_SHARE = "home"  # a Filestore share name: up to 16 letters, digits and underscores
+
+
+def _home(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """A Filestore Basic SSD instance for /home in cloud.zone on the management VPC, where every
+    machine type has its first gVNIC: Cluster Toolkit's a3ultra-vm.yaml puts its homefs on the VMs'
+    first network (`use: [a3ultra-net-0]`, filestore_tier BASIC_SSD, the filestore module's
+    DIRECT_PEERING connect mode, at 1047080375af). Protected. Returns the mount source
+    (`<ip>:/home`) and the instance's id."""
+    spec = args.spec
+    assert spec.cloud is not None and spec.home is not None and args.management.network_id is not None
+    instance = gcp.filestore.Instance(
+        f"{name}-home", name=f"{spec.first_name[:58]}-home", location=spec.cloud.zone, tier="BASIC_SSD",
+        file_shares={"capacity_gb": spec.home.capacity_gib, "name": HOME_SHARE},
+        networks=[{"network": args.management.network_id.apply(lambda vpc: vpc.rsplit("/", 1)[-1]),
+                   "modes": ["MODE_IPV4"], "connect_mode": "DIRECT_PEERING"}],
+        labels={"gpu-cluster": spec.name}, opts=pulumi.ResourceOptions(parent=parent, protect=True))
+    source = instance.networks.apply(lambda networks: f"{(networks[0].ip_addresses or [''])[0]}:/{HOME_SHARE}")
+    return source, instance.id
 
 
 def _lustre(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, network: pulumi.Input[str]

@@ -100,7 +100,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     metadata: dict[str, pulumi.Input[str]] = (
         {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key
         else {"enable-oslogin": "TRUE"})
-    mount = args.storage.boot_script(spec.filesystem.mount) if spec.filesystem is not None else None
+    mount = args.storage.boot_script(spec)
     if mount is not None:
         metadata["startup-script"] = mount  # mounts the shared file system at every boot
     template = gcp.compute.InstanceTemplate(
