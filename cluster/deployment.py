@@ -73,15 +73,27 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
     if spec.kubernetes:
         creates.append(_scheduler(spec))
-    creates.append(_egress(spec))
-    creates.append(_identity(spec))
+    aks = spec.scheduler.kind == "aks"
+    if aks:
+        creates.append("network: " + (
+            "a resource group and a VNet holding only the file systems' own subnets; no management subnet, NSG, NAT "
+            "gateway, Bastion or node identity: the node pools use the AKS cluster's" if _file_systems(spec) else
+            "none: the node pools join the AKS cluster's VNet, identity and outbound path, so the stack creates no "
+            "resource group, VNet, NAT gateway, Bastion or node identity"))
+    else:
+        creates.append(_egress(spec))
+        creates.append(_identity(spec))
     if spec.filesystem is not None:
         creates.append(_filesystem(spec))
     if spec.home is not None:
         creates.append(_home(spec))
-    creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
-                   f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
-                   f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
+    if aks:
+        creates.append("way in: the AKS cluster's own (`az aks get-credentials --resource-group "
+                       f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}`, then kubectl)")
+    else:
+        creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
+                       f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
+                       f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
     todo.extend(_reservations(spec))
     todo.extend(_images(spec))
     if target == "azure" and not spec.kubernetes:
@@ -93,11 +105,11 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                     "only)")
     if access == "ssm":
         todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
-    if not cloud.data_buckets:
+    if not cloud.data_buckets and not aks:
         todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
     if target == "azure" and spec.kubernetes:
-        todo.append("identity: AKS nodes run as the cluster's kubelet identity, not the stack's managed identity: "
-                    "grant it AcrPull and Storage Blob Data Reader where the nodes need them")
+        todo.append("identity: AKS nodes run as the cluster's kubelet identity (the stack creates none): grant it "
+                    "AcrPull and Storage Blob Data Reader where the nodes need them")
     elif target == "azure" and not cloud.registries:
         todo.append("images: the nodes' identity pulls from no Azure Container Registry; name yours in "
                     "cloud.registries (AcrPull)")
@@ -151,10 +163,7 @@ KUBERNETES_TODO = {
             "private nodes reach the internet through the cluster VPC's Cloud NAT"],
     "aks": ["scheduler: register the subscription's AKSInfinibandSupport feature (nodes of a pool on one "
             "InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
-            "guide does, and Kueue v0.16+",
-            "way in: AKS nodes are on the cluster's own VNet, not the stack's: reach them with kubectl, and peer the "
-            "two VNets for anything on the stack's network (the shared file system); the stack's Bastion and NAT "
-            "serve its own VNet only (cloud.access / egress none drop them)"],
+            "guide does, and Kueue v0.16+"],
 }
 
 
@@ -163,6 +172,10 @@ def _not_created(spec: ClusterSpec) -> list[str]:
     target = spec.target
     if spec.kubernetes:
         lines = list(KUBERNETES_TODO[spec.scheduler.kind])
+        if spec.scheduler.kind == "aks" and _file_systems(spec):
+            lines.append("network: the node pools are on the AKS cluster's VNet, the stack's file systems on the "
+                         "stack's VNet (10.0.0.0/16): peer the two (their address spaces must not overlap) for the "
+                         "nodes to reach them")
     else:
         lines = [
             f"scheduler: none created (scheduler.kind none): the nodes boot as bare VMs in their {GROUP[target]}s, "
@@ -178,8 +191,9 @@ def _not_created(spec: ClusterSpec) -> list[str]:
                      f"mounts {spec.home.mount}: give pods the share as an NFS volume (`pulumi stack output network`: "
                      "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks" else ""))
     if spec.filesystem is None:
-        lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one): the "
-                     "storage network's subnet is ready for it (`pulumi stack output network`: subnets.storage)")
+        lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one)"
+                     + ("" if spec.scheduler.kind == "aks" else ": the storage network's subnet is ready for it "
+                        "(`pulumi stack output network`: subnets.storage)"))
     else:
         lines.append(f"shared storage: the node image must carry the Lustre client, or the boot script leaves "
                      f"{spec.filesystem.mount} unmounted (it says so in the boot log); the file system is protected, so "
@@ -207,6 +221,10 @@ def _home(spec: ClusterSpec) -> str:
     mounted = ("mounted at /home on every node at boot" if spec.scheduler.kind in ("none", "eks")
                else "not mounted by the node pools")
     return f"home: {home.service}, {home.capacity_gib:,} GiB, {where}, {mounted}; protected"
+
+
+def _file_systems(spec: ClusterSpec) -> bool:
+    return spec.filesystem is not None or spec.home is not None
 
 
 def _filesystem(spec: ClusterSpec) -> str:

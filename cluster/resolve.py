@@ -849,8 +849,9 @@ class _Resolver:
         """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
         password login disabled and so no other way in (cluster.sshkeys)."""
         key = cloud.ssh_public_key
+        aks = self.raw.scheduler is not None and self.raw.scheduler.kind == "aks"
         if key is None:
-            if target == "azure":
+            if target == "azure" and not aks:
                 self.error("cloud.ssh_public_key",
                            "cloud.ssh_public_key is required on azure: password login is disabled, so without a key "
                            "the scale set has no login method and Azure refuses it",
@@ -898,6 +899,14 @@ class _Resolver:
             self.error("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and "
                        "without cloud.vpc_id the stack creates a VPC of its own",
                        f"set cloud.vpc_id to the VPC of EKS cluster {raw.cluster or '<name>'}")
+        if raw.kind == "aks" and cloud is not None:
+            # The node pools are the AKS cluster's: its VNet, kubelet identity, outbound path and access
+            # (components/azure/network.py creates none of the stack's own for them).
+            for key, what in AKS_UNUSED.items():
+                if key in cloud.model_fields_set:
+                    self.ignored(f"cloud.{key}", f"cloud.{key} {what}; with kind aks the node pools are the AKS "
+                                 "cluster's, so the stack creates none", f"remove cloud.{key}, or use scheduler.kind: "
+                                 "none")
         if raw.kind == "aks" and raw.resource_group is None:
             self.error("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent "
                        "pool is created in its cluster's resource group", "add the AKS cluster's resource group")
@@ -1110,6 +1119,14 @@ def _normal(value: str) -> str:
 
 # Access paths per target, the default first (cloud.access).
 ACCESS = {"aws": ("ssm", "none"), "gcp": ("iap", "none"), "azure": ("bastion", "none")}
+
+
+# cloud keys that configure what the stack creates for bare Azure nodes only (scheduler aks creates none of it).
+AKS_UNUSED = {
+    "access": "picks the way in (Azure Bastion)", "egress": "picks the way out (a NAT gateway)",
+    "ssh_cidrs": "admits SSH through the management NSG", "ssh_public_key": "is the scale set's admin login",
+    "data_buckets": "are read by the stack's node identity", "registries": "are pulled from by the stack's node identity",
+}
 
 
 def access_of(cloud: sf.Cloud, target: str) -> str:

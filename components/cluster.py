@@ -155,6 +155,9 @@ def access_outputs(spec: ClusterSpec, management: NetworkAttachment) -> dict[str
     """The way in the stack created (cloud.access) and what to reach it with."""
     if not spec.is_cloud or spec.cloud is None:
         return {}
+    if spec.scheduler.kind == "aks":  # the node pools are the AKS cluster's: its API server is the way in
+        return {"method": "kubectl", "command": "az aks get-credentials --resource-group "
+                f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}"}
     method = access_of(spec.cloud, spec.target)
     found: dict[str, object] = {"method": method, "command": ACCESS_COMMANDS.get(method, "")}
     if management.instance_profile is not None:

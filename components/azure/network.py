@@ -31,11 +31,29 @@ def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.Pr
                                    opts=pulumi.ResourceOptions(parent=parent))
 
 
+def holds_file_systems(spec: ClusterSpec) -> bool:
+    """The stack creates a file system (storage.filesystem or storage.home)."""
+    return spec.filesystem is not None or spec.home is not None
+
+
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
-    """Resource group, VNet, NSG and the management subnet."""
+    """Resource group, VNet, NSG and the management subnet.
+
+    With scheduler aks the node pools are the AKS cluster's: they join its VNet (an agent pool's
+    subnet must be in the cluster's VNet: AKS "Create node pools", vnetSubnetID), run as its kubelet
+    identity, and leave through its outbound path, so the stack creates no management subnet, NSG,
+    NAT gateway, Bastion or node identity. Only file systems (storage.filesystem, storage.home) take
+    a resource group and a VNet, which the user peers with the cluster's."""
     cloud = args.spec.cloud
     assert cloud is not None
     tags = {"gpu-cluster": args.spec.name}
+    if args.spec.scheduler.kind == "aks":
+        if not holds_file_systems(args.spec):
+            return NetworkAttachment("management")
+        group = resources.ResourceGroup(f"{name}-rg", location=cloud.region, tags=tags, opts=child(parent))
+        vnet = network.VirtualNetwork(f"{name}-vnet", resource_group_name=group.name, location=cloud.region,
+                                      address_space={"address_prefixes": [CLOUD_BLOCK]}, tags=tags, opts=child(parent))
+        return NetworkAttachment("management", network_id=vnet.name, scope=group.name)
     group = resources.ResourceGroup(f"{name}-rg", location=cloud.region, tags=tags, opts=child(parent))
     rules: list[network.SecurityRuleArgsDict] = [{
         "name": "ssh-from-allowed-cidrs", "priority": 100, "direction": "Inbound", "access": "Allow",
@@ -119,16 +137,20 @@ def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Out
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
-    """The storage subnet in the management VNet, and the shared file system."""
+    """The storage subnet in the management VNet, and the shared file systems. With scheduler aks no
+    storage subnet (no VM of the stack has a NIC there), only the file systems' own subnets."""
     group, vnet = args.management.scope, args.management.network_id
-    assert group is not None and vnet is not None and args.spec.cloud is not None
+    if group is None or vnet is None:  # scheduler aks without file systems: nothing of the stack's
+        return NetworkAttachment("storage")
+    assert args.spec.cloud is not None
     nat = args.management.egress_id
-    subnet = network.Subnet(f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
-                            address_prefix=network_cidr("storage"), nat_gateway=_joined(nat), opts=child(parent))
+    subnet_ids: tuple[pulumi.Output[str], ...] = () if args.spec.scheduler.kind == "aks" else (network.Subnet(
+        f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
+        address_prefix=network_cidr("storage"), nat_gateway=_joined(nat), opts=child(parent)).id,)
     home, home_id = _home(parent, name, args, group, vnet) if args.spec.home is not None else (None, None)
     fs = args.spec.filesystem
     if fs is None:
-        return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group, home=home, home_id=home_id)
+        return NetworkAttachment("storage", subnet_ids, network_id=vnet, scope=group, home=home, home_id=home_id)
     # Azure Managed Lustre takes a subnet of its own (no VMs in it: learn.microsoft.com
     # azure-managed-lustre network prerequisites), in the VNet the nodes' storage NIC is on.
     # Protected: `pulumi destroy` stops at it instead of deleting the data.
@@ -141,7 +163,7 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
         maintenance_window={"day_of_week": storagecache.MaintenanceDayOfWeekType.SUNDAY, "time_of_day_utc": "02:00"},
         tags={"gpu-cluster": args.spec.name}, opts=pulumi.ResourceOptions(parent=parent, protect=True))
     source = lustre.client_info.apply(lambda info: f"{info.mgs_address if info else ''}@tcp:/lustrefs")
-    return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group, filesystem=source,
+    return NetworkAttachment("storage", subnet_ids, network_id=vnet, scope=group, filesystem=source,
                              filesystem_id=lustre.id, home=home, home_id=home_id)
 
 
