@@ -71,6 +71,11 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         else:
             todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
+    if spec.scheduler.create:
+        creates.append(f"control plane: {_cluster(spec)}, Kubernetes {spec.scheduler.version} on the "
+                       f"{k8s.GKE_RELEASE_CHANNEL} channel, on the management VPC: VPC-native, multi-networking with "
+                       "GKE Dataplane V2, private nodes and a private endpoint only, Workload Identity, no default node "
+                       "pool; deletion protection on")
     if spec.kubernetes:
         creates.append(_scheduler(spec))
     aks = spec.scheduler.kind == "aks"
@@ -132,6 +137,8 @@ FILE_SYSTEMS = {"aws": "FSx for Lustre", "gcp": "Managed Lustre",
 def _cluster(spec: ClusterSpec) -> str:
     """The existing managed cluster the node pools join, in words."""
     scheduler = spec.scheduler
+    if scheduler.create:
+        return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({scheduler.location}, created by the stack)"
     where = {"eks": spec.cloud.region if spec.cloud else "", "gke": scheduler.location or "",
              "aks": f"resource group {scheduler.resource_group}"}[scheduler.kind]
     return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where})"
@@ -167,10 +174,23 @@ KUBERNETES_TODO = {
 }
 
 
+# What a GKE cluster the stack created (scheduler.create) leaves to the user.
+GKE_CREATED_TODO = [
+    "scheduler: the control plane has only a private endpoint: run kubectl from inside the management VPC (a VM "
+    "reached through IAP, or a VPN); apply `pulumi stack output kubernetes_networks` (the Network objects the Jobs' "
+    "interface annotations name), then install Kueue v0.16+ and the gIB NCCL plugin (Cluster Toolkit's "
+    "gke-a3-ultragpu nccl-installer)",
+    "upgrades: the REGULAR channel upgrades the control plane in GKE's maintenance windows; the GPU node pools "
+    "have auto-upgrade off",
+]
+
+
 def _not_created(spec: ClusterSpec) -> list[str]:
     """What a training cluster needs that this stack does not create, said plainly."""
     target = spec.target
-    if spec.kubernetes:
+    if spec.scheduler.create:
+        lines = list(GKE_CREATED_TODO)
+    elif spec.kubernetes:
         lines = list(KUBERNETES_TODO[spec.scheduler.kind])
         if spec.scheduler.kind == "aks" and _file_systems(spec):
             lines.append("network: the node pools are on the AKS cluster's VNet, the stack's file systems on the "

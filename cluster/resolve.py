@@ -885,6 +885,22 @@ class _Resolver:
             self.error("scheduler.kind", f"kind {raw.kind} is not {target}'s managed Kubernetes",
                        f"use kind: {offered}, or none for bare nodes")
             return raw
+        if raw.create and raw.kind != "gke":
+            self.error("scheduler.create", f"scheduler.create builds GKE clusters only; an {raw.kind.upper()} cluster "
+                       "is joined, not created" + (" (its control plane needs subnets in two zones, and the stack's "
+                                                   "VPC has cloud.zone's)" if raw.kind == "eks" else ""),
+                       f"create the {k8s.SERVICE[raw.kind]} cluster yourself and name it in scheduler.cluster")
+            return raw
+        if raw.create:
+            raw = raw.model_copy(update={"cluster": raw.cluster or self.raw.name,
+                                         "version": raw.version or k8s.GKE_DEFAULT_VERSION})
+        elif raw.version is not None:
+            self.ignored("scheduler.version", "scheduler.version is the version of a cluster the stack creates",
+                         "remove scheduler.version, or set scheduler.create: true")
+        if raw.kind == "gke" and raw.create and raw.cluster is not None and not k8s.GKE_CLUSTER_NAME.fullmatch(
+                raw.cluster):
+            self.error("scheduler.cluster", f"GKE cluster name {raw.cluster!r} is not 1-40 lower-case letters, digits "
+                       "and hyphens starting with a letter", "set scheduler.cluster to such a name")
         if raw.cluster is None:
             self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
                        f"an existing {k8s.SERVICE[raw.kind]} cluster",

@@ -372,6 +372,13 @@ class Scheduler(Model):
     location: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
     # aks: the cluster's resource group
     resource_group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.()-]{1,90}$")] | None = None
+    # gke: create the cluster instead of joining one: private (nodes and endpoint), on the management VPC, with
+    # multi-networking and GKE Dataplane V2 for the RDMA node networks; `cluster` is then its name (default the
+    # stack's cluster name)
+    create: bool = False
+    # create: the control plane's Kubernetes version (a minor version such as 1.35, or a full GKE version);
+    # default 1.35 on the REGULAR release channel, as Cluster Toolkit's gke-a3-ultragpu blueprint
+    version: Annotated[str, Field(pattern=r"^1\.[0-9]{2}(\.[0-9]{1,3}(-gke\.[0-9]{1,6})?)?$")] | None = None
 
 
 class NodePool(Model):

@@ -36,6 +36,8 @@ class NetworkAttachment:
     identity: pulumi.Output[str] | None = None
     # AWS: the nodes' IAM role (ARN), which an EKS managed node group takes instead of a profile.
     node_role: pulumi.Output[str] | None = None
+    # scheduler.create: the managed Kubernetes cluster the stack created (its name), which node pools join.
+    kubernetes_cluster: pulumi.Output[str] | None = None
     # The shared file system's Lustre mount source (`<server>@tcp:/<fs>`) and its id (storage).
     filesystem: pulumi.Output[str] | None = None
     filesystem_id: pulumi.Output[str] | None = None

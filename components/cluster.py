@@ -122,6 +122,7 @@ def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: N
         "home": ({"id": storage.home_id, "source": storage.home, "mount": spec.home.mount,
                   "capacity_gib": spec.home.capacity_gib, "options": spec.home.options}
                  if spec.home is not None else None),
+        "kubernetes_cluster": management.kubernetes_cluster,  # scheduler.create: the cluster the stack made
         "security_groups": {"management": list(management.security_group_ids),
                             "storage": list(storage.security_group_ids),
                             "fabric": list(dict.fromkeys(group for attachment in fabric.layouts.values()

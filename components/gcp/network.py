@@ -80,8 +80,46 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         access = gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS",
                                       source_ranges=[IAP_RANGE], allows=[{"protocol": "tcp", "ports": ["22"]}],
                                       opts=child(parent)).name
-    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access,
-                             identity=_node_identity(parent, name, args))
+    identity = _node_identity(parent, name, args)
+    cluster = _gke_cluster(parent, name, args, vpc, subnet) if args.spec.scheduler.create else None
+    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access, identity=identity,
+                             kubernetes_cluster=cluster)
+
+
+# scheduler.create: the cluster's pod and service ranges (VPC-native; outside the stack's 10.0.0.0/16; the pod
+# range is Cluster Toolkit's gke-a3-ultragpu `pods` range) and its control plane's private range (the
+# gke-cluster module's default master_ipv4_cidr_block).
+GKE_PODS, GKE_SERVICES, GKE_CONTROL_PLANE = "10.4.0.0/14", "10.8.0.0/20", "172.16.0.32/28"
+
+
+def _gke_cluster(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs, vpc: gcp.compute.Network,
+                 subnet: gcp.compute.Subnetwork) -> pulumi.Output[str]:
+    """The GKE cluster the node pools join (scheduler.create), as Cluster Toolkit's gke-cluster module
+    builds it for gke-a3-ultragpu (modules/scheduler/gke-cluster/main.tf at 1047080375af): on the
+    management VPC and subnet (the node pools' first network), VPC-native, multi-networking with GKE
+    Dataplane V2 (ADVANCED_DATAPATH), which additional node networks need; private nodes and a
+    private endpoint (kubectl from inside the VPC); the default node pool removed (the module's
+    remove_default_node_pool with initial_node_count 1); Workload Identity; the REGULAR channel at
+    scheduler.version; deletion protection on. Returns its name."""
+    spec = args.spec
+    scheduler, cloud = spec.scheduler, spec.cloud
+    assert cloud is not None and scheduler.cluster is not None
+    from cluster.scheduler import GKE_RELEASE_CHANNEL
+
+    project = (pulumi.Output.from_input(cloud.project) if cloud.project else
+               gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)
+    cluster = gcp.container.Cluster(
+        f"{name}-gke", name=scheduler.cluster, location=scheduler.location, network=vpc.id, subnetwork=subnet.id,
+        networking_mode="VPC_NATIVE",
+        ip_allocation_policy={"cluster_ipv4_cidr_block": GKE_PODS, "services_ipv4_cidr_block": GKE_SERVICES},
+        enable_multi_networking=True, datapath_provider="ADVANCED_DATAPATH",
+        private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": True,
+                                "master_ipv4_cidr_block": GKE_CONTROL_PLANE},
+        remove_default_node_pool=True, initial_node_count=1,
+        workload_identity_config={"workload_pool": project.apply(lambda project_id: f"{project_id}.svc.id.goog")},
+        release_channel={"channel": GKE_RELEASE_CHANNEL}, min_master_version=scheduler.version,
+        deletion_protection=True, resource_labels={"gpu-cluster": spec.name}, opts=child(parent))
+    return cluster.name
 
 
 # The nodes' project roles: Cluster Toolkit's GKE A3 Ultra node service account's, but for

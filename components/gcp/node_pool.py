@@ -180,7 +180,7 @@ def _gke_node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) ->
     node_pool = gcp.container.NodePool(
         f"{name}-nodepool",
         name=k8s.pool_name(spec, pool),
-        cluster=spec.scheduler.cluster,
+        cluster=args.management.kubernetes_cluster or spec.scheduler.cluster,  # the stack's own when it made one
         location=spec.scheduler.location,
         node_locations=[capacity.zone] if capacity.zone else None,
         node_count=pool.nodes,
