@@ -361,8 +361,8 @@ class Cloud(Model):
 class Scheduler(Model):
     """Cloud targets: the managed Kubernetes the GPU nodes join as node pools of an existing cluster
     (EKS managed node groups on the pool's launch template, GKE node pools with the RDMA networks,
-    AKS node pools on the ND size), so the exported Kueue objects select nodes that exist; `none`
-    leaves the nodes bare in their groups."""
+    AKS node pools on the ND size), or on GKE of a cluster the stack creates (`create`), so the
+    exported Kueue objects select nodes that exist; `none` leaves the nodes bare in their groups."""
 
     # eks (aws) | gke (gcp) | aks (azure) | none: bare VMs in auto scaling groups, MIGs or scale sets
     kind: Literal["eks", "gke", "aks", "none"] = "none"

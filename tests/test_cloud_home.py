@@ -150,3 +150,39 @@ def test_the_boot_script_is_valid_bash_with_both_file_systems() -> None:
     if shutil.which("bash") is None:
         pytest.skip("no bash")
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+
+
+def _unshare_works() -> bool:
+    return shutil.which("unshare") is not None and subprocess.run(
+        ["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+def test_the_boot_script_seeds_the_share_and_mounts_it_once(tmp_path: Any) -> None:
+    """The script run for real in a user and mount namespace: /etc/fstab and /run are the test's, the
+    home is a directory of the test's (the script takes the path), and the NFS server a directory that
+    `mount` (a stub on PATH) binds. The image's home (a login key) lands on the share, the share covers
+    the home, and a second boot adds no second fstab line."""
+    if not _unshare_works():
+        pytest.skip("no user namespaces here")
+    share, home, stubs = tmp_path / "share", tmp_path / "home", tmp_path / "bin"
+    for directory in (share, home / "azureuser" / ".ssh", stubs):
+        directory.mkdir(parents=True)
+    (home / "azureuser" / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA key\n")
+    (tmp_path / "fstab").write_text("")
+    # `mount -t nfs -o OPTS SOURCE TARGET` and `mount HOME` (from fstab) bind the share on their target
+    (stubs / "mount").write_text(f'#!/bin/bash\nexec /usr/bin/mount --bind {share} "${{@: -1}}"\n')
+    (stubs / "mount.nfs").write_text("#!/bin/bash\n")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    script = tmp_path / "boot.sh"
+    script.write_text(boot_script(None, ("fs-1.fsx:/fsx", "nfsvers=4.1,_netdev", str(home))))
+    boot = f"PATH={stubs}:$PATH bash {script}"
+    # boot, read the key through the mounted share, then boot again with the share unmounted
+    outer = (f"/usr/bin/mount --bind {tmp_path / 'fstab'} /etc/fstab && /usr/bin/mount -t tmpfs none /run && "
+             f"{boot} && mountpoint -q {home} && cat {home}/azureuser/.ssh/authorized_keys && "
+             f"/usr/bin/umount {home} && {boot} && mountpoint -q {home}")
+    done = subprocess.run(["unshare", "-rm", "bash", "-c", outer], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "ssh-ed25519 AAAA key" in done.stdout
+    assert (share / "azureuser" / ".ssh" / "authorized_keys").read_text() == "ssh-ed25519 AAAA key\n"
+    assert (tmp_path / "fstab").read_text() == f"fs-1.fsx:/fsx {home} nfs nfsvers=4.1,_netdev 0 0\n"
