@@ -71,15 +71,34 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         else:
             todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
+    if spec.scheduler.create:
+        creates.append(f"control plane: {_cluster(spec)}, Kubernetes {spec.scheduler.version} on the "
+                       f"{k8s.GKE_RELEASE_CHANNEL} channel, on the management VPC: VPC-native, multi-networking with "
+                       "GKE Dataplane V2, private nodes and a private endpoint only, Workload Identity, no default node "
+                       "pool; deletion protection on")
     if spec.kubernetes:
         creates.append(_scheduler(spec))
-    creates.append(_egress(spec))
-    creates.append(_identity(spec))
+    aks = spec.scheduler.kind == "aks"
+    if aks:
+        creates.append("network: " + (
+            "a resource group and a VNet holding only the file systems' own subnets; no management subnet, NSG, NAT "
+            "gateway, Bastion or node identity: the node pools use the AKS cluster's" if _file_systems(spec) else
+            "none: the node pools join the AKS cluster's VNet, identity and outbound path, so the stack creates no "
+            "resource group, VNet, NAT gateway, Bastion or node identity"))
+    else:
+        creates.append(_egress(spec))
+        creates.append(_identity(spec))
     if spec.filesystem is not None:
         creates.append(_filesystem(spec))
-    creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
-                   f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
-                   f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
+    if spec.home is not None:
+        creates.append(_home(spec))
+    if aks:
+        creates.append("way in: the AKS cluster's own (`az aks get-credentials --resource-group "
+                       f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}`, then kubectl)")
+    else:
+        creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
+                       f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
+                       f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
     todo.extend(_reservations(spec))
     todo.extend(_images(spec))
     if target == "azure" and not spec.kubernetes:
@@ -91,11 +110,11 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                     "only)")
     if access == "ssm":
         todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
-    if not cloud.data_buckets:
+    if not cloud.data_buckets and not aks:
         todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
     if target == "azure" and spec.kubernetes:
-        todo.append("identity: AKS nodes run as the cluster's kubelet identity, not the stack's managed identity: "
-                    "grant it AcrPull and Storage Blob Data Reader where the nodes need them")
+        todo.append("identity: AKS nodes run as the cluster's kubelet identity (the stack creates none): grant it "
+                    "AcrPull and Storage Blob Data Reader where the nodes need them")
     elif target == "azure" and not cloud.registries:
         todo.append("images: the nodes' identity pulls from no Azure Container Registry; name yours in "
                     "cloud.registries (AcrPull)")
@@ -111,13 +130,15 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
 
 # What the provider's managed Kubernetes calls a node pool, and its shared file systems.
 KUBERNETES = {"aws": "EKS managed node groups", "gcp": "GKE node pools", "azure": "AKS node pools"}
-FILE_SYSTEMS = {"aws": "FSx for Lustre and a /home", "gcp": "Filestore or Managed Lustre",
+FILE_SYSTEMS = {"aws": "FSx for Lustre", "gcp": "Managed Lustre",
                 "azure": "Azure Managed Lustre"}
 
 
 def _cluster(spec: ClusterSpec) -> str:
     """The existing managed cluster the node pools join, in words."""
     scheduler = spec.scheduler
+    if scheduler.create:
+        return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({scheduler.location}, created by the stack)"
     where = {"eks": spec.cloud.region if spec.cloud else "", "gke": scheduler.location or "",
              "aks": f"resource group {scheduler.resource_group}"}[scheduler.kind]
     return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where})"
@@ -149,18 +170,32 @@ KUBERNETES_TODO = {
             "private nodes reach the internet through the cluster VPC's Cloud NAT"],
     "aks": ["scheduler: register the subscription's AKSInfinibandSupport feature (nodes of a pool on one "
             "InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
-            "guide does, and Kueue v0.16+",
-            "way in: AKS nodes are on the cluster's own VNet, not the stack's: reach them with kubectl, and peer the "
-            "two VNets for anything on the stack's network (the shared file system); the stack's Bastion and NAT "
-            "serve its own VNet only (cloud.access / egress none drop them)"],
+            "guide does, and Kueue v0.16+"],
 }
+
+
+# What a GKE cluster the stack created (scheduler.create) leaves to the user.
+GKE_CREATED_TODO = [
+    "scheduler: the control plane has only a private endpoint: run kubectl from inside the management VPC (a VM "
+    "reached through IAP, or a VPN); apply `pulumi stack output kubernetes_networks` (the Network objects the Jobs' "
+    "interface annotations name), then install Kueue v0.16+ and the gIB NCCL plugin (Cluster Toolkit's "
+    "gke-a3-ultragpu nccl-installer)",
+    "upgrades: the REGULAR channel upgrades the control plane in GKE's maintenance windows; the GPU node pools "
+    "have auto-upgrade off",
+]
 
 
 def _not_created(spec: ClusterSpec) -> list[str]:
     """What a training cluster needs that this stack does not create, said plainly."""
     target = spec.target
-    if spec.kubernetes:
+    if spec.scheduler.create:
+        lines = list(GKE_CREATED_TODO)
+    elif spec.kubernetes:
         lines = list(KUBERNETES_TODO[spec.scheduler.kind])
+        if spec.scheduler.kind == "aks" and _file_systems(spec):
+            lines.append("network: the node pools are on the AKS cluster's VNet, the stack's file systems on the "
+                         "stack's VNet (10.0.0.0/16): peer the two (their address spaces must not overlap) for the "
+                         "nodes to reach them")
     else:
         lines = [
             f"scheduler: none created (scheduler.kind none): the nodes boot as bare VMs in their {GROUP[target]}s, "
@@ -171,15 +206,45 @@ def _not_created(spec: ClusterSpec) -> list[str]:
         lines.append(f"shared storage: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so "
                      f"nothing mounts {spec.filesystem.mount}: mount the file system through the provider's Lustre CSI "
                      "driver")
+    if spec.home is not None and spec.scheduler.kind in ("gke", "aks"):
+        lines.append(f"home: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so nothing "
+                     f"mounts {spec.home.mount}: give pods the share as an NFS volume (`pulumi stack output network`: "
+                     "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks" else ""))
     if spec.filesystem is None:
-        lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one): the "
-                     "storage network's subnet is ready for it (`pulumi stack output network`: subnets.storage)")
+        lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one)"
+                     + ("" if spec.scheduler.kind == "aks" else ": the storage network's subnet is ready for it "
+                        "(`pulumi stack output network`: subnets.storage)"))
     else:
         lines.append(f"shared storage: the node image must carry the Lustre client, or the boot script leaves "
                      f"{spec.filesystem.mount} unmounted (it says so in the boot log); the file system is protected, so "
                      "`pulumi destroy` stops at it until you unprotect it (`pulumi state unprotect`) to delete the data")
-        lines.append("home: no /home file system is created; users' homes stay on each node's root volume")
+    if spec.home is None:
+        lines.append(f"home: none created ({HOME[target]}; storage.home creates one): users' homes stay on each "
+                     "node's root volume")
+    elif spec.scheduler.kind not in ("gke", "aks"):
+        lines.append(f"home: the NFS share covers each node's {spec.home.mount} at boot, after the image's own "
+                     f"{spec.home.mount} is copied onto it without overwriting; the share is protected like the "
+                     "shared file system")
     return lines
+
+
+# What `storage.home` creates on each target (cluster.filesystems.HOME).
+HOME = {"aws": "FSx for OpenZFS", "gcp": "Filestore", "azure": "Azure NetApp Files"}
+
+
+def _home(spec: ClusterSpec) -> str:
+    home = spec.home
+    assert home is not None
+    where = {"aws": "in the storage subnet behind the storage security group (NFS between its members)",
+             "gcp": "on the management VPC (every VM's first gVNIC)",
+             "azure": "in its own subnet delegated to Microsoft.NetApp/volumes, exported to the VNet only"}[spec.target]
+    mounted = ("mounted at /home on every node at boot" if spec.scheduler.kind in ("none", "eks")
+               else "not mounted by the node pools")
+    return f"home: {home.service}, {home.capacity_gib:,} GiB, {where}, {mounted}; protected"
+
+
+def _file_systems(spec: ClusterSpec) -> bool:
+    return spec.filesystem is not None or spec.home is not None
 
 
 def _filesystem(spec: ClusterSpec) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from cluster import stackfile as sf
 from cluster.findings import Finding, schema
-from cluster.spec import FileSystemPlan
+from cluster.spec import FileSystemPlan, HomePlan
 
 GIB_PER_TIB = 1024
 TIERS = {"aws": (125, 250, 500, 1000), "gcp": (125, 250, 500, 1000), "azure": (40, 125, 250, 500)}
@@ -84,19 +84,93 @@ def _problems(target: str, given: sf.SharedFileSystem) -> Iterator[Finding]:
 
 
 def mount_script(source: str, path: str) -> str:
-    """The boot script that mounts the file system at `path` on every node: Lustre's
-    `<server>@tcp:/<fs>` source (FSx: `<dns name>@tcp:/<mount name>`; Managed Lustre: its
-    mount_point; AMLFS: `<MGS address>@tcp:/lustrefs`), with the options the providers' guides give
+    """The boot script that mounts the Lustre file system `source` at `path` (boot_script)."""
+    return boot_script((source, path), None)
+
+
+def boot_script(lustre: tuple[str, str] | None, home: tuple[str, str, str] | None) -> str:
+    """The boot script that mounts the shared file systems on every node: `lustre` (source, path),
+    `home` (source, options, path), each when there is one.
+
+    Lustre: `<server>@tcp:/<fs>` (FSx: `<dns name>@tcp:/<mount name>`; Managed Lustre: its
+    mount_point; AMLFS: `<MGS address>@tcp:/lustrefs`) with the options the providers' guides give
     (relatime, flock; _netdev so boot waits for the network). The Lustre client comes with the node
-    image; without it the script says so in the boot log and leaves the path unmounted."""
-    return f"""#!/bin/bash
-# gpu-cluster: mount the cluster's shared Lustre file system (storage.filesystem).
-set -u
-if ! modprobe -n lustre 2>/dev/null; then
-  echo "gpu-cluster: no Lustre client in this image; {path} is not mounted" >&2
-  exit 0
-fi
-mkdir -p {path}
-grep -q ' {path} lustre ' /etc/fstab || echo '{source} {path} lustre relatime,flock,_netdev 0 0' >> /etc/fstab
-mountpoint -q {path} || mount {path}
-"""
+    image; without it the script says so in the boot log and leaves the path unmounted.
+
+    /home: NFS with the provider's options. The NFS client is installed when the image lacks it (as
+    Cluster Toolkit's filestore module's install-nfs-client.sh does). Before the share covers the
+    image's /home, what the image put there (the login user's authorized_keys) is copied onto the
+    share without overwriting anything, so the first node seeds it and the login still works."""
+    lines = ["#!/bin/bash", "# gpu-cluster: mount the cluster's shared file systems (storage.filesystem, storage.home).",
+             "set -u"]
+    if lustre is not None:
+        source, path = lustre
+        lines += [
+            "if ! modprobe -n lustre 2>/dev/null; then",
+            f'  echo "gpu-cluster: no Lustre client in this image; {path} is not mounted" >&2',
+            "else",
+            f"  mkdir -p {path}",
+            f"  grep -q ' {path} lustre ' /etc/fstab || echo '{source} {path} lustre relatime,flock,_netdev 0 0' "
+            ">> /etc/fstab",
+            f"  mountpoint -q {path} || mount {path}",
+            "fi",
+        ]
+    if home is not None:
+        source, options, path = home
+        stage = "/run/gpu-cluster-home"
+        lines += [
+            "if ! command -v mount.nfs >/dev/null 2>&1; then",
+            "  if command -v apt-get >/dev/null 2>&1; then apt-get -qq update && apt-get -qq install -y nfs-common",
+            "  elif command -v dnf >/dev/null 2>&1; then dnf -q install -y nfs-utils; fi",
+            "fi",
+            "if ! command -v mount.nfs >/dev/null 2>&1; then",
+            f'  echo "gpu-cluster: no NFS client in this image; {path} is not mounted" >&2',
+            f"elif ! mountpoint -q {path}; then",
+            f"  mkdir -p {stage}",
+            f"  if mount -t nfs -o {options} {source} {stage}; then",
+            f"    cp -an {path}/. {stage}/",
+            f"    umount {stage}",
+            "  fi",
+            f"  grep -q ' {path} nfs ' /etc/fstab || echo '{source} {path} nfs {options} 0 0' >> /etc/fstab",
+            f"  mount {path}",
+            "fi",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+HOME_MOUNT = "/home"
+# Per provider: the service, its default size, its smallest and largest sizes (GiB), the NFS mount options.
+# - AWS FSx for OpenZFS, SINGLE_AZ_HA_2 at 320 MB/s, 512 GiB by default, as awsome-distributed-training's
+#   ParallelCluster prerequisites give /home (1.architectures/2.aws-parallelcluster/templates/
+#   parallelcluster-prerequisites.yaml at 0e68c545: OpenZFSFileSystem, HomeCapacity 512, HomeThroughput 320);
+#   64 to 524,288 GiB (FSx API CreateFileSystem StorageCapacity for OPENZFS); NFS 4.1 (FSx for OpenZFS
+#   User Guide, "Mounting file systems": `mount -t nfs -o nfsvers=4.1`).
+# - GCP Filestore Basic SSD, 2,560 GiB, as Cluster Toolkit's a3-ultragpu-8g a3ultra-vm.yaml homefs
+#   (filestore_tier BASIC_SSD, size_gb 2560, local_mount /home, at 1047080375af); Basic SSD holds 2.5 to
+#   63.9 TiB (cloud.google.com/filestore/docs/service-tiers); the filestore module's mount options
+#   `defaults,_netdev`.
+# - Azure NetApp Files (Premium), as CycleCloud Workspace for Slurm's shared file system (Azure/
+#   cyclecloud-slurm-workspace bicep/anf.bicep: one capacity pool and one NFSv3 volume in a delegated
+#   subnet, mount options rw,hard,rsize=262144,wsize=262144,vers=3,tcp,_netdev,nconnect=8); a capacity
+#   pool is 1 TiB at least, in 1 TiB steps, a regular volume 100 TiB at most (learn.microsoft.com
+#   azure-netapp-files-resource-limits).
+HOME = {
+    "aws": ("FSx for OpenZFS (SINGLE_AZ_HA_2, 320 MB/s)", 512, 64, 524_288, "nfsvers=4.1,_netdev"),
+    "gcp": ("Filestore (Basic SSD)", 2_560, 2_560, 65_433, "defaults,_netdev"),
+    "azure": ("Azure NetApp Files (Premium)", 1_024, 1_024, 102_400,
+              "rw,hard,rsize=262144,wsize=262144,vers=3,tcp,_netdev,nconnect=8"),
+}
+AWS_HOME_THROUGHPUT = 320  # MB/s (awsome-distributed-training's HomeThroughput)
+ANF_STEP_GIB = 1_024  # Azure NetApp Files capacity pools grow in 1 TiB steps
+
+
+def plan_home(target: str, given: sf.HomeFileSystem) -> tuple[HomePlan | None, list[Finding]]:
+    """The /home file system `given` asks for on `target`, or why not."""
+    service, default, smallest, largest, options = HOME[target]
+    asked = given.capacity_gib or default
+    size = _round_up(asked, ANF_STEP_GIB) if target == "azure" else asked
+    if not smallest <= size <= largest:
+        return None, [schema("storage.home.capacity_gib", f"{service} holds {smallest:,} to {largest:,} GiB, not "
+                             f"{asked:,}", f"set capacity_gib between {smallest:,} and {largest:,}, or leave it out "
+                             f"for {default:,}")]
+    return HomePlan(service=service, capacity_gib=size, mount=HOME_MOUNT, options=options), []

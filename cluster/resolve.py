@@ -21,6 +21,7 @@ from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.filesystems import plan as plan_filesystem
+from cluster.filesystems import plan_home
 from cluster.findings import Finding, Severity, schema
 from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
@@ -857,8 +858,9 @@ class _Resolver:
         """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
         password login disabled and so no other way in (cluster.sshkeys)."""
         key = cloud.ssh_public_key
+        aks = self.raw.scheduler is not None and self.raw.scheduler.kind == "aks"
         if key is None:
-            if target == "azure":
+            if target == "azure" and not aks:
                 self.error("cloud.ssh_public_key",
                            "cloud.ssh_public_key is required on azure: password login is disabled, so without a key "
                            "the scale set has no login method and Azure refuses it",
@@ -892,6 +894,22 @@ class _Resolver:
             self.error("scheduler.kind", f"kind {raw.kind} is not {target}'s managed Kubernetes",
                        f"use kind: {offered}, or none for bare nodes")
             return raw
+        if raw.create and raw.kind != "gke":
+            self.error("scheduler.create", f"scheduler.create builds GKE clusters only; an {raw.kind.upper()} cluster "
+                       "is joined, not created" + (" (its control plane needs subnets in two zones, and the stack's "
+                                                   "VPC has cloud.zone's)" if raw.kind == "eks" else ""),
+                       f"create the {k8s.SERVICE[raw.kind]} cluster yourself and name it in scheduler.cluster")
+            return raw
+        if raw.create:
+            raw = raw.model_copy(update={"cluster": raw.cluster or self.raw.name,
+                                         "version": raw.version or k8s.GKE_DEFAULT_VERSION})
+        elif raw.version is not None:
+            self.ignored("scheduler.version", "scheduler.version is the version of a cluster the stack creates",
+                         "remove scheduler.version, or set scheduler.create: true")
+        if raw.kind == "gke" and raw.create and raw.cluster is not None and not k8s.GKE_CLUSTER_NAME.fullmatch(
+                raw.cluster):
+            self.error("scheduler.cluster", f"GKE cluster name {raw.cluster!r} is not 1-40 lower-case letters, digits "
+                       "and hyphens starting with a letter", "set scheduler.cluster to such a name")
         if raw.cluster is None:
             self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
                        f"an existing {k8s.SERVICE[raw.kind]} cluster",
@@ -906,6 +924,14 @@ class _Resolver:
             self.error("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and "
                        "without cloud.vpc_id the stack creates a VPC of its own",
                        f"set cloud.vpc_id to the VPC of EKS cluster {raw.cluster or '<name>'}")
+        if raw.kind == "aks" and cloud is not None:
+            # The node pools are the AKS cluster's: its VNet, kubelet identity, outbound path and access
+            # (components/azure/network.py creates none of the stack's own for them).
+            for key, what in AKS_UNUSED.items():
+                if key in cloud.model_fields_set:
+                    self.ignored(f"cloud.{key}", f"cloud.{key} {what}; with kind aks the node pools are the AKS "
+                                 "cluster's, so the stack creates none", f"remove cloud.{key}, or use scheduler.kind: "
+                                 "none")
         if raw.kind == "aks" and raw.resource_group is None:
             self.error("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent "
                        "pool is created in its cluster's resource group", "add the AKS cluster's resource group")
@@ -1021,9 +1047,10 @@ class _Resolver:
                 if getattr(raw, key) is not None:
                     self.ignored(key, f"{key} is the provider's on {raw.target}; this section is ignored",
                                  f"remove `{key}` from a cloud stack")
-            for key in sorted(raw.storage.model_fields_set - {"filesystem"}) if raw.storage is not None else []:
+            for key in sorted(raw.storage.model_fields_set - {"filesystem", "home"}) if raw.storage is not None else []:
                 self.ignored(f"storage.{key}", f"storage.{key} sizes on-premises switches; on {raw.target} the "
-                             "storage network is the provider's, and storage.filesystem its shared file system",
+                             "storage network is the provider's, and storage.filesystem and storage.home its file "
+                             "systems",
                              f"remove storage.{key}")
         elif raw.cloud is not None:
             self.ignored("cloud", "cloud is ignored on premises", "remove `cloud`, or set a cloud target")
@@ -1055,6 +1082,14 @@ class _Resolver:
             else:
                 self.ignored("storage.filesystem", "storage.filesystem is a cloud target's shared file system; on "
                              "premises the storage network's targets are your own", "remove storage.filesystem")
+        home = None
+        if raw.storage is not None and raw.storage.home is not None:
+            if cloud_target:
+                home, problems = plan_home(raw.target, raw.storage.home)
+                self.findings.extend(problems)
+            else:
+                self.ignored("storage.home", "storage.home is a cloud target's /home file system; on premises "
+                             "/home is your own", "remove storage.home")
         scheduler = self.scheduler(raw.target, cloud, pools)
         self.addressing()
         management_plane = self.management_plane(cloud_target)
@@ -1081,6 +1116,7 @@ class _Resolver:
             provisioning=None if cloud_target else raw.provisioning,
             previous_names=tuple(raw.previous_names),
             filesystem=filesystem,
+            home=home,
             scheduler=scheduler,
         )
 
@@ -1108,6 +1144,14 @@ def _normal(value: str) -> str:
 
 # Access paths per target, the default first (cloud.access).
 ACCESS = {"aws": ("ssm", "none"), "gcp": ("iap", "none"), "azure": ("bastion", "none")}
+
+
+# cloud keys that configure what the stack creates for bare Azure nodes only (scheduler aks creates none of it).
+AKS_UNUSED = {
+    "access": "picks the way in (Azure Bastion)", "egress": "picks the way out (a NAT gateway)",
+    "ssh_cidrs": "admits SSH through the management NSG", "ssh_public_key": "is the scale set's admin login",
+    "data_buckets": "are read by the stack's node identity", "registries": "are pulled from by the stack's node identity",
+}
 
 
 def access_of(cloud: sf.Cloud, target: str) -> str:

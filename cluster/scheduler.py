@@ -33,6 +33,14 @@ GPU_TAINT_VALUE = "present"
 # and 12 characters").
 NAME_LIMIT = {"eks": 63, "gke": 40}
 AKS_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+# A GKE cluster's name: 1-40 lower-case letters, digits and hyphens, a letter first, no hyphen last
+# (gcloud container clusters create NAME).
+GKE_CLUSTER_NAME = re.compile(r"^[a-z](?:[a-z0-9-]{0,38}[a-z0-9])?$")
+# scheduler.create: the control plane's version when the stack file gives none: the 1.35 minor on the
+# REGULAR channel, as Cluster Toolkit's gke-a3-ultragpu blueprint (examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml
+# at 1047080375af: version_prefix "1.35.", release_channel REGULAR).
+GKE_DEFAULT_VERSION = "1.35"
+GKE_RELEASE_CHANNEL = "REGULAR"
 
 
 def node_pool_name(kind: str, cluster: str, pool: str) -> str:

@@ -197,6 +197,15 @@ class FileSystemPlan(Spec):
     mbps_per_gpu: int | None
 
 
+class HomePlan(Spec):
+    """Cloud targets: the NFS file system mounted at /home (cluster.filesystems.plan_home)."""
+
+    service: str
+    capacity_gib: int
+    mount: str  # /home
+    options: str  # the NFS mount options the provider's guide gives
+
+
 class ClusterSpec(Spec):
     name: str
     target: Target
@@ -222,6 +231,7 @@ class ClusterSpec(Spec):
     derived_pools: tuple[tuple[str, str], ...] = ()
     previous_names: tuple[str, ...] = ()  # cloud targets: the cluster's earlier names, oldest first
     filesystem: FileSystemPlan | None = None  # cloud targets: the shared file system (storage.filesystem)
+    home: HomePlan | None = None  # cloud targets: the /home file system (storage.home)
     scheduler: sf.Scheduler = sf.Scheduler()  # cloud targets: the managed Kubernetes node pools join (kind none: bare)
 
     @property

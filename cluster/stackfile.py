@@ -224,6 +224,16 @@ class SharedFileSystem(Model):
     mount: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,4}$")] = "/lustre"
 
 
+class HomeFileSystem(Model):
+    """Cloud targets: an NFS file system every GPU node mounts at /home, apart from the Lustre
+    scratch (FSx for OpenZFS on aws, Filestore on gcp, Azure NetApp Files on azure), as the reference
+    deployments give their clusters a /home of its own."""
+
+    # capacity (GiB); default aws 512 (FSx for OpenZFS), gcp 2560 (Filestore Basic SSD), azure 1024
+    # (an Azure NetApp Files capacity pool's smallest size)
+    capacity_gib: Annotated[int, Field(ge=64, le=524_288)] | None = None
+
+
 class StorageNetwork(Network):
     """The storage network, and the storage systems hosts reach over it."""
 
@@ -240,6 +250,8 @@ class StorageNetwork(Network):
     ecn: Ecn | None = None
     # cloud targets: the shared Lustre file system (the other keys are on-premises switch sizing)
     filesystem: SharedFileSystem | None = None
+    # cloud targets: an NFS file system mounted at /home on every GPU node (`home: {}` for the default size)
+    home: HomeFileSystem | None = None
 
 
 class Provisioning(Model):
@@ -349,8 +361,8 @@ class Cloud(Model):
 class Scheduler(Model):
     """Cloud targets: the managed Kubernetes the GPU nodes join as node pools of an existing cluster
     (EKS managed node groups on the pool's launch template, GKE node pools with the RDMA networks,
-    AKS node pools on the ND size), so the exported Kueue objects select nodes that exist; `none`
-    leaves the nodes bare in their groups."""
+    AKS node pools on the ND size), or on GKE of a cluster the stack creates (`create`), so the
+    exported Kueue objects select nodes that exist; `none` leaves the nodes bare in their groups."""
 
     # eks (aws) | gke (gcp) | aks (azure) | none: bare VMs in auto scaling groups, MIGs or scale sets
     kind: Literal["eks", "gke", "aks", "none"] = "none"
@@ -360,6 +372,13 @@ class Scheduler(Model):
     location: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
     # aks: the cluster's resource group
     resource_group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.()-]{1,90}$")] | None = None
+    # gke: create the cluster instead of joining one: private (nodes and endpoint), on the management VPC, with
+    # multi-networking and GKE Dataplane V2 for the RDMA node networks; `cluster` is then its name (default the
+    # stack's cluster name)
+    create: bool = False
+    # create: the control plane's Kubernetes version (a minor version such as 1.35, or a full GKE version);
+    # default 1.35 on the REGULAR release channel, as Cluster Toolkit's gke-a3-ultragpu blueprint
+    version: Annotated[str, Field(pattern=r"^1\.[0-9]{2}(\.[0-9]{1,3}(-gke\.[0-9]{1,6})?)?$")] | None = None
 
 
 class NodePool(Model):

@@ -36,17 +36,32 @@ class NetworkAttachment:
     identity: pulumi.Output[str] | None = None
     # AWS: the nodes' IAM role (ARN), which an EKS managed node group takes instead of a profile.
     node_role: pulumi.Output[str] | None = None
+    # scheduler.create: the managed Kubernetes cluster the stack created (its name), which node pools join.
+    kubernetes_cluster: pulumi.Output[str] | None = None
     # The shared file system's Lustre mount source (`<server>@tcp:/<fs>`) and its id (storage).
     filesystem: pulumi.Output[str] | None = None
     filesystem_id: pulumi.Output[str] | None = None
+    # The /home file system's NFS mount source (`<server>:/<export>`) and its id (storage).
+    home: pulumi.Output[str] | None = None
+    home_id: pulumi.Output[str] | None = None
 
-    def boot_script(self, mount: str) -> pulumi.Output[str] | None:
-        """The node boot script that mounts the shared file system at `mount`, when there is one."""
-        if self.filesystem is None:
+    def boot_script(self, spec: ClusterSpec) -> pulumi.Output[str] | None:
+        """The node boot script that mounts the shared file system and /home, when there is either."""
+        lustre = self.filesystem if spec.filesystem is not None else None
+        home = self.home if spec.home is not None else None
+        if lustre is None and home is None:
             return None
-        from cluster.filesystems import mount_script
+        from cluster.filesystems import boot_script
 
-        return self.filesystem.apply(lambda source: mount_script(source, mount))
+        fs, home_plan = spec.filesystem, spec.home
+
+        def script(sources: list[str]) -> str:
+            found = iter(sources)
+            return boot_script((next(found), fs.mount) if lustre is not None and fs is not None else None,
+                               (next(found), home_plan.options, home_plan.mount)
+                               if home is not None and home_plan is not None else None)
+
+        return pulumi.Output.all(*[source for source in (lustre, home) if source is not None]).apply(script)
     # Zonal networks per zone the pools use (AWS: the fabric subnet of each zone; GCP: the RDMA
     # VPC's subnets of each zone's RoCE profile), when pools sit in more than one zone. A pool in
     # the cluster's own zone uses `subnet_ids`.

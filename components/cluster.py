@@ -119,6 +119,10 @@ def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: N
         "filesystem": ({"id": storage.filesystem_id, "source": storage.filesystem,
                         "mount": spec.filesystem.mount, "capacity_gib": spec.filesystem.capacity_gib}
                        if spec.filesystem is not None else None),
+        "home": ({"id": storage.home_id, "source": storage.home, "mount": spec.home.mount,
+                  "capacity_gib": spec.home.capacity_gib, "options": spec.home.options}
+                 if spec.home is not None else None),
+        "kubernetes_cluster": management.kubernetes_cluster,  # scheduler.create: the cluster the stack made
         "security_groups": {"management": list(management.security_group_ids),
                             "storage": list(storage.security_group_ids),
                             "fabric": list(dict.fromkeys(group for attachment in fabric.layouts.values()
@@ -152,6 +156,9 @@ def access_outputs(spec: ClusterSpec, management: NetworkAttachment) -> dict[str
     """The way in the stack created (cloud.access) and what to reach it with."""
     if not spec.is_cloud or spec.cloud is None:
         return {}
+    if spec.scheduler.kind == "aks":  # the node pools are the AKS cluster's: its API server is the way in
+        return {"method": "kubectl", "command": "az aks get-credentials --resource-group "
+                f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}"}
     method = access_of(spec.cloud, spec.target)
     found: dict[str, object] = {"method": method, "command": ACCESS_COMMANDS.get(method, "")}
     if management.instance_profile is not None:

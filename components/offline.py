@@ -112,6 +112,10 @@ OUTPUT_PLACEHOLDERS: dict[str, dict[str, WireValue]] = {
     "aws:iam/role:Role": {"arn": "arn:aws:iam::<account>:role/{name}"},  # an EKS node group takes it
     "gcp:lustre/instance:Instance": {"mountPoint": "<{name} ip>@tcp:/lustrefs"},
     "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "<{name} mgs>"}},
+    # the /home file systems (storage.home)
+    "aws:fsx/openZfsFileSystem:OpenZfsFileSystem": {"dnsName": "<{name}.fsx>"},
+    "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["<{name} ip>"]}]},
+    "azure-native:netapp:CapacityPoolVolume": {"mountTargets": [{"ipAddress": "<{name} ip>"}]},
 }
 
 
@@ -121,6 +125,8 @@ def _named(value: WireValue, name: str) -> WireValue:
         return value.replace("{name}", name)
     if isinstance(value, dict):
         return {key: _named(item, name) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_named(item, name) for item in value]
     return value
 
 

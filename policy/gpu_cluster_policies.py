@@ -57,6 +57,8 @@ GCP_REGION_GROUP = "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupMa
 GCP_RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 GCP_SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 GCP_NETWORK = "gcp:compute/network:Network"
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
 AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -646,6 +648,33 @@ def check_gcp_rdma_profile(args: StackValidationArgs, report: ReportViolation) -
                    f"group runs in {', '.join(sorted(zones))}: a RoCE VPC serves its own zone only", template.urn)
 
 
+def check_gke_multi_networking(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A GKE node pool with additional node networks (the storage gVNIC, the RDMA subnets) in a
+    cluster of the same stack: that cluster has multi-networking on and GKE Dataplane V2
+    (datapathProvider ADVANCED_DATAPATH), without which GKE refuses the pool's networks
+    (cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods,
+    requirements; Cluster Toolkit's gke-cluster module derives dataplane V2 from multi-networking
+    and refuses additional networks without it). A pool of a cluster from elsewhere is the
+    cluster owner's to check."""
+    clusters = [resource for resource in args.resources if resource.resource_type == GKE_CLUSTER]
+    for pool in args.resources:
+        if pool.resource_type != GKE_NODE_POOL:
+            continue
+        networks = _items(_map(pool.props.get("networkConfig")).get("additionalNodeNetworkConfigs"))
+        if not networks:
+            continue
+        found = _depends_on(pool, "cluster", GKE_CLUSTER) or [
+            cluster for cluster in clusters if str(cluster.props.get("name")) == str(pool.props.get("cluster"))]
+        for cluster in found:
+            missing = ([] if _true(cluster.props.get("enableMultiNetworking")) else ["enableMultiNetworking"]) + (
+                [] if cluster.props.get("datapathProvider") == "ADVANCED_DATAPATH" else
+                ["datapathProvider ADVANCED_DATAPATH"])
+            if missing:
+                report(f"node pool {pool.name}: {len(networks)} additional node networks, but its cluster "
+                       f"{cluster.name} lacks {' and '.join(missing)}: GKE attaches extra networks only with "
+                       "multi-networking on GKE Dataplane V2", pool.urn)
+
+
 # --- SSH not open to the world ----------------------------------------------------------------
 
 
@@ -854,6 +883,10 @@ def policies() -> list[Policy]:
     built.append(StackValidationPolicy(
         name="gcp-rdma-network-profile", description="GCP MRDMA NICs sit on a VPC with the RoCE profile of their zone",
         validate=check_gcp_rdma_profile, enforcement_level=MANDATORY))
+    built.append(StackValidationPolicy(
+        name="gke-multi-networking", description="A GKE node pool's additional node networks: its cluster, when "
+        "the stack creates it, has multi-networking and GKE Dataplane V2", validate=check_gke_multi_networking,
+        enforcement_level=MANDATORY))
     built.append(StackValidationPolicy(
         name="gpu-cluster-present", description="The stack holds a GpuCluster (advisory)",
         validate=check_design_present, enforcement_level=EnforcementLevel.ADVISORY))

@@ -30,8 +30,9 @@ def test_every_example_stack_plans(capsys: pytest.CaptureFixture[str], stack: st
 def test_text_tree_shows_the_efa_layout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "aws-p5e"]) == 0
     out = capsys.readouterr().out
-    # provider, NAT, S3 endpoint, node identity (role, ECR and SSM policies, profile), FSx; no placement group
-    assert out.startswith("aws-p5e: 31 resources (5 components)")
+    # provider, NAT, S3 endpoint, node identity (role, ECR and SSM policies, profile), FSx for Lustre and for
+    # OpenZFS (/home); no placement group
+    assert out.startswith("aws-p5e: 32 resources (5 components)")
     assert "PlacementGroup" not in out
     assert "networkInterfaces=33 (efa-only x32, interface x1) on cards 0-31" in out
     assert "    aws:ec2/launchTemplate:LaunchTemplate  train-h200-template" in out  # under its pool
@@ -132,7 +133,7 @@ def test_plan_says_what_exists_after_up_and_what_is_still_yours(capsys: pytest.C
 
 @pytest.mark.parametrize("stack", ["aws-p5e", "gcp-a3ultra", "azure-ndh200"])
 def test_still_yours_says_what_the_stack_does_not_create(capsys: pytest.CaptureFixture[str], stack: str) -> None:
-    """No scheduler is created, and no /home: the plan says so, not a hint that the nodes are somehow
+    """No scheduler is created: the plan says so, not a hint that the nodes are somehow
     part of a Kubernetes cluster; the shared file system the example asks for is in what up creates,
     with what it still needs (the Lustre client in the image)."""
     assert main(["plan", stack, "--format", "json"]) == 0
@@ -142,7 +143,9 @@ def test_still_yours_says_what_the_stack_does_not_create(capsys: pytest.CaptureF
                  if line.startswith("scheduler: none created (scheduler.kind none): the nodes boot as bare VMs")]
     assert len(scheduler) == 1 and "schedule nothing until these nodes join" in scheduler[0]
     assert any(line.startswith("shared storage: the node image must carry the Lustre client") for line in todo)
-    assert any(line.startswith("home: no /home file system is created") for line in todo)
+    assert any(line.startswith("home: the NFS share covers each node's /home at boot") for line in todo)
+    assert any(line.startswith("home: ") and "mounted at /home on every node at boot; protected" in line
+               for line in creates)
     assert any(line.startswith("shared storage: ") and "mounted at /lustre on every node at boot" in line
                for line in creates)
     assert any(line.startswith("data: the nodes' identity reads no bucket") for line in todo)

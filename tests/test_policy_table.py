@@ -114,6 +114,15 @@ def halves(key: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def _gke_created() -> dict[str, Any]:
+    return {**load_stack("gcp-a3ultra-gke").data, "scheduler": {"kind": "gke", "create": True}}
+
+
+def _home(target: str) -> dict[str, Any]:
+    instance_type = {"aws": "p5e.48xlarge", "gcp": "a3-ultragpu-8g", "azure": "Standard_ND96isr_H200_v5"}[target]
+    return {**cloud_stack(target, instance_type), "storage": {"home": {}}}
+
+
 def new_group_beside_the_block() -> Pairs:
     template = next(item for item in _aws(market="capacity-block", reservation="cr-0123456789abcdef0").resources
                     if item.name.endswith("gpu-template"))
@@ -142,6 +151,10 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
      None),
     ("azure-ndh200-aks as planned (AKS node pool)", lambda: pairs_of(recorded("azure-ndh200-aks")), None),
     ("A3 Mega with one VPC per GPU NIC", lambda: pairs_of(_mega()), None),
+    ("gcp-a3ultra-gke creating its GKE cluster (multi-networking, Dataplane V2)", lambda: pairs_of(
+        run_program(_gke_created())), None),
+    ("storage.home on each cloud (OpenZFS, Filestore, NetApp Files)", lambda: [
+        pair for target in ("aws", "gcp", "azure") for pair in pairs_of(run_program(_home(target)))], None),
     ("a CPU bastion with a public IP", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "bastion", {
         "instanceType": "t3.micro", "subnetId": "subnet-1", "associatePublicIpAddress": True,
         "metadataOptions": {"httpTokens": "required"}}), None),
@@ -215,6 +228,10 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
         "b200-template": lambda props: [props.pop(key) for key in ("instanceMarketOptions",
                                                                    "capacityReservationSpecification")]}),
      "gpu-eks-launch-template"),
+    ("a created GKE cluster without multi-networking", lambda: pairs_of(run_program(_gke_created()), {
+        "management-gke": lambda props: props.pop("enableMultiNetworking")}), "gke-multi-networking"),
+    ("a created GKE cluster on the legacy datapath", lambda: pairs_of(run_program(_gke_created()), {
+        "management-gke": lambda props: props.update(datapathProvider="LEGACY_DATAPATH")}), "gke-multi-networking"),
     ("a GKE GPU node pool without private nodes", lambda: pairs_of(recorded("gcp-a3ultra-gke"), {
         "h200-nodepool": lambda props: props["networkConfig"].pop("enablePrivateNodes")}), "gpu-no-public-ip"),
     ("an AKS GPU node pool with node public IPs", lambda: pairs_of(recorded("azure-ndh200-aks"), {

@@ -31,6 +31,9 @@ SSM_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 ECR_READ_POLICY = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"
 # FSx for Lustre: LNet on TCP 988 and 1018-1023 between clients and file servers.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
+# FSx for OpenZFS: NFS on TCP and UDP 111, 2049 and 20001-20003 (FSx for OpenZFS User Guide, "File
+# system access control with Amazon VPC", security group rules).
+NFS_PORTS = ((111, 111), (2049, 2049), (20001, 20003))
 
 
 def _tags(args: ConcernArgs, name: str, network: str) -> dict[str, str]:
@@ -177,13 +180,18 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     lustre: list[aws.ec2.SecurityGroupIngressArgsDict] = [
         {"protocol": "tcp", "from_port": low, "to_port": high, "self": True, "description": "Lustre"}
         for low, high in LUSTRE_PORTS]
+    nfs: list[aws.ec2.SecurityGroupIngressArgsDict] = [
+        {"protocol": protocol, "from_port": low, "to_port": high, "self": True, "description": "NFS (/home)"}
+        for protocol in ("tcp", "udp") for low, high in NFS_PORTS] if args.spec.home is not None else []
     group = aws.ec2.SecurityGroup(
-        f"{name}-sg", vpc_id=vpc_id, description="gpu-cluster storage: Lustre between its members",
-        ingress=lustre, egress=[{**ALL_TRAFFIC, "self": True}],
+        f"{name}-sg", vpc_id=vpc_id,
+        description="gpu-cluster storage: Lustre" + (" and NFS" if nfs else "") + " between its members",
+        ingress=lustre + nfs, egress=[{**ALL_TRAFFIC, "self": True}],
         tags=_tags(args, f"{name}-sg", "storage"), opts=child(parent))
+    home, home_id = _home(parent, name, args, subnet, group.id) if args.spec.home is not None else (None, None)
     fs = args.spec.filesystem
     if fs is None:
-        return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id)
+        return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id, home=home, home_id=home_id)
     # FSx for Lustre PERSISTENT_2 in the storage subnet, behind the storage group the nodes' primary
     # interface also carries (LNet ports between members); LZ4 compression as ParallelCluster's
     # examples set it. Protected: `pulumi destroy` stops at it instead of deleting the data.
@@ -195,7 +203,28 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     source = pulumi.Output.all(lustre_fs.dns_name, lustre_fs.mount_name).apply(
         lambda parts: f"{parts[0]}@tcp:/{parts[1]}")
     return NetworkAttachment("storage", (subnet,), (group.id,), network_id=vpc_id, filesystem=source,
-                             filesystem_id=lustre_fs.id)
+                             filesystem_id=lustre_fs.id, home=home, home_id=home_id)
+
+
+def _home(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, subnet: pulumi.Input[str],
+          group: pulumi.Output[str]) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """FSx for OpenZFS for /home in the storage subnet, behind the storage group (NFS between its
+    members), as awsome-distributed-training's ParallelCluster prerequisites create it (SINGLE_AZ_HA_2,
+    320 MB/s, the root volume exported rw, no_root_squash, crossmnt; 30 days of daily backups). The
+    export admits any client: the security group admits only its members. Protected. Returns the
+    mount source (`<dns name>:/fsx`, the root volume's path) and the file system's id."""
+    home = args.spec.home
+    assert home is not None
+    from cluster.filesystems import AWS_HOME_THROUGHPUT
+
+    openzfs = aws.fsx.OpenZfsFileSystem(
+        f"{name}-home", deployment_type="SINGLE_AZ_HA_2", storage_type="SSD", storage_capacity=home.capacity_gib,
+        throughput_capacity=AWS_HOME_THROUGHPUT, subnet_ids=[subnet], security_group_ids=[group],
+        root_volume_configuration={"nfs_exports": {"client_configurations": [
+            {"clients": "*", "options": ["rw", "crossmnt", "no_root_squash"]}]}},
+        automatic_backup_retention_days=30, copy_tags_to_backups=True,
+        tags=_tags(args, f"{name}-home", "storage"), opts=pulumi.ResourceOptions(parent=parent, protect=True))
+    return openzfs.dns_name.apply(lambda dns: f"{dns}:/fsx"), openzfs.id
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:

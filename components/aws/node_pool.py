@@ -84,8 +84,7 @@ def _user_data(args: GpuNodePoolArgs) -> pulumi.Output[str] | None:
     """The boot script (base64, as a launch template takes it) that mounts the shared file system.
     An EKS node group merges it with its own bootstrap, which takes only MIME multi-part user data
     (Amazon EKS User Guide, "Customize managed nodes with launch templates", user data)."""
-    fs = args.spec.filesystem
-    script = args.storage.boot_script(fs.mount) if fs is not None else None
+    script = args.storage.boot_script(args.spec)
     if script is None:
         return None
     eks = args.spec.scheduler.kind == "eks"

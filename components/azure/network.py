@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-from pulumi_azure_native import authorization, managedidentity, network, resources, storagecache
+from pulumi_azure_native import authorization, managedidentity, netapp, network, resources, storagecache
 from pulumi_azure_native import provider as azure_provider
 
 from cluster.resolve import access_of
@@ -31,11 +31,29 @@ def provider(parent: pulumi.Resource, name: str, spec: ClusterSpec) -> pulumi.Pr
                                    opts=pulumi.ResourceOptions(parent=parent))
 
 
+def holds_file_systems(spec: ClusterSpec) -> bool:
+    """The stack creates a file system (storage.filesystem or storage.home)."""
+    return spec.filesystem is not None or spec.home is not None
+
+
 def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) -> NetworkAttachment:
-    """Resource group, VNet, NSG and the management subnet."""
+    """Resource group, VNet, NSG and the management subnet.
+
+    With scheduler aks the node pools are the AKS cluster's: they join its VNet (an agent pool's
+    subnet must be in the cluster's VNet: AKS "Create node pools", vnetSubnetID), run as its kubelet
+    identity, and leave through its outbound path, so the stack creates no management subnet, NSG,
+    NAT gateway, Bastion or node identity. Only file systems (storage.filesystem, storage.home) take
+    a resource group and a VNet, which the user peers with the cluster's."""
     cloud = args.spec.cloud
     assert cloud is not None
     tags = {"gpu-cluster": args.spec.name}
+    if args.spec.scheduler.kind == "aks":
+        if not holds_file_systems(args.spec):
+            return NetworkAttachment("management")
+        group = resources.ResourceGroup(f"{name}-rg", location=cloud.region, tags=tags, opts=child(parent))
+        vnet = network.VirtualNetwork(f"{name}-vnet", resource_group_name=group.name, location=cloud.region,
+                                      address_space={"address_prefixes": [CLOUD_BLOCK]}, tags=tags, opts=child(parent))
+        return NetworkAttachment("management", network_id=vnet.name, scope=group.name)
     group = resources.ResourceGroup(f"{name}-rg", location=cloud.region, tags=tags, opts=child(parent))
     rules: list[network.SecurityRuleArgsDict] = [{
         "name": "ssh-from-allowed-cidrs", "priority": 100, "direction": "Inbound", "access": "Allow",
@@ -119,15 +137,20 @@ def _bastion(parent: pulumi.Resource, name: str, cloud: Cloud, group: pulumi.Out
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:
-    """The storage subnet in the management VNet, and the shared file system."""
+    """The storage subnet in the management VNet, and the shared file systems. With scheduler aks no
+    storage subnet (no VM of the stack has a NIC there), only the file systems' own subnets."""
     group, vnet = args.management.scope, args.management.network_id
-    assert group is not None and vnet is not None and args.spec.cloud is not None
+    if group is None or vnet is None:  # scheduler aks without file systems: nothing of the stack's
+        return NetworkAttachment("storage")
+    assert args.spec.cloud is not None
     nat = args.management.egress_id
-    subnet = network.Subnet(f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
-                            address_prefix=network_cidr("storage"), nat_gateway=_joined(nat), opts=child(parent))
+    subnet_ids: tuple[pulumi.Output[str], ...] = () if args.spec.scheduler.kind == "aks" else (network.Subnet(
+        f"{name}-subnet", resource_group_name=group, virtual_network_name=vnet,
+        address_prefix=network_cidr("storage"), nat_gateway=_joined(nat), opts=child(parent)).id,)
+    home, home_id = _home(parent, name, args, group, vnet) if args.spec.home is not None else (None, None)
     fs = args.spec.filesystem
     if fs is None:
-        return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group)
+        return NetworkAttachment("storage", subnet_ids, network_id=vnet, scope=group, home=home, home_id=home_id)
     # Azure Managed Lustre takes a subnet of its own (no VMs in it: learn.microsoft.com
     # azure-managed-lustre network prerequisites), in the VNet the nodes' storage NIC is on.
     # Protected: `pulumi destroy` stops at it instead of deleting the data.
@@ -140,11 +163,51 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
         maintenance_window={"day_of_week": storagecache.MaintenanceDayOfWeekType.SUNDAY, "time_of_day_utc": "02:00"},
         tags={"gpu-cluster": args.spec.name}, opts=pulumi.ResourceOptions(parent=parent, protect=True))
     source = lustre.client_info.apply(lambda info: f"{info.mgs_address if info else ''}@tcp:/lustrefs")
-    return NetworkAttachment("storage", (subnet.id,), network_id=vnet, scope=group, filesystem=source,
-                             filesystem_id=lustre.id)
+    return NetworkAttachment("storage", subnet_ids, network_id=vnet, scope=group, filesystem=source,
+                             filesystem_id=lustre.id, home=home, home_id=home_id)
 
 
 AZURE_FILESYSTEM_SUBNET = 4  # the /20 after the public one: Azure carves no GPU or zone subnets
+AZURE_HOME_SUBNET = 5  # the next: Azure NetApp Files' delegated subnet
+HOME_POOL = "home"
+
+
+def _home(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, group: pulumi.Output[str],
+          vnet: pulumi.Output[str]) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """Azure NetApp Files for /home, as CycleCloud Workspace for Slurm creates its shared file system
+    (Azure/cyclecloud-slurm-workspace bicep/anf.bicep): a NetApp account, one capacity pool of the
+    volume's size, and one NFSv3 volume (unix security style, 0755, root access for the export's
+    clients) in a subnet delegated to Microsoft.NetApp/volumes (learn.microsoft.com "Delegate a
+    subnet to Azure NetApp Files"), exported to the VNet's block only. The volume is protected (the
+    pool and account cannot be deleted while it exists). Returns the mount source
+    (`<mount target ip>:/<creation token>`) and the volume's id."""
+    spec = args.spec
+    assert spec.cloud is not None and spec.home is not None
+    tags = {"gpu-cluster": spec.name}
+    subnet = network.Subnet(f"{name}-home-subnet", resource_group_name=group, virtual_network_name=vnet,
+                            address_prefix=subnet_cidr(AZURE_HOME_SUBNET),
+                            delegations=[{"name": "netapp", "service_name": "Microsoft.NetApp/volumes"}],
+                            opts=child(parent))
+    account = netapp.Account(f"{name}-netapp", account_name=f"{spec.first_name}-netapp", resource_group_name=group,
+                             location=spec.cloud.region, tags=tags, opts=child(parent))
+    size = spec.home.capacity_gib * 1024 ** 3  # whole TiB: the resolver rounds it up
+    pool = netapp.CapacityPool(f"{name}-home-pool", account_name=account.name, pool_name=HOME_POOL,
+                               resource_group_name=group, location=spec.cloud.region,
+                               service_level=netapp.ServiceLevel.PREMIUM, size=size, tags=tags, opts=child(parent))
+    token = f"{spec.first_name}-home"
+    volume = netapp.CapacityPoolVolume(
+        f"{name}-home", account_name=account.name, pool_name=HOME_POOL,
+        volume_name="home", resource_group_name=group, location=spec.cloud.region, creation_token=token,
+        service_level=netapp.ServiceLevel.PREMIUM, usage_threshold=size, subnet_id=subnet.id,
+        protocol_types=["NFSv3"], security_style=netapp.SecurityStyle.UNIX, unix_permissions="0755",
+        network_features=netapp.NetworkFeatures.STANDARD,
+        export_policy={"rules": [{"rule_index": 1, "allowed_clients": CLOUD_BLOCK, "nfsv3": True, "nfsv41": False,
+                                  "unix_read_write": True, "unix_read_only": False, "has_root_access": True,
+                                  "cifs": False}]},
+        tags=tags, opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[pool]))
+    source = volume.mount_targets.apply(
+        lambda targets: f"{targets[0].ip_address if targets else ''}:/{token}")
+    return source, volume.id
 
 
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:

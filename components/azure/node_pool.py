@@ -42,8 +42,7 @@ def _nic(name: str, subnet: pulumi.Input[str], primary: bool, nsg: pulumi.Input[
 
 def _custom_data(args: GpuNodePoolArgs) -> pulumi.Output[str] | None:
     """custom_data (base64; cloud-init runs a script given so) that mounts the shared file system."""
-    fs = args.spec.filesystem
-    script = args.storage.boot_script(fs.mount) if fs is not None else None
+    script = args.storage.boot_script(args.spec)
     return script.apply(lambda text: base64.b64encode(text.encode()).decode()) if script is not None else None
 
 

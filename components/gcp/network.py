@@ -80,8 +80,46 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         access = gcp.compute.Firewall(f"{name}-iap-ssh", network=vpc.id, direction="INGRESS",
                                       source_ranges=[IAP_RANGE], allows=[{"protocol": "tcp", "ports": ["22"]}],
                                       opts=child(parent)).name
-    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access,
-                             identity=_node_identity(parent, name, args))
+    identity = _node_identity(parent, name, args)
+    cluster = _gke_cluster(parent, name, args, vpc, subnet) if args.spec.scheduler.create else None
+    return NetworkAttachment("management", (subnet.id,), network_id=vpc.id, access_id=access, identity=identity,
+                             kubernetes_cluster=cluster)
+
+
+# scheduler.create: the cluster's pod and service ranges (VPC-native; outside the stack's 10.0.0.0/16; the pod
+# range is Cluster Toolkit's gke-a3-ultragpu `pods` range) and its control plane's private range (the
+# gke-cluster module's default master_ipv4_cidr_block).
+GKE_PODS, GKE_SERVICES, GKE_CONTROL_PLANE = "10.4.0.0/14", "10.8.0.0/20", "172.16.0.32/28"
+
+
+def _gke_cluster(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs, vpc: gcp.compute.Network,
+                 subnet: gcp.compute.Subnetwork) -> pulumi.Output[str]:
+    """The GKE cluster the node pools join (scheduler.create), as Cluster Toolkit's gke-cluster module
+    builds it for gke-a3-ultragpu (modules/scheduler/gke-cluster/main.tf at 1047080375af): on the
+    management VPC and subnet (the node pools' first network), VPC-native, multi-networking with GKE
+    Dataplane V2 (ADVANCED_DATAPATH), which additional node networks need; private nodes and a
+    private endpoint (kubectl from inside the VPC); the default node pool removed (the module's
+    remove_default_node_pool with initial_node_count 1); Workload Identity; the REGULAR channel at
+    scheduler.version; deletion protection on. Returns its name."""
+    spec = args.spec
+    scheduler, cloud = spec.scheduler, spec.cloud
+    assert cloud is not None and scheduler.cluster is not None
+    from cluster.scheduler import GKE_RELEASE_CHANNEL
+
+    project = (pulumi.Output.from_input(cloud.project) if cloud.project else
+               gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)
+    cluster = gcp.container.Cluster(
+        f"{name}-gke", name=scheduler.cluster, location=scheduler.location, network=vpc.id, subnetwork=subnet.id,
+        networking_mode="VPC_NATIVE",
+        ip_allocation_policy={"cluster_ipv4_cidr_block": GKE_PODS, "services_ipv4_cidr_block": GKE_SERVICES},
+        enable_multi_networking=True, datapath_provider="ADVANCED_DATAPATH",
+        private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": True,
+                                "master_ipv4_cidr_block": GKE_CONTROL_PLANE},
+        remove_default_node_pool=True, initial_node_count=1,
+        workload_identity_config={"workload_pool": project.apply(lambda project_id: f"{project_id}.svc.id.goog")},
+        release_channel={"channel": GKE_RELEASE_CHANNEL}, min_master_version=scheduler.version,
+        deletion_protection=True, resource_labels={"gpu-cluster": spec.name}, opts=child(parent))
+    return cluster.name
 
 
 # The nodes' project roles: Cluster Toolkit's GKE A3 Ultra node service account's, but for
@@ -124,8 +162,9 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     cidr = network_cidr("storage")
     subnet = _subnet(parent, f"{name}-subnet", args, vpc, cidr)
     _internal(parent, f"{name}-internal", vpc, cidr)
+    home, home_id = _home(parent, name, args) if args.spec.home is not None else (None, None)
     if args.spec.filesystem is None:
-        return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id)
+        return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, home=home, home_id=home_id)
     # A3 High / Mega VMs have one gVNIC, on the management VPC: the file system goes where every
     # VM has a NIC (Managed Lustre: "This must be the same network as used for your VMs").
     catalog = load_catalog()
@@ -133,7 +172,29 @@ def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> Net
     network = vpc.id if on_storage else args.management.network_id
     assert network is not None
     source, fs_id = _lustre(parent, name, args, network)
-    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, filesystem=source, filesystem_id=fs_id)
+    return NetworkAttachment("storage", (subnet.id,), network_id=vpc.id, filesystem=source, filesystem_id=fs_id,
+                             home=home, home_id=home_id)
+
+
+HOME_SHARE = "home"  # a Filestore share name: up to 16 letters, digits and underscores
+
+
+def _home(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """A Filestore Basic SSD instance for /home in cloud.zone on the management VPC, where every
+    machine type has its first gVNIC: Cluster Toolkit's a3ultra-vm.yaml puts its homefs on the VMs'
+    first network (`use: [a3ultra-net-0]`, filestore_tier BASIC_SSD, the filestore module's
+    DIRECT_PEERING connect mode, at 1047080375af). Protected. Returns the mount source
+    (`<ip>:/home`) and the instance's id."""
+    spec = args.spec
+    assert spec.cloud is not None and spec.home is not None and args.management.network_id is not None
+    instance = gcp.filestore.Instance(
+        f"{name}-home", name=f"{spec.first_name[:58]}-home", location=spec.cloud.zone, tier="BASIC_SSD",
+        file_shares={"capacity_gb": spec.home.capacity_gib, "name": HOME_SHARE},
+        networks=[{"network": args.management.network_id.apply(lambda vpc: vpc.rsplit("/", 1)[-1]),
+                   "modes": ["MODE_IPV4"], "connect_mode": "DIRECT_PEERING"}],
+        labels={"gpu-cluster": spec.name}, opts=pulumi.ResourceOptions(parent=parent, protect=True))
+    source = instance.networks.apply(lambda networks: f"{(networks[0].ip_addresses or [''])[0]}:/{HOME_SHARE}")
+    return source, instance.id
 
 
 def _lustre(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, network: pulumi.Input[str]

@@ -100,7 +100,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
     metadata: dict[str, pulumi.Input[str]] = (
         {"ssh-keys": gcp_ssh_keys(spec.cloud.ssh_public_key)} if spec.cloud.ssh_public_key
         else {"enable-oslogin": "TRUE"})
-    mount = args.storage.boot_script(spec.filesystem.mount) if spec.filesystem is not None else None
+    mount = args.storage.boot_script(spec)
     if mount is not None:
         metadata["startup-script"] = mount  # mounts the shared file system at every boot
     template = gcp.compute.InstanceTemplate(
@@ -180,7 +180,7 @@ def _gke_node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) ->
     node_pool = gcp.container.NodePool(
         f"{name}-nodepool",
         name=k8s.pool_name(spec, pool),
-        cluster=spec.scheduler.cluster,
+        cluster=args.management.kubernetes_cluster or spec.scheduler.cluster,  # the stack's own when it made one
         location=spec.scheduler.location,
         node_locations=[capacity.zone] if capacity.zone else None,
         node_count=pool.nodes,
