@@ -37,7 +37,7 @@ from cluster.dialects.host.render import (
 from cluster.intent.host import host_pool, socket_pool, storage_ports
 from cluster.intent.hostnet import dhcp_plan, host_networks, leaf_port_names, net_names
 from cluster.intent.management import oob_dhcp_plan
-from cluster.intent.qos import qos_intent
+from cluster.intent.qos import fabric_qos_intent
 from cluster.intent.storage_qos import storage_intent
 from cluster.intent.switch import Switch, switch_views
 from cluster.spec import ClusterSpec
@@ -75,7 +75,7 @@ def switch_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses, i
     """(path, text) of every switch config (of `names`, or all), one switch at a time, filling
     `inventory` with each switch's entry as it goes (the configs of 262,144 GPUs are 1.3 GB of
     text: `render` writes them as they come instead of holding them)."""
-    switch_qos = qos_intent(spec.qos).switch if spec.qos is not None else None
+    switch_qos = intent.switch if (intent := fabric_qos_intent(spec)) is not None else None
     storage = storage_intent(spec)
     for switch in switch_views(spec, topology, addresses, switch_qos, names,
                                storage.switch if storage is not None else None):

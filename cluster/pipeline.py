@@ -24,8 +24,8 @@ from cluster import credentials, parts
 from cluster.addressing import fit_default_pools
 from cluster.findings import Finding
 from cluster.inputs import Unreadable, read_text_bounded
-from cluster.intent.qos import qos_intent
-from cluster.intent.storage_qos import storage_intent
+from cluster.intent.qos import fabric_qos_intent
+from cluster.intent.storage_qos import storage_port_intent
 from cluster.limits import limit_findings
 from cluster.loader import MAX_BYTES, MAX_NODES, Loaded, from_mapping, load_stack
 from cluster.resolve import resolve
@@ -139,8 +139,8 @@ def _check(loaded: Loaded, rules: list[Rule] | None, stage: Stage) -> Result:
         return _invalid(loaded, [*findings, *too_large])
     topology = build(spec, plan)
     spec, address_check = fit_default_pools(spec, topology)
-    intent = qos_intent(spec.qos) if spec.qos is not None else None
-    storage = storage_intent(spec)
+    intent = fabric_qos_intent(spec)
+    storage = storage_port_intent(spec)  # what storage ports follow: the storage network's plan, or the fabric's
     derived = Derived(address_check=lambda: address_check, qos_intent=lambda: intent, storage_intent=lambda: storage)
     chosen = ALL_RULES if rules is None else rules
     stage(f"checking {counted(len(chosen), 'rule')} on {counted(len(topology.switch_nodes), 'switch')}")

@@ -15,7 +15,7 @@ from cluster.configs import dialect_renderer
 from cluster.dialects import platform, platforms
 from cluster.dialects.host.render import read_host, render_pool
 from cluster.intent.host import host_pool
-from cluster.intent.qos import SWITCH_MTU, QosSide, qos_intent
+from cluster.intent.qos import SWITCH_MTU, QosSide, qos_intent, storage_shares_fabric
 from cluster.intent.switch import Port, Switch
 from cluster.naming import switch_port
 from cluster.spec import ClusterSpec
@@ -35,7 +35,8 @@ def _probe_switch(spec: ClusterSpec, os: str) -> Switch:
                 peer_asn=None, qos=True, cable_m=5)
     return Switch(name="qos-probe", cluster=spec.name, network=FABRIC, tier="leaf", os=os, model=model,
                   port_gbps=gbps, main_ports=1, loopback=None, asn=None, ports=(port,), management="",
-                  management_port=platform(os).management_port(model), networks=(), qos=qos_intent(spec.qos).switch)
+                  management_port=platform(os).management_port(model), networks=(),
+                  qos=qos_intent(spec.qos, storage_shares_fabric(spec)).switch)
 
 
 def qos_dialects() -> tuple[str, ...]:

@@ -21,7 +21,7 @@ import yaml
 from cluster.artifacts import render_tree
 from cluster.configs import dialect_renderer
 from cluster.dialects.host.render import read_host
-from cluster.intent.qos import QosSide, qos_intent
+from cluster.intent.qos import QosSide, fabric_qos_intent, qos_intent
 from cluster.intent.storage_qos import ECN_FLOOR_BYTES, storage_design, storage_intent
 from cluster.pipeline import Valid, validate_mapping
 from cluster.rules.base import Derived
@@ -161,6 +161,42 @@ def test_a_storage_network_on_the_fabric_takes_the_fabric_plan_which_holds_the_s
     for side in read_host(script, EVERY_DSCP):
         assert side.dscp_to_priority == dict(fabric.host.dscp_map)
         assert side.pfc_priorities == set(fabric.host.lossless)
+    # Storage RDMA keeps its own lossy class, as FAB-ISOLATION's verdict says: the storage ports
+    # send with qos.storage's ToS (DSCP 10 << 2 | ECT(0)), never the GPU's lossless RoCE ToS 106,
+    # with DCQCN on both RDMA priorities; the fabric leaves mark ECN on both queues.
+    assert 'cma_roce_tos -d "${STORAGE_RDMA[0]}" -t 42' in script and "-t 106" not in script
+    for priority in (1, 3):
+        assert f'set_knob "$SYSFS/class/net/${{STORAGE[0]}}/ecn/roce_np/enable/{priority}" 1' in script
+        assert f'set_knob "$SYSFS/class/net/${{RAILS[0]}}/ecn/roce_rp/enable/{priority}" 1' in files["hosts/h200/qos.sh"]
+    shared_plan = fabric_qos_intent(result.spec)
+    assert shared_plan is not None and shared_plan.switch.ecn == shared_plan.host.ecn == (1, 3)
+    leaf = files["switches/leaf-001-r0/nvue.sh"]
+    tc_of = {int(priority): int(tc) for priority, tc in re.findall(
+        r"^nv set qos egress-queue-mapping default-global switch-priority (\d) traffic-class (\d)$", leaf, re.M)}
+    marked = {int(tc) for tc in re.findall(
+        r"^nv set qos congestion-control default-global traffic-class (\d) ecn enable$", leaf, re.M)}
+    assert marked == {tc_of[1], tc_of[3]}
+
+
+def test_storage_ports_on_the_fabric_that_send_on_the_gpu_class_fail_validation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """QOS-STORAGE holds the storage ports' host plan to the fabric leaves': a host plan that marks
+    no ECN on the storage priority (sending storage RDMA as the GPU's class) is a finding."""
+    from cluster import pipeline
+
+    data = shared(pfc_priorities=[1, 3])
+    assert storage_findings(validate_mapping("t", data)) == []
+    real = pipeline.storage_port_intent
+
+    def gpu_class(spec: Any) -> Any:
+        intent = real(spec)
+        return replace(intent, host=replace(intent.host, ecn=(3,)))
+    monkeypatch.setattr(pipeline, "storage_port_intent", gpu_class)
+    found = storage_findings(validate_mapping("t", data))
+    assert ("storage", "the GPU fabric's QoS plan (storage shares the fabric) marks no ECN on storage priority 1 "
+            "(host side)") in found
+    assert any("storage ports: host and switch intents disagree: ECN on host [3], switch [1, 3]" in message
+               for _, message in found)
 
 
 # --------------------------------------------------------------------------- QOS-STORAGE

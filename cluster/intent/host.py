@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from cluster.addressing import HOST_REGIONS, Addresses
-from cluster.intent.qos import QosPlan, qos_intent, roce_tos, tos
+from cluster.intent.qos import QosPlan, qos_intent, roce_tos, storage_shares_fabric, tos
 from cluster.intent.storage_qos import storage_port_intent
 from cluster.naming import (
     fabric_device_source,
@@ -183,7 +183,7 @@ def _kernel_classes(qos: QosPlan) -> tuple[KernelClass, ...]:
 def host_pool(spec: ClusterSpec, topology: Topology, addresses: Addresses | None, pool: PoolSpec) -> HostPool:
     """The view of one RoCE pool; without `addresses`, a view with no hosts (the QoS part only)."""
     assert spec.qos is not None
-    qos = qos_intent(spec.qos).host
+    qos = qos_intent(spec.qos, storage_shares_fabric(spec)).host
     netdevs, devices = fabric_interfaces(pool), fabric_devices(pool)
     hosts = []
     for host in topology.hosts_by_pool[pool.name] if addresses is not None else ():

@@ -3,7 +3,9 @@ number a config writes (all 64 DSCPs, the default class, DWRR weights, ECN thres
 
 Two networks carry RoCE and get a plan: the GPU fabric (`qos_intent`, its RoCE class from
 `qos.roce`) and a storage network with switches of its own (`storage_intent`, its RoCE class
-being `qos.storage`: GPUDirect Storage and NVMe-oF over RDMA). Each plan is one `QosDesign`, and
+being `qos.storage`: GPUDirect Storage and NVMe-oF over RDMA). A fabric that carries storage too
+(`fabric.shared_with: [storage]`, `fabric_qos_intent`) marks ECN on both RoCE classes: storage RDMA
+keeps its own lossy class, with DCQCN, beside the GPU's lossless one. Each plan is one `QosDesign`, and
 both sides come from it by two separate derivations (the host per traffic class from what it
 sends, the switch per egress queue) as `QosPlan`s. Every dialect renders these plans and nothing
 else decides a QoS number; QOS-PFC-MAP and QOS-STORAGE compare the two sides, and the dialects'
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cluster.spec import ClusterSpec
 from cluster.stackfile import Ecn, Qos
 
 
@@ -85,23 +88,31 @@ class QosDesign:
     pfc_priorities: tuple[int, ...]
     ecn: Ecn
     mtu: int
+    marked: tuple[TrafficClass, ...] = ()  # other RDMA classes on the network, sent ECN-capable and marked too
 
     @property
     def classes(self) -> tuple[TrafficClass, ...]:
         return (self.roce, self.cnp, *self.others)
 
+    @property
+    def rdma(self) -> tuple[TrafficClass, ...]:
+        """The classes that carry RDMA: sent ECN-capable (DCQCN) and ECN-marked by the switches."""
+        return (self.roce, *self.marked)
 
-def fabric_design(qos: Qos) -> QosDesign:
-    """The GPU fabric's plan: every class of the `qos` section, PFC on `qos.pfc_priorities`."""
+
+def fabric_design(qos: Qos, storage_shared: bool = False) -> QosDesign:
+    """The GPU fabric's plan: every class of the `qos` section, PFC on `qos.pfc_priorities`; on a
+    fabric that carries storage, storage RDMA is marked as RoCE is."""
+    storage = TrafficClass("storage", qos.storage.dscp, qos.storage.priority)
     return QosDesign(
         mode=qos.mode,
         roce=TrafficClass("roce", qos.roce.dscp, qos.roce.priority),
         cnp=TrafficClass("cnp", qos.cnp.dscp, qos.cnp.priority),
-        others=(TrafficClass("storage", qos.storage.dscp, qos.storage.priority),
-                TrafficClass("management", qos.management.dscp, qos.management.priority)),
+        others=(storage, TrafficClass("management", qos.management.dscp, qos.management.priority)),
         pfc_priorities=tuple(qos.pfc_priorities),
         ecn=qos.ecn,
         mtu=qos.mtu,
+        marked=(storage,) if storage_shared else (),
     )
 
 
@@ -109,7 +120,7 @@ def host_plan(design: QosDesign) -> QosSide:
     """The host NIC, derived per traffic class from what the host sends: each class leaves with the
     DSCP the host marks it with (RoCE: the top six bits of the one ToS byte NCCL and RDMA-CM write,
     `tos`; CNP: the NIC's CNP DSCP; the others: their DSCP) and the NIC, trusting DSCP, puts it on
-    the class's priority. PFC on the lossless priorities, ECN on RoCE's, CNP strict.
+    the class's priority. PFC on the lossless priorities, ECN on each RDMA class's, CNP strict.
 
     `switch_plan` derives the same plan per egress queue, on its own, so the QOS rules' comparison
     of the two catches a host that marks traffic the switch does not queue as planned."""
@@ -120,8 +131,8 @@ def host_plan(design: QosDesign) -> QosSide:
         dscp_to_priority=dict(sorted(sent)),
         pfc_priorities=frozenset(design.pfc_priorities) if design.mode == "lossless" else frozenset(),
         strict_priorities=frozenset({design.cnp.priority}),
-        # RoCE is sent ECN-capable only when its ToS byte carries ECT in the two low bits
-        ecn_priorities=frozenset({design.roce.priority}) if roce_byte & 0b11 else frozenset(),
+        # RDMA is sent ECN-capable only when its ToS byte carries ECT in the two low bits
+        ecn_priorities=frozenset(rdma.priority for rdma in design.rdma if tos(rdma.dscp) & 0b11),
         mtu=design.mtu,
     )
 
@@ -129,7 +140,7 @@ def host_plan(design: QosDesign) -> QosSide:
 def switch_plan(design: QosDesign) -> QosSide:
     """A switch, derived per egress queue (priority = queue, as every dialect here maps them): the
     DSCPs each queue takes in (DSCP_TO_TC / the qos map), PFC on the queues the plan makes
-    lossless, WRED-ECN on the RoCE queue, strict priority on the CNP queue, and the switch's own
+    lossless, WRED-ECN on the queues of the RDMA classes, strict priority on the CNP queue, and the switch's own
     jumbo port MTU (above any host MTU)."""
     queues: dict[int, list[int]] = {queue: [] for queue in range(8)}
     for traffic in design.classes:
@@ -139,7 +150,8 @@ def switch_plan(design: QosDesign) -> QosSide:
         dscp_to_priority=dict(sorted((dscp, queue) for queue, dscps in queues.items() for dscp in dscps)),
         pfc_priorities=frozenset(queue for queue in queues if lossless and queue in design.pfc_priorities),
         strict_priorities=frozenset(queue for queue, dscps in queues.items() if design.cnp.dscp in dscps),
-        ecn_priorities=frozenset(queue for queue, dscps in queues.items() if design.roce.dscp in dscps),
+        ecn_priorities=frozenset(queue for queue, dscps in queues.items()
+                                 if any(rdma.dscp in dscps for rdma in design.rdma)),
         mtu=SWITCH_MTU,
     )
 
@@ -271,6 +283,17 @@ def design_intent(design: QosDesign) -> QosIntent:
     return QosIntent(host=qos_plan(design, host_plan(design)), switch=qos_plan(design, switch_plan(design)))
 
 
-def qos_intent(qos: Qos) -> QosIntent:
-    """Both sides of the GPU fabric's plan, from the `qos` section."""
-    return design_intent(fabric_design(qos))
+def qos_intent(qos: Qos, storage_shared: bool = False) -> QosIntent:
+    """Both sides of the GPU fabric's plan, from the `qos` section (`storage_shared`: the fabric
+    carries the storage network too)."""
+    return design_intent(fabric_design(qos, storage_shared))
+
+
+def storage_shares_fabric(spec: ClusterSpec) -> bool:
+    """The storage network's ports are fabric leaf ports (`fabric.shared_with: [storage]`)."""
+    return spec.fabric is not None and "storage" in spec.fabric.shared_with
+
+
+def fabric_qos_intent(spec: ClusterSpec) -> QosIntent | None:
+    """Both sides of the GPU fabric's plan as the design has it (None: no RoCE plan)."""
+    return qos_intent(spec.qos, storage_shares_fabric(spec)) if spec.qos is not None else None

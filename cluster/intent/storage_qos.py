@@ -9,12 +9,22 @@ the storage priority only when `storage.lossless` asks for it. The same derivati
 fabric's (`cluster.intent.qos.design_intent`) give its host and switch sides, and the same dialect
 templates render them. A storage network converged onto the fabric (`fabric.shared_with:
 [storage]`) has no plan of its own: its ports are fabric leaf ports and carry the fabric's plan,
-which holds the storage class (`storage_port_intent`).
+which holds the storage class and marks it (`storage_port_intent`).
 """
 
 from __future__ import annotations
 
-from cluster.intent.qos import SWITCH_MTU, QosDesign, QosIntent, TrafficClass, design_intent, qos_intent
+from dataclasses import replace
+
+from cluster.intent.qos import (
+    SWITCH_MTU,
+    QosDesign,
+    QosIntent,
+    TrafficClass,
+    design_intent,
+    fabric_design,
+    storage_shares_fabric,
+)
 from cluster.spec import ClusterSpec
 from cluster.stackfile import Ecn
 
@@ -43,7 +53,7 @@ def storage_design(spec: ClusterSpec) -> QosDesign | None:
     """The plan of a storage network with its own switches, beside a RoCE or an InfiniBand fabric;
     None where none applies: a cloud target, no storage network, or storage converged onto the fabric."""
     qos = spec.storage_qos
-    if qos is None or spec.storage is None or spec.fabric is None or "storage" in spec.fabric.shared_with:
+    if qos is None or spec.storage is None or spec.fabric is None or storage_shares_fabric(spec):
         return None
     return QosDesign(
         mode="lossless" if spec.storage.lossless else "lossy",
@@ -63,8 +73,14 @@ def storage_intent(spec: ClusterSpec) -> QosIntent | None:
 
 
 def storage_port_intent(spec: ClusterSpec) -> QosIntent | None:
-    """The plan a host's storage ports follow: the storage network's own, or the fabric's where
-    storage shares the fabric leaves (the switch end of the cable is a fabric leaf port)."""
-    if spec.qos is not None and spec.fabric is not None and "storage" in spec.fabric.shared_with:
-        return qos_intent(spec.qos)
-    return storage_intent(spec)
+    """The plan a host's storage ports follow: the storage network's own, or, where storage shares
+    the fabric leaves (the switch end of the cable is a fabric leaf port), the fabric's plan sent
+    from the storage class: storage RDMA leaves with `qos.storage`'s ToS (its own lossy priority,
+    never the GPU's lossless one, as FAB-ISOLATION requires), DCQCN on both RDMA classes as the
+    fabric's switches mark both."""
+    if spec.qos is None or not storage_shares_fabric(spec):
+        return storage_intent(spec)
+    fabric = fabric_design(spec.qos, storage_shared=True)
+    storage, gpu = fabric.marked[0], fabric.roce
+    return design_intent(replace(fabric, roce=storage, marked=(gpu,),
+                                 others=tuple(gpu if other == storage else other for other in fabric.others)))

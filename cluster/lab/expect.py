@@ -20,7 +20,7 @@ from ipaddress import ip_interface
 from cluster.addressing import allocate
 from cluster.dialects import platform
 from cluster.intent.hostnet import MTU as HOST_NET_MTU
-from cluster.intent.qos import SWITCH_MTU, qos_intent
+from cluster.intent.qos import SWITCH_MTU, fabric_qos_intent
 from cluster.intent.switch import BFD_TIMERS, BfdTimers
 from cluster.lab.model import LAB_NETWORKS
 from cluster.naming import host_interfaces
@@ -151,7 +151,7 @@ def design(spec: ClusterSpec, topology: Topology, switches: set[str], hosts: set
         links[(lower, upper)] += 1
         upper_of[lower].add(upper)
         lower_of[upper].add(lower)
-    qos = qos_intent(spec.qos) if spec.qos is not None else None
+    qos = fabric_qos_intent(spec)
     limits = {name: platform(topology.switch(name)["os"]).max_paths for name in sessions}
     return Design(
         asns={name: addresses.asns[name] for name in sessions if name in addresses.asns},

@@ -39,8 +39,9 @@ class Rule:
 class Derived:
     """What rules read beyond the spec and the graph, each computed once by the stage that owns
     it and only when a rule asks: the address pools' fit check and the QoS intents, both sides of
-    each plan as every config writes it: the GPU fabric's and the storage network's own (None where
-    the design has no such plan)."""
+    each plan as every config writes it: the GPU fabric's, and the one host storage ports follow
+    (the storage network's own, or the fabric's sent from the storage class where storage shares
+    the fabric; None where the design has no such plan)."""
 
     address_check: Callable[[], Addresses]
     qos_intent: Callable[[], QosIntent | None]

@@ -144,8 +144,9 @@ class StoragePlan(ReadsDerived):
     priority with ECN, PFC there when storage.lossless asks for a lossless storage network, CNPs on
     a priority of their own, and host and switch sides that agree (derived separately: all 64
     DSCPs, PFC, ECN, MTU). Where storage shares the fabric (`fabric.shared_with: [storage]`), the
-    fabric's one plan must hold the storage class: its DSCP on its priority on both sides, and PFC
-    there when storage.lossless."""
+    fabric's one plan must hold the storage class: its DSCP on its priority on both sides, ECN marked
+    there (storage RDMA keeps its own class, with DCQCN), PFC there when storage.lossless, and the
+    storage ports' host plan agreeing with the fabric leaves they are cabled to."""
 
     id = "QOS-STORAGE"
     title = "storage QoS plan"
@@ -164,9 +165,13 @@ class StoragePlan(ReadsDerived):
                 "notices queue behind the storage data they should slow down",
                 f"give storage a priority other than CNP's {cnp.priority} (default 1)",
             )
-        intent = derived.qos_intent() if shared else derived.storage_intent()
-        if intent is None:
+        intent = derived.storage_intent()
+        fabric = derived.qos_intent()
+        if intent is None or (shared and fabric is None):
             return
+        if shared:  # the storage ports' host plan against the fabric leaves they are cabled to
+            assert fabric is not None
+            intent = QosIntent(host=intent.host, switch=fabric.switch)
         plan = "the GPU fabric's QoS plan (storage shares the fabric)" if shared else "the storage network's QoS plan"
         sides = (("host", intent.host), ("switch", intent.switch))
         misplaced = [f"{side} priority {dict(side_plan.dscp_map)[storage.dscp]}" for side, side_plan in sides
@@ -184,14 +189,12 @@ class StoragePlan(ReadsDerived):
                 (f"add {storage.priority} to qos.pfc_priorities (with qos.mode: lossless), or set storage.lossless: "
                  "false" if shared else _BUG_HINT),
             )
-        if shared:
-            return  # the fabric's plan is QOS-PFC-MAP's to hold host to switch
         unmarked = [side for side, side_plan in sides if storage.priority not in side_plan.ecn]
         if unmarked:
             yield self.finding("storage", f"{plan} marks no ECN on storage priority {storage.priority} "
                                           f"({' and '.join(unmarked)} side)", _BUG_HINT)
         for problem in side_disagreements(intent):
-            yield self.finding("storage", f"storage network: {problem}", _BUG_HINT)
+            yield self.finding("storage", f"{'storage ports' if shared else 'storage network'}: {problem}", _BUG_HINT)
 
 
 _BUG_HINT = ("the storage QoS intent (cluster/intent/storage_qos.py) no longer follows the qos and storage "
