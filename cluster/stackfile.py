@@ -460,6 +460,9 @@ class Snmp(Model):
     location: PlainText | None = None
     # who runs them (sysContact)
     contact: PlainText | None = None
+    # SNMPv2c trap receivers on the oob segment (link up/down, authentication failures), sent from
+    # the management VRF with the same community; not on SONiC, whose config_db has no trap table
+    trap_receivers: list[Ipv4] = Field(default_factory=list, max_length=8)
 
 
 def oob_quarters(pool: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:

@@ -128,6 +128,24 @@ def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() ->
     assert "'router ospf 1' is a setting the lab does not translate" in planned.findings[0].message
 
 
+def test_an_eos_config_with_every_management_service_is_translated() -> None:
+    """AAA, TACACS+, DNS, syslog and SNMP (traps too) are management plane the lab leaves out: an
+    eos.cfg holding them builds, its management port still read."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "tests/golden/stacks/eos.yaml").read_text())["config"]["gpu-cluster:cluster"]
+    data["management_plane"] = {"syslog_servers": ["192.0.2.20"], "dns_servers": ["192.0.2.53"],
+                                "tacacs_servers": ["192.0.2.49"], "snmp": {"trap_receivers": ["192.0.2.162"]}}
+    from cluster.pipeline import validate_mapping
+
+    eos = validate_mapping("eos", data)
+    assert isinstance(eos, Valid) and eos.ok
+    files = render_tree(eos.spec, eos.topology)
+    assert "tacacs-server host 192.0.2.49" in files["switches/leaf-001-r0/eos.cfg"]
+    plan = _built(build_plan(eos.spec, eos.topology, files, Slice()))
+    assert all(switch.management is not None for switch in plan.switches)
+
+
 def test_the_oob_network_holds_each_switch_management_port_as_its_files_set_it(dev) -> None:  # type: ignore[no-untyped-def]
     """dev's switches reach the out-of-band leaf by their management ports (cabling.csv's switch-mgmt
     rows); each port carries what its files set (SONiC MGMT_INTERFACE and MGMT_VRF_CONFIG, NVUE eth0

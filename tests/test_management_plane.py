@@ -29,7 +29,8 @@ from tests.test_oob import _oob_designs
 
 PROD = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
 FULL = {"ntp_servers": ["192.0.2.10", "192.0.2.11"], "syslog_servers": ["192.0.2.20"], "dns_servers": ["192.0.2.53"],
-        "tacacs_servers": ["192.0.2.49", "192.0.2.50"], "snmp": {"location": "Hall A row 3", "contact": "noc at example"},
+        "tacacs_servers": ["192.0.2.49", "192.0.2.50"], "snmp": {"location": "Hall A row 3", "contact": "noc at example",
+                                                      "trap_receivers": ["192.0.2.162"]},
         "banner": "Property of Example Corp. Authorized use only.",
         "users": [{"name": "admin"}, {"name": "viewer", "role": "operator"}]}
 VARIABLES = {*CREDENTIALS.values(), PASSWORD_HASH_VARIABLE}
@@ -222,6 +223,39 @@ def _designs() -> list[tuple[str, dict[str, Any]]]:
     dev = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"]["gpu-cluster:cluster"]
     designs.append(("dev", dev))
     return designs
+
+
+COMMUNITY = "${GPU_CLUSTER_SNMP_COMMUNITY}"
+
+
+@pytest.mark.parametrize("name", ["prod-fabric-eos", "prod-full-services-nvue"])
+def test_snmp_traps_leave_by_the_management_vrf_with_the_community_placeholder(name: str) -> None:
+    """management_plane.snmp.trap_receivers: EOS `snmp-server host ... vrf MGMT version 2c` (AVD
+    eos_cli_config_gen snmp-server.j2) and `snmp-server enable traps`; NVUE `trap-destination ... vrf
+    ... community-password ... version 2c` (Cumulus Linux 5.x NVUE command reference) with link and
+    authentication-failure traps; an oob switch sends from its default VRF. No SONiC tier here: none
+    is told it sends nothing."""
+    result, files = _design(dict(_designs())[name])
+    eos = [text for path, text in files.items() if path.endswith("eos.cfg")]
+    nvue = [text for path, text in files.items() if path.endswith("nvue.sh")]
+    assert eos if name == "prod-fabric-eos" else nvue
+    for text in eos:
+        vrf = " vrf MGMT" if "\nvrf instance MGMT\n" in text else ""
+        assert f"snmp-server host 192.0.2.162{vrf} version 2c {COMMUNITY}\n" in text
+        assert "\nsnmp-server enable traps\n" in text
+    for text in nvue:
+        vrf = "mgmt" if "nv set interface eth0 ip vrf mgmt" in text else "default"
+        assert (f'nv set service snmp-server trap-destination 192.0.2.162 vrf {vrf} community-password "{COMMUNITY}" '
+                "version 2c") in text
+        assert "nv set service snmp-server trap-link-down check-frequency 15" in text
+    assert not [f for f in result.findings if f.path == "management_plane.snmp.trap_receivers"]
+
+
+def test_a_sonic_tier_is_told_it_sends_no_snmp_traps() -> None:
+    result, files = _design(dict(_designs())["prod-fabric-sonic"])
+    [ignored] = [f for f in result.findings if f.path == "management_plane.snmp.trap_receivers"]
+    assert ignored.rule == "SPEC-IGNORED" and "fabric.leaf (SONiC (FRR))" in ignored.message
+    assert not any("192.0.2.162" in text for path, text in files.items() if path.endswith("config_db.json"))
 
 
 @pytest.mark.parametrize(("name", "data"), _designs(), ids=[name for name, _ in _designs()])

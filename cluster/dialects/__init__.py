@@ -121,6 +121,8 @@ class Platform:
     translate: Callable[[str, RenderedFiles], Running | None] | None = None
     # its DHCP relay runs on a routed front-panel port (a host's /31), not only on a VLAN interface
     relays_on_routed_ports: bool = True
+    # its configuration can name SNMP trap receivers
+    snmp_traps: bool = True
 
 
 @cache

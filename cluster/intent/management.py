@@ -47,6 +47,7 @@ class Services:
     snmp_community: str  # placeholder
     snmp_location: str | None
     snmp_contact: str | None
+    snmp_traps: tuple[str, ...]  # SNMPv2c trap receivers
     api: bool  # the OS's management API and gNMI server
     banner: str
     users: tuple[User, ...]
@@ -86,6 +87,7 @@ def services(spec: ClusterSpec) -> Services:
         snmp_community=placeholder("snmp_community"),
         snmp_location=snmp.location if snmp is not None else None,
         snmp_contact=snmp.contact if snmp is not None else None,
+        snmp_traps=tuple(str(receiver) for receiver in snmp.trap_receivers) if snmp is not None else (),
         api=plane.api,
         banner=plane.banner,
         users=tuple(User(user.name, user.role, placeholder("switch_password_hash")) for user in plane.users),

@@ -25,7 +25,7 @@ BFD_DEFAULTS = (3, 300, 300)  # multiplier, min-rx, interval when a neighbor's B
 # top-level commands the lab leaves out: the management plane and the switch-wide QoS (its ASIC)
 NOT_RUN = ("hostname", "service routing protocols model multi-agent", "vrf instance", "no ip routing vrf",
            "username", "ntp", "management", "qos map", "priority-flow-control", "spanning-tree",
-           "vlan", "end")
+           "vlan", "end", "aaa", "tacacs-server", "ip tacacs", "ip name-server", "logging", "snmp-server")
 NOT_RUN_ON_PORTS = ("description", "speed", "qos", "priority-flow-control", "uc-tx-queue")
 
 
@@ -144,7 +144,7 @@ def _line(section: list[str], line: str, read: _Read) -> bool:
         return _prefix_rule(read.underlay.prefix_lists[top[2]], words)
     if top[:2] == ["router", "bgp"]:
         return _router(section, words, read)
-    return top[0] in ("management", "vlan") or section[0].startswith("spanning-tree")  # their subcommands
+    return top[0] in ("management", "vlan", "aaa") or section[0].startswith("spanning-tree")  # their subcommands
 
 
 def _management_line(port: str, words: list[str], read: _Read) -> bool:

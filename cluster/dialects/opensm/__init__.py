@@ -14,4 +14,5 @@ PLATFORM = Platform(
     routing_file=None,
     transport="infiniband",
     stack_os=False,  # follows from an InfiniBand fabric
+    snmp_traps=False,  # no per-switch configuration is rendered (the subnet manager configures the fabric)
 )

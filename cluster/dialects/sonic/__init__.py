@@ -77,6 +77,7 @@ PLATFORM = Platform(
     # dhcp_relay serves VLAN interfaces only (sonic-net/SONiC issue 2201, open; routed ports are the open
     # pull request 2276): a host's routed /31 gets no relay (docs/reference/dialects.md)
     relays_on_routed_ports=False,
+    snmp_traps=False,  # config_db has no trap receiver table (sonic-snmp.yang: agent, communities, location, contact)
     reference_column=("SONiC SKUs", "the speeds SONiC has a port map for (SONiC at another speed is a SCHEMA error)",
                       _skus_column),
 )
