@@ -17,12 +17,11 @@ report, by the same conventions the rendered configs use (`cluster.naming`):
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from cluster import naming
 from cluster.dialects import platform
-from cluster.exports.cabling import cables as cabling_plan
+from cluster.exports.cabling import runs as cabling_runs
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
@@ -39,9 +38,9 @@ class End(NamedTuple):
         return f"{self.device} port {self.port}" if self.port.isdigit() else f"{self.device} {self.port}"
 
 
-@dataclass(frozen=True)
-class Cable:
-    """One physical cable of the design. `lower` is the end nearer the hosts."""
+class Cable(NamedTuple):
+    """One physical cable of the design. `lower` is the end nearer the hosts. (A tuple, as `End`
+    is: half a million of them at 131,072 GPUs.)"""
 
     lower: End
     upper: End
@@ -75,22 +74,21 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
     pools = {pool.name: pool for pool in spec.pools}
     result: list[Cable] = []
-    for planned in cabling_plan(spec, topology, devices):
-        if isinstance(planned.a_port, naming.HostPort):
-            lower_port = _host_end(pools[topology.host(planned.a_device)["pool"]], planned.a_port, transport)
+    for run in cabling_runs(spec, topology, devices):
+        edge = run.data
+        lower, upper, network = edge["lower"], edge["upper"], edge["network"]
+        if topology.nodes[lower]["kind"] == "host":
+            pool = pools[topology.host(lower)["pool"]]
+            lower_ports = [_host_end(pool, port, transport) for port in run.lower_ports if isinstance(port, naming.HostPort)]
         else:
-            lower_port = naming.plan_port_name(topology.switch(planned.a_device), planned.a_port)
-        edge = topology.cable(planned.a_device, planned.b_device, planned.network)
-        rail = edge["rail"] if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
-        result.append(Cable(
-            lower=End(planned.a_device, lower_port),
-            upper=End(planned.b_device, naming.plan_port_name(topology.switch(planned.b_device), planned.b_port)),
-            network=planned.network,
-            tier=planned.link,
-            gbps=int(planned.gbps),
-            rail=rail,
-            path=str(edge["path"]),
-        ))
+            switch = topology.switch(lower)
+            lower_ports = [naming.plan_port_name(switch, port) for port in run.lower_ports
+                           if isinstance(port, naming.PlanPort)]
+        upper_ports = [naming.plan_port_name(topology.switch(upper), port) for port in run.upper_ports]
+        rail = edge["rail"] if network == "fabric" and run.link == "host-leaf" and rail_optimized else None
+        gbps, path = int(edge["gbps"]), str(edge["path"])
+        result.extend(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, run.link, gbps,
+                            rail, path) for index in range(edge["links"]))
     return result
 
 
