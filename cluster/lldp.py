@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -122,11 +123,12 @@ def load_json(text: str, what: str) -> Any:
 
 
 def candidate_ports(*candidates: object) -> tuple[str, ...]:
-    """Distinct non-empty candidate port names, in order."""
+    """Distinct non-empty candidate port names, in order (each name kept once in memory: the same
+    port names come from every device of a fabric)."""
     result: list[str] = []
     for value in candidates:
         if isinstance(value, str) and value.strip() and value.strip() not in result:
-            result.append(value.strip())
+            result.append(sys.intern(value.strip()))
     return tuple(result)
 
 
@@ -152,7 +154,9 @@ def first_value(items: Any) -> Any:
 
 
 def text_of(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    """A reported text, stripped; kept once in memory (a system name or description is reported
+    by each of the device's neighbors)."""
+    return sys.intern(value.strip()) if isinstance(value, str) else ""
 
 
 def number_of(value: Any) -> float | None:

@@ -11,7 +11,6 @@ Three steps, each a pure function:
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -103,7 +102,7 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
     # stable: equal ranks keep the input's (sorted file) order; with no design, the age is the rank
     ranked = sorted(claims, key=rank if designed else _age_key)
     bound: dict[End, End] = {}
-    speeds: dict[tuple[End, End], list[float]] = defaultdict(list)  # per link, what its ends report
+    slowest: dict[tuple[End, End], float] = {}  # per link, the lowest speed its ends report (first on a tie)
     for local, remote, _, gbps in ranked:
         if local == remote:
             continue
@@ -114,12 +113,11 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
         bound[local], bound[remote] = remote, local
         if gbps is not None:
             pair = (local, remote) if local < remote else (remote, local)
-            speeds[pair].append(gbps)
-    links: list[Link] = []
-    for end, peer in sorted((end, peer) for end, peer in bound.items() if end < peer):
-        reported = speeds.get((end, peer))
-        links.append(Link(end, peer, min(reported) if reported else None))
-    return links
+            known = slowest.get(pair)
+            if known is None or gbps < known:
+                slowest[pair] = gbps
+    return [Link(end, peer, slowest.get((end, peer)))
+            for end, peer in sorted((end, peer) for end, peer in bound.items() if end < peer)]
 
 
 def describe(nodes: Mapping[str, Node], end: End) -> str:

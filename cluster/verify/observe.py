@@ -73,9 +73,9 @@ class Names:
 
     def port(self, device: str, candidates: Iterable[str]) -> str:
         options = [candidate for candidate in candidates if candidate]
-        table = self.ports.get(device, {})
+        known = self.ports.get(device, {}).get
         for candidate in options:
-            found = table.get(candidate.lower())
+            found = known(candidate.lower())
             if found is not None:
                 return found
         readable = [candidate for candidate in options if not is_mac(candidate)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
@@ -53,7 +54,7 @@ def read_lldpctl_json(data: Any) -> list[Neighbor]:
             chassis = entry.get("chassis") or {}
             names = [name for name, value in chassis.items() if isinstance(value, dict)] if isinstance(chassis, dict) else []
             # Without a system name lldpd keys the chassis by "id"; keep it as the device.
-            device = names[0] if names and names[0] != "id" else ""
+            device = sys.intern(names[0]) if names and names[0] != "id" else ""
             described = chassis[names[0]].get("descr") if names else None
             port = entry.get("port") or {}
             if not isinstance(port, dict):
