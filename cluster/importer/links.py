@@ -20,7 +20,7 @@ SHARED_PREFIXES = {"stor": "storage", "mgmt": "management"}
 TIER_ABOVE = {"leaf": "spine", "spine": "core"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostLink:
     """A host port cabled to a leaf: the host's network for that port, both ends, the speed."""
 
@@ -32,7 +32,7 @@ class HostLink:
     gbps: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Uplink:
     """A switch cabled to a switch of the tier above in its network."""
 

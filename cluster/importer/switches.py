@@ -200,7 +200,8 @@ def _best(candidates: list[Naming], per_switch: list[set[str]], speeds: Mapping[
     # The score first; the rest, which reads every switch's ports, only among those that name the most.
     scores = [_score(naming, names) for naming in candidates]
     most = max(scores)
-    return max((naming for naming, score in zip(candidates, scores, strict=True) if score == most), key=rank)
+    top = [naming for naming, score in zip(candidates, scores, strict=True) if score == most]
+    return top[0] if len(top) == 1 else max(top, key=rank)
 
 
 def _noted(naming: Naming, notes: list[str]) -> Naming:

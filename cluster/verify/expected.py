@@ -57,14 +57,14 @@ class Cable(NamedTuple):
         return f"{self.lower} <-> {self.upper}"
 
 
-def _host_end(pool: PoolSpec, plan_port: naming.HostPort, transport: str) -> str:
-    """A host's plan port (`gpu-nic3`, `gpu-nic1p2`, `stor-nic0`, `bmc`) as the host reports it: its
-    netdev, or its HCA and port on InfiniBand."""
-    if plan_port.network == "oob":
-        return BMC_PORT
-    if plan_port.network == "fabric" and transport == "infiniband":
-        return f"{naming.fabric_devices(pool)[plan_port.position]}/1"
-    return naming.host_interfaces(pool, plan_port.network)[plan_port.position]
+def _host_ends(pool: PoolSpec, network: str, transport: str) -> list[str]:
+    """Each of a pool's host ports on `network` (by position) as the host reports it: its netdev,
+    or its HCA and port on InfiniBand; its BMC on the oob network."""
+    if network == "oob":
+        return [BMC_PORT]
+    if network == "fabric" and transport == "infiniband":
+        return [f"{device}/1" for device in naming.fabric_devices(pool)]
+    return naming.host_interfaces(pool, network)
 
 
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
@@ -74,12 +74,17 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
     pools = {pool.name: pool for pool in spec.pools}
     result: list[Cable] = []
+    host_ends: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> the names of its hosts' ports
     for run in cabling_runs(spec, topology, devices):
         edge = run.data
         lower, upper, network = edge["lower"], edge["upper"], edge["network"]
         if topology.nodes[lower]["kind"] == "host":
             pool = pools[topology.host(lower)["pool"]]
-            lower_ports = [_host_end(pool, port, transport) for port in run.lower_ports if isinstance(port, naming.HostPort)]
+            key = (pool.name, network)
+            if key not in host_ends:
+                host_ends[key] = _host_ends(pool, network, transport)
+            lower_ports = [host_ends[key][0 if port.network == "oob" else port.position] for port in run.lower_ports
+                           if isinstance(port, naming.HostPort)]
         else:
             switch = topology.switch(lower)
             lower_ports = [naming.plan_port_name(switch, port) for port in run.lower_ports

@@ -102,7 +102,8 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
     # stable: equal ranks keep the input's (sorted file) order; with no design, the age is the rank
     ranked = sorted(claims, key=rank if designed else _age_key)
     bound: dict[End, End] = {}
-    slowest: dict[tuple[End, End], float] = {}  # per link, the lowest speed its ends report (first on a tie)
+    # per link (by its lower end: a port, once bound, keeps its peer), the lowest speed reported (first on a tie)
+    slowest: dict[End, float] = {}
     for local, remote, _, gbps in ranked:
         if local == remote:
             continue
@@ -112,12 +113,13 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
             continue  # a fresher report already placed one of these ports elsewhere
         bound[local], bound[remote] = remote, local
         if gbps is not None:
-            pair = (local, remote) if local < remote else (remote, local)
-            known = slowest.get(pair)
+            lower = local if local < remote else remote
+            known = slowest.get(lower)
             if known is None or gbps < known:
-                slowest[pair] = gbps
-    return [Link(end, peer, slowest.get((end, peer)))
-            for end, peer in sorted((end, peer) for end, peer in bound.items() if end < peer)]
+                slowest[lower] = gbps
+    # each port is in one link: its lower end alone orders the links (and sorts faster than pairs)
+    ends = sorted(end for end, peer in bound.items() if end < peer)
+    return [Link(end, bound[end], slowest.get(end)) for end in ends]
 
 
 def describe(nodes: Mapping[str, Node], end: End) -> str:
