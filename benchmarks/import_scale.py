@@ -5,10 +5,14 @@
 
 Each size writes what every device of the design reports (tests/neighbor_reports.py: one
 `lldpctl -f json` per device, storage, management and out-of-band networks included) to a
-temporary folder, then times in a fresh process the two halves of `import`: reading the files
+temporary folder, in a process of its own (Linux keeps a process's peak memory across exec, so a
+measuring process started by the writer would count the writer's), then times in a fresh process
+started by this small one the two halves of `import`: reading the files
 (the parsers `verify` uses, one link per cabled port pair) and the import itself (infer the
 design, build it, compare it with the same data as `verify` does). Wall and CPU seconds, and the
-peak memory of the process. The round trip is asserted: exit 0, no CABLE-* finding.
+peak memory of the process, beside the bound stated for the size (BOUNDS: the read and the
+import together). The round trip is asserted: exit 0, no CABLE-* finding. Exit 1 when a size is
+over its bound.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ if str(ROOT) not in sys.path:
 from benchmarks.designs import stack  # noqa: E402
 
 SIZES = (8_192, 32_768, 131_072)
+#: GPUs -> (CPU seconds of the read and the import together, peak MB): measured on the 2-core
+#: reference machine, with a margin of about a quarter for a busy machine.
+BOUNDS = {8_192: (1.5, 250), 32_768: (6.5, 600), 131_072: (28.0, 1_800)}
 
 
 def write_reports(gpus: int, folder: Path) -> dict[str, Any]:
@@ -64,24 +71,34 @@ def measure(folder: Path) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), choices=SIZES)
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child: measure this folder
+    parser.add_argument("--write", type=Path, help=argparse.SUPPRESS)  # a child: write the reports here
     args = parser.parse_args(argv)
     if args.one is not None:
         print(json.dumps(measure(args.one)))
         return 0
-    print("| GPUs | devices | MB of JSON | links | read (s, CPU s) | import (s, CPU s) | peak MB |")
-    print("|---|---|---|---|---|---|---|")
+    if args.write is not None:
+        print(json.dumps(write_reports(args.sizes[0], args.write)))
+        return 0
+    print("| GPUs | devices | MB of JSON | links | read (s, CPU s) | import (s, CPU s) | peak MB | bound (CPU s, MB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    over = 0
     for gpus in args.sizes:
         with tempfile.TemporaryDirectory() as folder:
-            written = write_reports(gpus, Path(folder))
+            writer = subprocess.run([sys.executable, __file__, "--sizes", str(gpus), "--write", folder],
+                                    capture_output=True, text=True, check=True)
+            written = json.loads(writer.stdout.splitlines()[-1])
             child = subprocess.run([sys.executable, __file__, "--one", folder], capture_output=True, text=True,
                                    check=True)
             row = json.loads(child.stdout.splitlines()[-1])
+            cpu_s, peak_mb = BOUNDS[gpus]
+            ok = row["read_cpu_s"] + row["import_cpu_s"] <= cpu_s and row["peak_mb"] <= peak_mb
+            over += not ok
             print(f"| {gpus:,} | {written['devices']:,} | {written['megabytes']} | {row['links']:,} | "
                   f"{row['read_s']} ({row['read_cpu_s']}) | {row['import_s']} ({row['import_cpu_s']}) | "
-                  f"{row['peak_mb']:,} |", flush=True)
-    return 0
+                  f"{row['peak_mb']:,} | {cpu_s:g}, {peak_mb:,}{'' if ok else ' OVER'} |", flush=True)
+    return 1 if over else 0
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 
@@ -21,7 +23,7 @@ class NeighborFormatError(ValueError):
     """Input that is not the format it claims to be."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per cabled port reported: a million at 131,072 GPUs
 class Neighbor:
     """One neighbor seen on one local port.
 
@@ -50,6 +52,8 @@ class LldpFormat:
     json: bool
     recognise: Callable[[Any], bool]
     parse: Callable[[str], list[Neighbor]]
+    #: A JSON format's parse of the document already loaded (to recognise it): a file is loaded once.
+    read: Callable[[Any], list[Neighbor]] | None = None
 
 
 MAC = re.compile(r"^[0-9a-f]{2}([:-]?[0-9a-f]{2}){5}$|^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$", re.IGNORECASE)
@@ -69,6 +73,16 @@ def lldpd_age(text: object) -> float | None:
     """lldpd's "0 day, 00:01:05" -> 65.0 seconds."""
     if not isinstance(text, str):
         return None
+    return _lldpd_age(text) if len(text) <= REMEMBERED_CHARACTERS else _lldpd_age.__wrapped__(text)
+
+
+#: A file repeats a handful of ages and speeds on every port: each is read once (what no device
+#: sends, a longer value, is read every time rather than kept).
+REMEMBERED_CHARACTERS = 64
+
+
+@lru_cache(maxsize=4096)
+def _lldpd_age(text: str) -> float | None:
     match = LLDPD_AGE.match(text)
     if match is None:
         return None
@@ -80,6 +94,11 @@ def mau_gbps(text: object) -> float | None:
     """An 802.3 MAU type as lldpd prints it ("100GbaseCR4 - ...", "10GigBaseR", "1000BaseTFD") -> Gb/s."""
     if not isinstance(text, str):
         return None
+    return _mau_gbps(text) if len(text) <= REMEMBERED_CHARACTERS else _mau_gbps.__wrapped__(text)
+
+
+@lru_cache(maxsize=4096)
+def _mau_gbps(text: str) -> float | None:
     match = MAU_SPEED.match(text.strip())
     if match is None:
         return None
@@ -104,11 +123,12 @@ def load_json(text: str, what: str) -> Any:
 
 
 def candidate_ports(*candidates: object) -> tuple[str, ...]:
-    """Distinct non-empty candidate port names, in order."""
+    """Distinct non-empty candidate port names, in order (each name kept once in memory: the same
+    port names come from every device of a fabric)."""
     result: list[str] = []
     for value in candidates:
         if isinstance(value, str) and value.strip() and value.strip() not in result:
-            result.append(value.strip())
+            result.append(sys.intern(value.strip()))
     return tuple(result)
 
 
@@ -134,7 +154,9 @@ def first_value(items: Any) -> Any:
 
 
 def text_of(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    """A reported text, stripped; kept once in memory (a system name or description is reported
+    by each of the device's neighbors)."""
+    return sys.intern(value.strip()) if isinstance(value, str) else ""
 
 
 def number_of(value: Any) -> float | None:

@@ -106,33 +106,57 @@ def host_ports(pools: dict[str, Any], pool: str, data: CableData) -> list[HostPo
     return [HostPort(network, nic, port, per_nic) for nic, port in pairs]
 
 
-def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> Iterator[Cable]:
-    """Every cable, by network (fabric, storage, management, oob), then tier, then device order;
-    with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
+@dataclass(frozen=True)
+class Run:
+    """The cables of one edge of the graph (`data`, its record), `first` the plan number of the
+    first: the lower device's ports and the upper's, in cable order."""
+
+    link: str
+    data: CableData
+    first: int
+    lower_ports: list[PlanPort] | list[HostPort]
+    upper_ports: list[PlanPort]
+
+
+def runs(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> Iterator[Run]:
+    """The cables edge by edge, in plan order (`cables` lists them one by one); with `devices`,
+    the edges that end on one of them."""
     pools = {pool.name: pool for pool in spec.pools}
-    ports, switches = topology.switch_ports, topology.switch_nodes
+    ports = topology.switch_ports
     count = 0
     for link, data in ordered_links(topology):
         lower, upper, network = data["lower"], data["upper"], data["network"]
+        first, count = count + 1, count + data["links"]
         if devices is not None and lower not in devices and upper not in devices:
-            count += data["links"]
             continue
         lower_node = topology.nodes[lower]
-        upper_ports = ports[(upper, lower, network)].ports()
         lower_ports: list[PlanPort] | list[HostPort]
         if lower_node["kind"] == "host":
             lower_ports = host_ports(pools, lower_node["pool"], data)
-            lower_names = [str(port) for port in lower_ports]
         else:
             lower_ports = ports[(lower, upper, network)].ports()
-            lower_names = [plan_port_name(switches[lower], port) for port in lower_ports]
-        upper_names = [plan_port_name(switches[upper], port) for port in upper_ports]
-        media, reach = media_of(spec, network, link)
+        yield Run(link, data, first, lower_ports, ports[(upper, lower, network)].ports())
+
+
+def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> Iterator[Cable]:
+    """Every cable, by network (fabric, storage, management, oob), then tier, then device order;
+    with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
+    switches = topology.switch_nodes
+    for run in runs(spec, topology, devices):
+        data = run.data
+        lower, upper, network = data["lower"], data["upper"], data["network"]
+        if topology.nodes[lower]["kind"] == "host":
+            lower_names = [str(port) for port in run.lower_ports]
+        else:
+            lower_names = [plan_port_name(switches[lower], port) for port in run.lower_ports
+                           if isinstance(port, PlanPort)]
+        upper_names = [plan_port_name(switches[upper], port) for port in run.upper_ports]
+        media, reach = media_of(spec, network, run.link)
         for index in range(data["links"]):
-            count += 1
-            yield Cable(cable=f"C{count:07d}", network=network, link=link, a_device=lower, a_port=lower_ports[index],
-                        b_device=upper, b_port=upper_ports[index], gbps=data["gbps"], media=media, max_m=reach,
-                        a_name=lower_names[index], b_name=upper_names[index])
+            yield Cable(cable=f"C{run.first + index:07d}", network=network, link=run.link, a_device=lower,
+                        a_port=run.lower_ports[index], b_device=upper, b_port=run.upper_ports[index],
+                        gbps=data["gbps"], media=media, max_m=reach, a_name=lower_names[index],
+                        b_name=upper_names[index])
 
 
 def cabling_csv(spec: ClusterSpec, topology: Topology, plan: Iterable[Cable] | None = None) -> str:

@@ -20,7 +20,7 @@ SHARED_PREFIXES = {"stor": "storage", "mgmt": "management"}
 TIER_ABOVE = {"leaf": "spine", "spine": "core"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostLink:
     """A host port cabled to a leaf: the host's network for that port, both ends, the speed."""
 
@@ -32,7 +32,7 @@ class HostLink:
     gbps: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Uplink:
     """A switch cabled to a switch of the tier above in its network."""
 
@@ -64,11 +64,12 @@ def sort_links(links: list[Link], roles: dict[str, Role]) -> Sorted:
     """Every link whose two ends have roles, by what it joins."""
     result = Sorted()
     for link in links:
-        ends = [(end, roles.get(end.device)) for end in (link.a, link.b)]
-        if any(role is None for _, role in ends):
+        low, high = link.a, link.b
+        low_role, high_role = roles.get(low.device), roles.get(high.device)
+        if low_role is None or high_role is None:
             continue
-        ends.sort(key=lambda item: isinstance(item[1], SwitchRole))  # a host first
-        (low, low_role), (high, high_role) = ends
+        if isinstance(low_role, SwitchRole) and not isinstance(high_role, SwitchRole):  # a host first
+            low, low_role, high, high_role = high, high_role, low, low_role
         if not isinstance(high_role, SwitchRole):
             continue
         if isinstance(low_role, HostRole):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cluster.findings import Finding, printable
 from cluster.lldp import Neighbor, is_mac
+from cluster.topology import gc_paused
 from cluster.verify.check import IB_HINT, IB_MAP_HINT
 from cluster.verify.expected import BMC_PORT, End
 from cluster.verify.infiniband import IbLink, IbPort, parse_ib, parse_node_name_map
@@ -58,28 +59,47 @@ def device_name(reported: str) -> str:
 
 def port_name(candidates: tuple[str, ...]) -> str:
     """The port a neighbor is reported on: its name, not its MAC, where the data has one."""
-    readable = [candidate for candidate in candidates if candidate and not is_mac(candidate)]
-    return (readable or [candidate for candidate in candidates if candidate] or ["?"])[0]
+    for candidate in candidates:
+        if candidate and not is_mac(candidate):
+            return candidate
+    return next((candidate for candidate in candidates if candidate), "?")
 
 
 def bmc_host(reported: str) -> str | None:
     """The host a BMC that names itself after it belongs to (`gpu-node-001-bmc`)."""
     name = device_name(reported)
+    if not name.endswith(BMC_SUFFIXES):
+        return None
     for suffix in BMC_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return None
 
 
-def lldp_claims(device: str, neighbors: list[Neighbor], descriptions: dict[str, str]) -> list[Claim]:
+class Reported:
+    """Each name a device reports its neighbors by, read once: a host's name comes from every
+    switch it is cabled to."""
+
+    def __init__(self) -> None:
+        self.devices: dict[str, tuple[str | None, str]] = {}  # reported -> (BMC's host or None, device)
+
+    def device(self, reported: str) -> tuple[str | None, str]:
+        known = self.devices.get(reported)
+        if known is None:
+            known = self.devices[reported] = (bmc_host(reported), device_name(reported))
+        return known
+
+
+def lldp_claims(device: str, neighbors: list[Neighbor], descriptions: dict[str, str],
+                reported: Reported | None = None) -> list[Claim]:
     """One device's LLDP neighbors as claims in reported names (its neighbors' descriptions kept)."""
+    names = reported or Reported()
     claims = []
     for neighbor in neighbors:
-        host = bmc_host(neighbor.remote_device)
-        remote = End(host, BMC_PORT) if host else End(device_name(neighbor.remote_device),
-                                                       port_name(neighbor.remote_ports))
-        if neighbor.remote_description and not host:
-            descriptions.setdefault(remote.device, neighbor.remote_description[:DESCRIPTION_CHARACTERS])
+        host, remote_device = names.device(neighbor.remote_device)
+        remote = End(host, BMC_PORT) if host else End(remote_device, port_name(neighbor.remote_ports))
+        if neighbor.remote_description and not host and remote_device not in descriptions:
+            descriptions[remote_device] = neighbor.remote_description[:DESCRIPTION_CHARACTERS]
         claims.append(Claim(End(device, neighbor.local_port.strip()), remote, neighbor.age, neighbor.gbps))
     return claims
 
@@ -99,15 +119,21 @@ def ib_end(port: IbPort, guid_names: dict[int, str], descriptions: dict[str, str
 
 def observe(lldp: Path | None, ib: Path | None, ib_map: Path | None) -> Observed:
     """Read every input; with any unreadable, no links (the problems say which and how to fix)."""
+    with gc_paused():  # a neighbor record, a claim and a link per port: millions of objects, no cycles
+        return _observe(lldp, ib, ib_map)
+
+
+def _observe(lldp: Path | None, ib: Path | None, ib_map: Path | None) -> Observed:
     observed = Observed(links=[], descriptions={}, problems=[])
     claims: list[Claim] = []
     if lldp is not None:
         devices, observed.problems = read_lldp_dir(lldp)
+        reported = Reported()
         for file_device, neighbors in sorted(devices.items()):
             device = device_name(file_device)
             observed.lldp[device] = neighbors
             observed.reporting.add(device)
-            claims.extend(lldp_claims(device, neighbors, observed.descriptions))
+            claims.extend(lldp_claims(device, neighbors, observed.descriptions, reported))
     if ib is not None:
         names = parsed(ib_map, "node-name map", parse_node_name_map, IB_MAP_HINT, observed.problems) if ib_map else {}
         links = parsed(ib, "ibnetdiscover output", parse_ib, IB_HINT, observed.problems)

@@ -9,7 +9,7 @@ must give (those that differ from the names the server catalog or the convention
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from cluster import naming
@@ -23,7 +23,7 @@ from cluster.resolve import resolve
 from cluster.rules import RULE_IDS
 from cluster.sizing import size_fabric
 from cluster.spec import ClusterSpec, PoolSpec
-from cluster.topology import FABRIC, host_name
+from cluster.topology import FABRIC, gc_paused, host_name
 from cluster.verify.check import Verification, claims_of, verify
 from cluster.verify.expected import expected_cables
 
@@ -138,7 +138,7 @@ def compare(observed: Observed, result: Valid, networks: tuple[str, ...], ignore
     gathered = claims_of(result.topology, cables, observed.lldp,
                          observed.ib if observed.discovered else None, observed.guid_names)
     if ignore_speeds:
-        gathered.claims = [replace(claim, gbps=None) for claim in gathered.claims]
+        gathered.claims = [claim._replace(gbps=None) for claim in gathered.claims]
     return verify(result.spec, result.topology, cables, gathered, networks)
 
 
@@ -158,6 +158,11 @@ def header(design: Design, sources: str, verification: Verification | None) -> l
 
 def import_design(observed: Observed, options: Options, sources: str) -> Imported:
     """Infer, refine, build and compare; the stack file's text with it all."""
+    with gc_paused():  # the design's cables and the claims in its names: millions of objects, no cycles
+        return _import_design(observed, options, sources)
+
+
+def _import_design(observed: Observed, options: Options, sources: str) -> Imported:
     design = infer(observed, options)
     schema = refine(design)
     result = validate_mapping(options.name, buildable(design))

@@ -174,8 +174,9 @@ def _run(naming: Naming, per_switch: list[set[str]]) -> int:
     switch's downlinks from port 1 on, so where two speeds' names both fit (swp1s0 and swp1s1 are
     ports 1 and 2 of a 2x breakout, and of a 4x one), the one that numbers them contiguously is it."""
     total = 0
+    number = naming.numbers.get
     for seen in per_switch:
-        numbers = {number for name in seen if (number := naming.number(name)) is not None}
+        numbers = {number(name.lower()) for name in seen}
         run = 0
         while run + 1 in numbers:
             run += 1
@@ -191,12 +192,16 @@ def _best(candidates: list[Naming], per_switch: list[set[str]], speeds: Mapping[
     catalog = load_catalog().switches
     names: Counter[str] = Counter(name for seen in per_switch for name in seen)
 
-    def rank(naming: Naming) -> tuple[int, int, int, int, int]:
+    def rank(naming: Naming) -> tuple[int, int, int, int]:
         default = catalog[naming.model].os if naming.model else ""
-        return (_score(naming, names), _run(naming, per_switch), int(naming.gbps == _main_speed(naming, speeds)),
-                int(naming.os == default), naming.gbps or 0)
+        return (_run(naming, per_switch), int(naming.gbps == _main_speed(naming, speeds)), int(naming.os == default),
+                naming.gbps or 0)
 
-    return max(candidates, key=rank)
+    # The score first; the rest, which reads every switch's ports, only among those that name the most.
+    scores = [_score(naming, names) for naming in candidates]
+    most = max(scores)
+    top = [naming for naming, score in zip(candidates, scores, strict=True) if score == most]
+    return top[0] if len(top) == 1 else max(top, key=rank)
 
 
 def _noted(naming: Naming, notes: list[str]) -> Naming:

@@ -104,8 +104,10 @@ def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: 
     claims, reporting = gathered.claims, gathered.reporting
     cables: list[Cable] = [cable for cable in every if networks is None or cable.network in networks]
     designed = by_end(cables)
-    excluded = set(by_end(every)) - set(designed)
-    kept = [claim for claim in claims if claim.local not in excluded and claim.remote not in excluded]
+    excluded = set(by_end(cable for cable in every if networks is not None and cable.network not in networks))
+    excluded -= designed.keys()  # a port with a cable on a network compared is compared
+    kept = ([claim for claim in claims if claim.local not in excluded and claim.remote not in excluded]
+            if excluded else claims)
     links = resolve(kept, designed)
     comparison = compare(topology.nodes, cables, links, reporting)
     comparison.findings += unseen_findings(comparison, sorted(gathered.foreign), partial)

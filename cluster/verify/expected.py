@@ -17,12 +17,11 @@ report, by the same conventions the rendered configs use (`cluster.naming`):
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from cluster import naming
 from cluster.dialects import platform
-from cluster.exports.cabling import cables as cabling_plan
+from cluster.exports.cabling import runs as cabling_runs
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
@@ -39,9 +38,9 @@ class End(NamedTuple):
         return f"{self.device} port {self.port}" if self.port.isdigit() else f"{self.device} {self.port}"
 
 
-@dataclass(frozen=True)
-class Cable:
-    """One physical cable of the design. `lower` is the end nearer the hosts."""
+class Cable(NamedTuple):
+    """One physical cable of the design. `lower` is the end nearer the hosts. (A tuple, as `End`
+    is: half a million of them at 131,072 GPUs.)"""
 
     lower: End
     upper: End
@@ -58,14 +57,14 @@ class Cable:
         return f"{self.lower} <-> {self.upper}"
 
 
-def _host_end(pool: PoolSpec, plan_port: naming.HostPort, transport: str) -> str:
-    """A host's plan port (`gpu-nic3`, `gpu-nic1p2`, `stor-nic0`, `bmc`) as the host reports it: its
-    netdev, or its HCA and port on InfiniBand."""
-    if plan_port.network == "oob":
-        return BMC_PORT
-    if plan_port.network == "fabric" and transport == "infiniband":
-        return f"{naming.fabric_devices(pool)[plan_port.position]}/1"
-    return naming.host_interfaces(pool, plan_port.network)[plan_port.position]
+def _host_ends(pool: PoolSpec, network: str, transport: str) -> list[str]:
+    """Each of a pool's host ports on `network` (by position) as the host reports it: its netdev,
+    or its HCA and port on InfiniBand; its BMC on the oob network."""
+    if network == "oob":
+        return [BMC_PORT]
+    if network == "fabric" and transport == "infiniband":
+        return [f"{device}/1" for device in naming.fabric_devices(pool)]
+    return naming.host_interfaces(pool, network)
 
 
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
@@ -75,22 +74,26 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
     pools = {pool.name: pool for pool in spec.pools}
     result: list[Cable] = []
-    for planned in cabling_plan(spec, topology, devices):
-        if isinstance(planned.a_port, naming.HostPort):
-            lower_port = _host_end(pools[topology.host(planned.a_device)["pool"]], planned.a_port, transport)
+    host_ends: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> the names of its hosts' ports
+    for run in cabling_runs(spec, topology, devices):
+        edge = run.data
+        lower, upper, network = edge["lower"], edge["upper"], edge["network"]
+        if topology.nodes[lower]["kind"] == "host":
+            pool = pools[topology.host(lower)["pool"]]
+            key = (pool.name, network)
+            if key not in host_ends:
+                host_ends[key] = _host_ends(pool, network, transport)
+            lower_ports = [host_ends[key][0 if port.network == "oob" else port.position] for port in run.lower_ports
+                           if isinstance(port, naming.HostPort)]
         else:
-            lower_port = naming.plan_port_name(topology.switch(planned.a_device), planned.a_port)
-        edge = topology.cable(planned.a_device, planned.b_device, planned.network)
-        rail = edge["rail"] if planned.network == "fabric" and planned.link == "host-leaf" and rail_optimized else None
-        result.append(Cable(
-            lower=End(planned.a_device, lower_port),
-            upper=End(planned.b_device, naming.plan_port_name(topology.switch(planned.b_device), planned.b_port)),
-            network=planned.network,
-            tier=planned.link,
-            gbps=int(planned.gbps),
-            rail=rail,
-            path=str(edge["path"]),
-        ))
+            switch = topology.switch(lower)
+            lower_ports = [naming.plan_port_name(switch, port) for port in run.lower_ports
+                           if isinstance(port, naming.PlanPort)]
+        upper_ports = [naming.plan_port_name(topology.switch(upper), port) for port in run.upper_ports]
+        rail = edge["rail"] if network == "fabric" and run.link == "host-leaf" and rail_optimized else None
+        gbps, path = int(edge["gbps"]), str(edge["path"])
+        result.extend(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, run.link, gbps,
+                            rail, path) for index in range(edge["links"]))
     return result
 
 

@@ -11,9 +11,9 @@ Three steps, each a pure function:
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cluster.findings import Finding, Severity, shown
 from cluster.records import Node
@@ -47,9 +47,9 @@ CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
 REPORTED_CHARACTERS = 64
 
 
-@dataclass(frozen=True)
-class Claim:
-    """`local` reports `remote` as its neighbor; `age` in seconds (None: unknown)."""
+class Claim(NamedTuple):
+    """`local` reports `remote` as its neighbor; `age` in seconds (None: unknown). A tuple, as
+    `End` is: one per port reported, a million at 131,072 GPUs."""
 
     local: End
     remote: End
@@ -57,8 +57,7 @@ class Claim:
     gbps: float | None = None
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """A link both ends agree on (or one end reports and nothing contradicts)."""
 
     a: End
@@ -97,26 +96,30 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
 
     def rank(claim: Claim) -> tuple[float, int]:
         cable = designed.get(claim.local)
-        expected = cable is not None and cable.other(claim.local) == claim.remote
-        return _age_key(claim), 0 if expected else 1
+        expected = cable is not None and (cable.upper if claim.local == cable.lower else cable.lower) == claim.remote
+        return math.inf if claim.age is None else claim.age, 0 if expected else 1
 
+    # stable: equal ranks keep the input's (sorted file) order; with no design, the age is the rank
+    ranked = sorted(claims, key=rank if designed else _age_key)
     bound: dict[End, End] = {}
-    speeds: dict[frozenset[End], list[float]] = defaultdict(list)
-    for claim in sorted(claims, key=rank):  # stable: equal ranks keep the input's (sorted file) order
-        if claim.local == claim.remote:
+    # per link (by its lower end: a port, once bound, keeps its peer), the lowest speed reported (first on a tie)
+    slowest: dict[End, float] = {}
+    for local, remote, _, gbps in ranked:
+        if local == remote:
             continue
-        peer_of_local, peer_of_remote = bound.get(claim.local), bound.get(claim.remote)
-        if (peer_of_local not in (None, claim.remote)) or (peer_of_remote not in (None, claim.local)):
+        peer_of_local, peer_of_remote = bound.get(local), bound.get(remote)
+        if (peer_of_local is not None and peer_of_local != remote) or (peer_of_remote is not None
+                                                                      and peer_of_remote != local):
             continue  # a fresher report already placed one of these ports elsewhere
-        bound[claim.local], bound[claim.remote] = claim.remote, claim.local
-        if claim.gbps is not None:
-            speeds[frozenset((claim.local, claim.remote))].append(claim.gbps)
-    links: list[Link] = []
-    for end, peer in sorted(bound.items()):
-        if end < peer:
-            reported = speeds.get(frozenset((end, peer)))
-            links.append(Link(end, peer, min(reported) if reported else None))
-    return links
+        bound[local], bound[remote] = remote, local
+        if gbps is not None:
+            lower = local if local < remote else remote
+            known = slowest.get(lower)
+            if known is None or gbps < known:
+                slowest[lower] = gbps
+    # each port is in one link: its lower end alone orders the links (and sorts faster than pairs)
+    ends = sorted(end for end, peer in bound.items() if end < peer)
+    return [Link(end, bound[end], slowest.get(end)) for end in ends]
 
 
 def describe(nodes: Mapping[str, Node], end: End) -> str:

@@ -10,7 +10,7 @@ port description.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -38,10 +38,12 @@ def input_finding(path: Path | str, message: str, hint: str) -> Finding:
 
 @dataclass(frozen=True)
 class Names:
-    """The design's device names and, per device, every known name of each port."""
+    """The design's device names and, per device, every known name of each port; each name a
+    neighbor is reported by, once read (a host's name comes from every switch it is cabled to)."""
 
     devices: frozenset[str]
     ports: dict[str, dict[str, str]]
+    remotes: dict[str, tuple[str | None, str]] = field(default_factory=dict, compare=False, repr=False)
 
     def device(self, reported: str) -> str:
         name = reported.strip()
@@ -61,12 +63,21 @@ class Names:
                 return name[: -len(suffix)]
         return None
 
+    def remote(self, reported: str) -> tuple[str | None, str]:
+        """A neighbor's reported name: (the host whose BMC it is, or None; the device it is)."""
+        known = self.remotes.get(reported)
+        if known is None:
+            host = self.bmc_host(reported)
+            known = self.remotes[reported] = (host, host or self.device(reported))
+        return known
+
     def port(self, device: str, candidates: Iterable[str]) -> str:
         options = [candidate for candidate in candidates if candidate]
-        table = self.ports.get(device, {})
+        known = self.ports.get(device, {}).get
         for candidate in options:
-            if candidate.lower() in table:
-                return table[candidate.lower()]
+            found = known(candidate.lower())
+            if found is not None:
+                return found
         readable = [candidate for candidate in options if not is_mac(candidate)]
         return (readable or options or ["?"])[0]
 
@@ -75,15 +86,10 @@ def lldp_claims(device: str, neighbors: Iterable[Neighbor], names: Names) -> lis
     """One device's LLDP neighbors as claims."""
     claims: list[Claim] = []
     for neighbor in neighbors:
-        host = names.bmc_host(neighbor.remote_device)
-        remote_device = host or names.device(neighbor.remote_device)
+        host, remote_device = names.remote(neighbor.remote_device)
         remote_port = BMC_PORT if host else names.port(remote_device, neighbor.remote_ports)
-        claims.append(Claim(
-            local=End(device, names.port(device, [neighbor.local_port])),
-            remote=End(remote_device, remote_port),
-            age=neighbor.age,
-            gbps=neighbor.gbps,
-        ))
+        claims.append(Claim(End(device, names.port(device, (neighbor.local_port,))), End(remote_device, remote_port),
+                            neighbor.age, neighbor.gbps))
     return claims
 
 

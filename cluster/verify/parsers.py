@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
@@ -36,7 +37,11 @@ __all__ = ["Neighbor", "NeighborFormatError", "detect_lldp_format", "is_mac", "l
 
 def parse_lldpctl_json(text: str) -> list[Neighbor]:
     """`lldpctl -f json`: {"lldp": {"interface": [{"swp1": {...}}] or {"swp1": {...}}}}."""
-    data = load_json(text, "`lldpctl -f json` output")
+    return read_lldpctl_json(load_json(text, "`lldpctl -f json` output"))
+
+
+def read_lldpctl_json(data: Any) -> list[Neighbor]:
+    """`lldpctl -f json`, loaded."""
     if not isinstance(data, dict) or not isinstance(data.get("lldp"), dict):
         raise NeighborFormatError('expected `lldpctl -f json` output: an object with an "lldp" object')
     neighbors: list[Neighbor] = []
@@ -49,7 +54,7 @@ def parse_lldpctl_json(text: str) -> list[Neighbor]:
             chassis = entry.get("chassis") or {}
             names = [name for name, value in chassis.items() if isinstance(value, dict)] if isinstance(chassis, dict) else []
             # Without a system name lldpd keys the chassis by "id"; keep it as the device.
-            device = names[0] if names and names[0] != "id" else ""
+            device = sys.intern(names[0]) if names and names[0] != "id" else ""
             described = chassis[names[0]].get("descr") if names else None
             port = entry.get("port") or {}
             if not isinstance(port, dict):
@@ -70,7 +75,11 @@ def parse_lldpctl_json(text: str) -> list[Neighbor]:
 
 def parse_lldpctl_json0(text: str) -> list[Neighbor]:
     """`lldpctl -f json0`: the same data with every level a list (stable shape)."""
-    data = load_json(text, "`lldpctl -f json0` output")
+    return read_lldpctl_json0(load_json(text, "`lldpctl -f json0` output"))
+
+
+def read_lldpctl_json0(data: Any) -> list[Neighbor]:
+    """`lldpctl -f json0`, loaded."""
     if not isinstance(data, dict) or not isinstance(data.get("lldp"), list):
         raise NeighborFormatError('expected `lldpctl -f json0` output: an object with an "lldp" list')
     neighbors: list[Neighbor] = []
@@ -103,8 +112,8 @@ def _is_lldpctl0(data: Any) -> bool:
 
 
 LLDPD_FORMATS = (
-    LldpFormat("lldpctl-json", "`lldpctl -f json`", True, _is_lldpctl, parse_lldpctl_json),
-    LldpFormat("lldpctl-json0", "`lldpctl -f json0`", True, _is_lldpctl0, parse_lldpctl_json0),
+    LldpFormat("lldpctl-json", "`lldpctl -f json`", True, _is_lldpctl, parse_lldpctl_json, read_lldpctl_json),
+    LldpFormat("lldpctl-json0", "`lldpctl -f json0`", True, _is_lldpctl0, parse_lldpctl_json0, read_lldpctl_json0),
 )
 
 
@@ -127,12 +136,17 @@ def formats_known() -> str:
 
 def detect_lldp_format(text: str) -> str:
     """Which of `lldp_formats()` a file is, from its shape."""
+    return _detected(text)[0].name
+
+
+def _detected(text: str) -> tuple[LldpFormat, Any]:
+    """The format of a file, and what it is recognised on: its loaded JSON, or its text."""
     stripped = text.lstrip()
     is_json = stripped.startswith(("{", "["))
     data = load_json(text, "LLDP neighbor JSON") if is_json else text
     for form in lldp_formats().values():
         if form.json == is_json and form.recognise(data):
-            return form.name
+            return form, data
     raise NeighborFormatError(f"unrecognised {'JSON' if is_json else 'neighbor file'}: expected {formats_known()}")
 
 
@@ -142,10 +156,10 @@ def parse_lldp(text: str) -> list[Neighbor]:
     The parsers check every level they read (fuzzed in tests/test_verify_fuzz.py); should a
     shape still slip through, it is reported as a format error, never as a traceback.
     """
-    form = detect_lldp_format(text)
+    form, data = _detected(text)
     try:
-        return lldp_formats()[form].parse(text)
+        return form.read(data) if form.read is not None else form.parse(text)
     except NeighborFormatError:
         raise
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
-        raise NeighborFormatError(f"unexpected {form} structure ({type(error).__name__}: {excerpt(str(error))})") from None
+        raise NeighborFormatError(f"unexpected {form.name} structure ({type(error).__name__}: {excerpt(str(error))})") from None

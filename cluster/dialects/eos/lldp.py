@@ -15,7 +15,11 @@ def parse_eos_lldp_json(text: str) -> list[Neighbor]:
     quoted ('"Ethernet1"'). Ages come from `lastChangeTime` relative to the newest
     `lastContactTime` in the file (the moment of collection).
     """
-    data = load_json(text, "`show lldp neighbors detail | json` output")
+    return read_eos_lldp_json(load_json(text, "`show lldp neighbors detail | json` output"))
+
+
+def read_eos_lldp_json(data: Any) -> list[Neighbor]:
+    """EOS `show lldp neighbors detail | json`, loaded."""
     if not isinstance(data, dict) or not isinstance(data.get("lldpNeighbors"), dict):
         raise NeighborFormatError('expected EOS `show lldp neighbors detail | json`: an object with "lldpNeighbors"')
     entries: list[tuple[str, dict[str, Any]]] = []
@@ -43,5 +47,6 @@ def _is_neighbors(data: Any) -> bool:
 
 
 LLDP_FORMATS = (
-    LldpFormat("eos", "EOS `show lldp neighbors detail | json`", True, _is_neighbors, parse_eos_lldp_json),
+    LldpFormat("eos", "EOS `show lldp neighbors detail | json`", True, _is_neighbors, parse_eos_lldp_json,
+               read_eos_lldp_json),
 )

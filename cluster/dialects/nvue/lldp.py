@@ -23,7 +23,11 @@ def parse_nvue_lldp_json(text: str) -> list[Neighbor]:
     CLI `nv show interface lldp-detail -o json`):
     {ifname: {"lldp": {"neighbor": {system-name: {"age", "chassis", "port": {"name", "description", "type"}}}}}}.
     """
-    data = load_json(text, "NVUE interface JSON (nv show interface lldp-detail -o json)")
+    return read_nvue_lldp_json(load_json(text, "NVUE interface JSON (nv show interface lldp-detail -o json)"))
+
+
+def read_nvue_lldp_json(data: Any) -> list[Neighbor]:
+    """NVUE interfaces with their LLDP neighbors, loaded."""
     if not isinstance(data, dict):
         raise NeighborFormatError("expected NVUE interface JSON: an object keyed by interface name")
     neighbors: list[Neighbor] = []
@@ -61,5 +65,6 @@ def _is_interfaces(data: Any) -> bool:
 
 
 LLDP_FORMATS = (
-    LldpFormat("nvue", "NVUE `nv show interface lldp-detail -o json`", True, _is_interfaces, parse_nvue_lldp_json),
+    LldpFormat("nvue", "NVUE `nv show interface lldp-detail -o json`", True, _is_interfaces, parse_nvue_lldp_json,
+               read_nvue_lldp_json),
 )

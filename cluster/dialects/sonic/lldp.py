@@ -28,7 +28,12 @@ def parse_sonic_appl_db(text: str) -> list[Neighbor]:
     Rows of `PORT_TABLE:<port>` in the same dump add each local port's speed (Mb/s).
     `lldp_rem_time_mark` is lldp_syncd's copy of lldpd's age in seconds.
     """
-    rows = _rows(load_json(text, "a SONiC APPL_DB dump (sonic-db-dump -n APPL_DB -k 'LLDP_ENTRY_TABLE:*' -y)"))
+    return read_sonic_appl_db(load_json(text, "a SONiC APPL_DB dump (sonic-db-dump -n APPL_DB -k 'LLDP_ENTRY_TABLE:*' -y)"))
+
+
+def read_sonic_appl_db(data: Any) -> list[Neighbor]:
+    """SONiC APPL_DB `LLDP_ENTRY_TABLE:<port>` rows, loaded."""
+    rows = _rows(data)
     speeds: dict[str, float] = {}
     for key, row in rows.items():
         table, _, port = key.partition(":")
@@ -89,6 +94,7 @@ def _is_table(text: Any) -> bool:
 
 
 LLDP_FORMATS = (
-    LldpFormat("sonic-appl-db", "SONiC `sonic-db-dump -n APPL_DB`", True, _is_appl_db, parse_sonic_appl_db),
+    LldpFormat("sonic-appl-db", "SONiC `sonic-db-dump -n APPL_DB`", True, _is_appl_db, parse_sonic_appl_db,
+               read_sonic_appl_db),
     LldpFormat("sonic-show-lldp-table", "SONiC `show lldp table`", False, _is_table, parse_sonic_show_lldp_table),
 )
