@@ -51,8 +51,7 @@ def implied(spec: ClusterSpec, plan: FabricPlan | None = None) -> list[Part]:
         attached = sum(pool.nodes for pool in spec.pools if pool.nics(network.name).ports)
         parts.append(_network(network, attached, ports, gbps))
     if spec.oob is not None:
-        devices = nodes + sum(part.switches for part in parts)
-        parts.append(_network(spec.oob, devices, 1, 1))
+        parts.append(_network(spec.oob, nodes, 1, 1, sum(part.switches for part in parts)))
     return parts
 
 
@@ -61,9 +60,10 @@ def _filled(groups: int, pods: int) -> int:
     return -(-groups // -(-groups // pods))
 
 
-def _network(network: NetworkSpec, devices: int, ports: int, gbps: int) -> Part:
-    plan = size_network(network, devices, max(ports, 1), gbps)
-    return Part(network.name, plan.leaves + plan.spines, devices * ports + plan.leaves * plan.leaf_uplinks)
+def _network(network: NetworkSpec, devices: int, ports: int, gbps: int, switches: int | None = None) -> Part:
+    plan = size_network(network, devices, max(ports, 1), gbps, switches)
+    return Part(network.name, plan.leaves + plan.spines,
+                devices * ports + (switches or 0) + plan.leaves * plan.leaf_uplinks)
 
 
 def limit_findings(spec: ClusterSpec) -> tuple[list[Finding], FabricPlan | None]:

@@ -16,6 +16,7 @@ from typing_extensions import ReadOnly, TypedDict
 
 Tier = Literal["leaf", "spine", "core"]
 Ports = tuple[tuple[int, int], ...]  # (NIC, port) pairs of a host's end of a cable, in rail order
+Slot = tuple[int, int]  # (first, stride) of an edge's links on one end's ports, 0-based
 
 
 class HostNode(TypedDict):
@@ -72,6 +73,9 @@ class CableData(TypedDict):
 
     `gbps` is per link, the slower end's port speed; `ports` are the host's (NIC, port) pairs on a
     host edge, empty between switches; `rail` is the rail of a host's fabric edge, else None.
+    `lower_slot` / `upper_slot`, where set, place the edge's links on that end's ports by
+    (first, stride): the lower end's uplink slots (fixed uplink ports, then the top main ports),
+    the upper end's downlink ports from port 1, both 0-based (cluster.ports); None: in order.
     """
 
     network: ReadOnly[str]
@@ -84,3 +88,5 @@ class CableData(TypedDict):
     ports: ReadOnly[Ports]
     rail: ReadOnly[int | None]
     path: ReadOnly[str]
+    lower_slot: ReadOnly[Slot | None]
+    upper_slot: ReadOnly[Slot | None]

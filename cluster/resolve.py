@@ -662,6 +662,7 @@ class _Resolver:
             max_oversubscription=tiers,
             shared_with=tuple(raw.shared_with),
             fill=raw.fill,
+            uplink_layout=raw.uplink_layout,
         )
 
     def network(self, name: Literal["storage", "management", "oob"], pools: list[PoolSpec]) -> NetworkSpec | None:

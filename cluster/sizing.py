@@ -360,35 +360,77 @@ def size_fabric(spec: ClusterSpec) -> FabricPlan:
 
 @dataclass(frozen=True)
 class NetworkPlan:
+    """`nodes_per_leaf`: the devices a leaf takes, in order (packed). On the out-of-band network
+    they are the hosts' BMCs, on a leaf's first ports, and `switches_per_leaf` switch management
+    ports follow them on the leaf's next ports: two ranges of fixed size, so that more hosts never
+    push a switch to another port and more switches never push a BMC."""
+
     leaves: int
     nodes_per_leaf: int
     leaf_uplinks: int
     spines: int
     auto: tuple[str, ...] = ()
+    switches_per_leaf: int = 0
 
 
-def size_network(network: NetworkSpec, devices: int, ports_per_device: int, device_gbps: int) -> NetworkPlan:
-    """A leaf-spine for storage, management or out-of-band: devices cabled to one leaf each."""
+# The out-of-band leaf's share of device ports kept for switch management ports (the rest take
+# BMCs). A scalable unit of 8-GPU servers brings about one switch per three hosts (prod: 64 hosts,
+# 8 rail leaves, 8 spines, storage and management leaves), so a quarter holds it with some to spare.
+OOB_SWITCH_SHARE = 4
+
+
+def size_network(network: NetworkSpec, devices: int, ports_per_device: int, device_gbps: int,
+                 switches: int | None = None) -> NetworkPlan:
+    """A leaf-spine for storage, management or out-of-band: devices cabled to one leaf each, each
+    leaf filled to what it holds at its ratio before the next (so adding devices at the end never
+    moves one). `switches`: the out-of-band network's switch management ports, beside `devices`
+    (the BMCs), each kind in its own range of every leaf."""
     leaf, spine = network.leaf, network.spine
     down = link_gbps(device_gbps, leaf.port_gbps)
     up = link_gbps(uplink_port_gbps(leaf), spine.port_gbps)
     auto: list[str] = []
-    if devices == 0 and network.leaves is None:
+    attached = devices + (switches or 0)
+    if attached == 0 and network.leaves is None:
         return NetworkPlan(leaves=0, nodes_per_leaf=0, leaf_uplinks=0, spines=0)
+    # What a leaf of a leaf-spine holds within the ratio: it sizes the leaves (and the out-of-band
+    # leaf's two ranges); each leaf is filled to what it holds beside the uplinks given, if given.
+    capacity = max(1, max_down(leaf, ports_per_device, down, up, network.max_oversubscription))
+    fill = capacity if network.leaf_uplinks is None else held_beside(
+        leaf, ports_per_device, down, up, network.max_oversubscription, network.leaf_uplinks)
+    single = fits(leaf, attached * ports_per_device, 0) and not network.spines and network.leaves in (None, 1)
+    if switches is not None:
+        switch_share = max(1, -(-capacity // OOB_SWITCH_SHARE)) if capacity > 1 else 0
+        bmc_share = max(1, capacity - switch_share)
+        needed = max(1, -(-devices // bmc_share), -(-switches // switch_share) if switch_share else 0)
+        if single and needed > 1:
+            # One leaf holds them all, with no uplinks: the range that overflows takes the leaf's
+            # spare ports (BMCs keep their range while they fit it), rather than a second leaf and
+            # a spine; a second leaf later moves only what then overflows.
+            if devices <= bmc_share and switches <= leaf.ports - bmc_share:
+                switch_share = leaf.ports - bmc_share
+            else:
+                bmc_share, switch_share = leaf.ports - switches, switches
+            needed = 1
+    else:
+        needed = max(1, -(-devices // capacity)) if not single else 1
     if network.leaves is not None:
         leaves = max(network.leaves, 1)
     else:
-        if fits(leaf, devices * ports_per_device, 0) and not network.spines:
-            capacity = devices
-        else:
-            capacity = max(1, max_down(leaf, ports_per_device, down, up, network.max_oversubscription))
-        leaves = max(1, math.ceil(devices / capacity))
+        leaves = needed
         auto.append("leaves")
-    nodes_per_leaf = math.ceil(devices / leaves) if devices else 0
+    if switches is not None:
+        if leaves < needed:  # too few leaves given: spread each kind evenly (FAB-RADIX states the overflow)
+            bmc_share, switch_share = -(-devices // leaves), -(-switches // leaves)
+        nodes_per_leaf, switches_per_leaf = bmc_share, switch_share
+        on_leaf = min(bmc_share + switch_share, attached)
+    else:
+        nodes_per_leaf = max(-(-devices // leaves), devices if single else fill) if devices else 0
+        switches_per_leaf = 0
+        on_leaf = min(nodes_per_leaf, devices)
     if network.leaf_uplinks is not None:
         uplinks = network.leaf_uplinks
     elif leaves > 1 or network.spines:
-        uplinks = uplinks_needed(nodes_per_leaf * ports_per_device * down, up, network.max_oversubscription)
+        uplinks = uplinks_needed(on_leaf * ports_per_device * down, up, network.max_oversubscription)
         auto.append("leaf_uplinks")
     else:
         uplinks = 0
@@ -398,9 +440,10 @@ def size_network(network: NetworkSpec, devices: int, ports_per_device: int, devi
         # Spare leaf ports may round the uplinks up to a count the spines divide evenly: 29
         # uplinks would otherwise need 29 spines of one link each (29 is prime).
         spare = 0 if network.leaf_uplinks is not None else max(
-            0, min(uplinks, leaf.ports + leaf.uplink_ports - nodes_per_leaf * ports_per_device - uplinks))
+            0, min(uplinks, leaf.ports + leaf.uplink_ports - on_leaf * ports_per_device - uplinks))
         spines, uplinks = pick_spines(leaves, uplinks, spine.ports, spare)
         auto.append("spines")
     else:
         spines = 0
-    return NetworkPlan(leaves=leaves, nodes_per_leaf=nodes_per_leaf, leaf_uplinks=uplinks, spines=spines, auto=tuple(auto))
+    return NetworkPlan(leaves=leaves, nodes_per_leaf=nodes_per_leaf, leaf_uplinks=uplinks, spines=spines,
+                       auto=tuple(auto), switches_per_leaf=switches_per_leaf)

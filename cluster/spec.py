@@ -161,6 +161,7 @@ class FabricSpec(Spec):
     max_oversubscription: Oversubscription
     shared_with: tuple[str, ...]
     fill: Literal["even", "packed"] = "even"
+    uplink_layout: Literal["blocks", "striped"] = "blocks"
 
 
 class NetworkSpec(Spec):

@@ -176,6 +176,11 @@ class Fabric(Model):
     # How nodes fill the leaf groups: `even` spreads them (DESIGN's default), `packed` fills each
     # group to its capacity in order, so appending nodes never moves a cabled host.
     fill: Literal["even", "packed"] = "even"
+    # How a leaf's uplinks land on the spines (and a spine's on the cores): `blocks` gives each upper
+    # switch a run of the leaf's uplink ports and each leaf a run of the spine's ports; `striped`
+    # sends uplink k to spine k mod spines and a leaf's t-th link to spine port t x stride + its
+    # place, so adding spines keeps every other uplink where it was and adding leaves moves none.
+    uplink_layout: Literal["blocks", "striped"] = "blocks"
 
 
 class Ecn(Model):

@@ -31,7 +31,7 @@ from cluster.load import Edge, LinkArrays, SwitchLoad, edge_list, link_arrays, s
 from cluster.naming import FABRIC as FABRIC
 from cluster.naming import number
 from cluster.ports import PortSpan, switch_ports
-from cluster.records import CableData, HostNode, Node, Ports, ProviderNode, SwitchNode, Tier
+from cluster.records import CableData, HostNode, Node, Ports, ProviderNode, Slot, SwitchNode, Tier
 from cluster.sizing import (
     FabricPlan,
     NetworkPlan,
@@ -172,7 +172,7 @@ Cable = tuple[str, str, str, CableData]  # (lower, upper, network, edge data)
 
 def _cable(
     cables: list[Cable], lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str,
-    links: int, ports: Ports, rail: int | None = None,
+    links: int, ports: Ports, rail: int | None = None, lower_slot: Slot | None = None, upper_slot: Slot | None = None,
 ) -> None:
     """One edge for all `links` cables between lower and upper on `network`.
 
@@ -190,6 +190,8 @@ def _cable(
         "ports": ports,
         "rail": rail,
         "path": path,
+        "lower_slot": lower_slot,
+        "upper_slot": upper_slot,
     }
     cables.append((lower, upper, network, data))
 
@@ -220,18 +222,40 @@ class CableGraph(nx.MultiGraph):  # type: ignore[misc]  # networkx has no type h
 
 
 def _spread(cables: list[Cable], lower: str, uppers: list[str], links: int, offset: int, network: str,
-            lower_gbps: int, upper_gbps: int, path: str) -> None:
-    """Spread `links` uplinks round-robin over `uppers`, starting at `offset` for balance."""
+            lower_gbps: int, upper_gbps: int, path: str, striped: bool = False, position: int = 0, lowers: int = 0,
+            upper_down: int = 0) -> None:
+    """Spread `links` uplinks of `lower` over `uppers` round-robin, starting at `offset` for balance.
+
+    In blocks (the default) each upper takes a run of the lower's uplink ports and each lower a
+    run of the upper's ports (cluster.ports). `striped` (fabric.uplink_layout): the lower's
+    uplink k goes to upper (k + offset) mod len(uppers) (the offset only balances a count the
+    uppers do not divide), and its t-th link to an upper takes that upper's port t x stride +
+    `position` (its place among the upper's `lowers`; stride: as many lowers as the upper's
+    `upper_down` ports hold at this many links each). Both ends then follow the uplink's own
+    number and the upper's ports, not the count of uppers or lowers: doubling the uppers keeps
+    every other uplink where it was, and more lowers take ports no lower had. With fewer links
+    than uppers (spines to many cores) each lower reaches only some uppers: those stay in blocks.
+    """
+    count = len(uppers)
     if not uppers or links <= 0:
         return
-    base, extra = divmod(links, len(uppers))
+    base, extra = divmod(links, count)
+    if not extra and striped:
+        offset = 0
+    most = base + (1 if extra else 0)
+    stride = max(lowers, upper_down // most)
     # With fewer links than uppers (64 spine uplinks over 1,024 cores) only `extra` uppers get a
     # link: visit just those, in the same ascending order, not every upper of every lower.
-    indices = range(len(uppers)) if base else sorted((offset + step) % len(uppers) for step in range(extra))
+    indices = range(count) if base else sorted((offset + step) % count for step in range(extra))
     for index in indices:
-        count = base + (1 if (index - offset) % len(uppers) < extra else 0)
-        if count:
-            _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, count, ())
+        first = (index - offset) % count
+        links_here = base + (1 if first < extra else 0)
+        if links_here:
+            if striped and base:  # (with fewer links than uppers each lower reaches a few: in blocks)
+                _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, links_here, (),
+                       lower_slot=(first, count), upper_slot=(position, stride))
+            else:
+                _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, links_here, ())
 
 
 @contextmanager
@@ -285,9 +309,8 @@ def _build(spec: ClusterSpec, plan: FabricPlan | None) -> Topology:
                 [(name, pool.nics(network.name).ports, pool.nics(network.name).gbps,
                   pool.nics(network.name).ports_per_nic) for name, pool in hosts])
     if spec.oob is not None:
-        devices = [(name, 1, 1, 1) for name, _ in hosts]
-        devices += [(name, 1, 1, 1) for name, data in graph.nodes(data=True) if data["kind"] == "switch"]
-        network_plans["oob"] = _build_network(spec.oob, graph, cables, devices)
+        network_plans["oob"] = _build_network(spec.oob, graph, cables, [(name, 1, 1, 1) for name, _ in hosts],
+                                              _in_order_of_service(graph, cables))
     graph.add_cables(cables)
     return Topology(graph=graph, fabric_plan=fabric_plan, network_plans=network_plans, hosts_by_pool=hosts_by_pool)
 
@@ -313,6 +336,7 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
     planes = fabric.planes
     up = uplink_port_gbps(fabric.leaf)
     groups_per_pod = -(-plan.groups // plan.pods)
+    striped = fabric.uplink_layout == "striped"
     for plane in range(planes):
         leaves: list[str] = []
         for group in range(plan.groups):
@@ -332,15 +356,18 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
         for index, name in enumerate(cores):
             _switch(graph, name, fabric.core, network=FABRIC, tier="core", index=index, plane=plane, group=None,
                     rail=None, pod=None)
+        # A spine's downlink ports: all of them, less the main ports its uplinks to the cores take.
+        spine_down = fabric.spine.ports - (max(0, plan.spine_uplinks - fabric.spine.uplink_ports) if cores else 0)
+        leaves_per_pod = groups_per_pod * plan.rails if plan.pods > 1 else len(leaves)
         for index, leaf in enumerate(leaves):
             pod = graph.nodes[leaf]["pod"]
             pod_spines = spines[pod * spines_per_pod:(pod + 1) * spines_per_pod] if plan.pods > 1 else spines
             _spread(cables, leaf, pod_spines, plan.leaf_uplinks, index, FABRIC, up, fabric.spine.port_gbps,
-                    "fabric.leaf_uplinks")
+                    "fabric.leaf_uplinks", striped, index % leaves_per_pod, leaves_per_pod, spine_down)
         core_up = uplink_port_gbps(fabric.spine)
         for index, spine in enumerate(spines):
             _spread(cables, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
-                    fabric.core.port_gbps, "fabric.spine_uplinks")
+                    fabric.core.port_gbps, "fabric.spine_uplinks", striped, index, len(spines), fabric.core.ports)
     # Every host of one pool in one leaf group is cabled alike: its (leaf, network, rail, ports)
     # are worked out once per (pool, group) and the immutable port tuples shared by its hosts
     # (16,384 hosts at 131,072 GPUs, a few dozen distinct cablings).
@@ -382,15 +409,43 @@ def _host_cabling(spec: ClusterSpec, rails: int, pool: PoolSpec, group: int) -> 
             for (leaf, network), (rail, ports) in by_leaf.items()]
 
 
+def _in_order_of_service(graph: nx.MultiGraph, cables: list[Cable]) -> list[str]:
+    """Every switch, in the order of the first host it serves (a leaf: the first host cabled to
+    it; a spine or core: the first of the switches below it), then in graph order. A scalable unit
+    appended to the cluster serves only new hosts, so its switches come after every switch before
+    it: the out-of-band leaves take switch management ports in this order."""
+    nodes = graph.nodes
+    first: dict[str, int] = {}
+    for lower, upper, _, _ in cables:
+        if nodes[lower]["kind"] == "host":
+            position = nodes[lower]["cluster_index"]
+            if position < first.get(upper, position + 1):
+                first[upper] = position
+    for tier in ("leaf", "spine"):  # upward: leaves give their spines, spines their cores
+        for lower, upper, _, _ in cables:
+            if nodes[lower]["kind"] == "switch" and nodes[lower]["tier"] == tier and lower in first:
+                position = first[lower]
+                if position < first.get(upper, position + 1):
+                    first[upper] = position
+    switches = [name for name, data in nodes(data=True) if data["kind"] == "switch"]
+    serving = len(nodes)  # a switch with no host below it comes after those with one
+    order = {name: index for index, name in enumerate(switches)}
+    return sorted(switches, key=lambda name: (first.get(name, serving), order[name]))
+
+
 def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cable],
-                   devices: list[tuple[str, int, int, int]]) -> NetworkPlan:
+                   devices: list[tuple[str, int, int, int]], switches: list[str] | None = None) -> NetworkPlan:
     """Storage, management or out-of-band: each device cabled to one leaf, leaves to spines.
     `devices`: (name, ports, Gbps, ports per NIC); a cable's ports are (NIC, port) pairs, as the
-    fabric's are, so that port p of a dual-port NIC has one place (and one address) of its own."""
+    fabric's are, so that port p of a dual-port NIC has one place (and one address) of its own.
+    Devices fill the leaves in order, each leaf to what it holds (NetworkPlan.nodes_per_leaf),
+    each on the leaf's next ports. `switches` (out-of-band): the switches whose management ports
+    it takes, in the order they fill the leaves' second port range (NetworkPlan)."""
     attached = [device for device in devices if device[1] > 0]
     ports_per_device = max((ports for _, ports, _, _ in attached), default=1)
     device_gbps = max((gbps for _, _, gbps, _ in attached), default=network.leaf.port_gbps)
-    plan = size_network(network, len(attached), ports_per_device, device_gbps)
+    plan = size_network(network, len(attached), ports_per_device, device_gbps,
+                        None if switches is None else len(switches))
     prefix = PREFIX[network.name]
     leaves = [f"{prefix}-leaf-{number(index)}" for index in range(plan.leaves)]
     spines = [f"{prefix}-spine-{number(index)}" for index in range(plan.spines)]
@@ -401,10 +456,22 @@ def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cabl
         _switch(graph, name, network.spine, network=network.name, tier="spine", index=index, plane=0, group=None,
                 rail=None, pod=0)
     per_leaf = max(plan.nodes_per_leaf, 1)
+    path = f"{network.name}.leaf"
     for position, (device, ports, gbps, per_nic) in enumerate(attached):
-        leaf = leaves[min(position // per_leaf, len(leaves) - 1)]
-        _cable(cables, device, leaf, network.name, gbps, network.leaf.port_gbps, f"{network.name}.leaf",
-               ports, tuple(divmod(port_index, per_nic) for port_index in range(ports)))
+        leaf_index, place = divmod(position, per_leaf)
+        if leaf_index >= len(leaves):  # more than the leaves given hold: the last takes them (FAB-RADIX)
+            leaf_index, place = len(leaves) - 1, position - (len(leaves) - 1) * per_leaf
+        _cable(cables, device, leaves[leaf_index], network.name, gbps, network.leaf.port_gbps, path,
+               ports, tuple(divmod(port_index, per_nic) for port_index in range(ports)),
+               upper_slot=(place * ports_per_device, 1) if switches is not None else None)
+    if switches is not None and leaves:
+        range_size = max(plan.switches_per_leaf, 1)
+        for position, device in enumerate(switches):
+            leaf_index, place = divmod(position, range_size)
+            if leaf_index >= len(leaves):
+                leaf_index, place = len(leaves) - 1, position - (len(leaves) - 1) * range_size
+            _cable(cables, device, leaves[leaf_index], network.name, 1, network.leaf.port_gbps, path, 1,
+                   ((0, 0),), upper_slot=(plan.nodes_per_leaf + place, 1))
     up = uplink_port_gbps(network.leaf)
     for index, leaf in enumerate(leaves):
         _spread(cables, leaf, spines, plan.leaf_uplinks, index, network.name, up, network.spine.port_gbps,

@@ -251,3 +251,125 @@ def test_a_scalable_unit_on_spines_provisioned_for_it_moves_no_fabric_cable() ->
                    if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
         assert changed and all(line.startswith("# Management port ") or "prefix-limits inbound maximum" in line
                                for line in changed), changed[:4]
+
+
+# --------------------------------------------------------------------------- a scalable unit added
+
+DIFF_DATA = ROOT / "tests" / "data" / "diff"
+
+
+def cable_ends(result: Valid) -> set[tuple[str, str, str, str]]:
+    return {(cable.a_device, str(cable.a_port), cable.b_device, str(cable.b_port))
+            for cable in cables(result.spec, result.topology)}
+
+
+def assert_appended_only(old: Valid, new: Valid) -> None:
+    """The unit is pure addition: no cable of OLD moves or goes, no host port of OLD changes its
+    address or leaf, and the cables to add are exactly NEW's cables that OLD lacks."""
+    change = compare(old, new)
+    assert change.cables_moved == [] and change.cables_removed == []
+    assert change.host_ports == []
+    added = {(work.lower.device, work.lower.port, work.upper.device, work.upper.port) for work in change.cables_added}
+    assert added == cable_ends(new) - cable_ends(old)
+    assert cable_ends(old) <= cable_ends(new)
+    # every switch of OLD that gains a cable is named among the switches whose files change
+    gained = {end for work in change.cables_added for end in (work.lower.device, work.upper.device)}
+    assert {name for name in gained if name in old.topology.switch_nodes} <= set(change.switch_files)
+    assert not change.switches_removed and not change.switches_changed
+
+
+def test_a_scalable_unit_added_to_prod_with_spines_for_it_moves_no_cable_of_any_network() -> None:
+    """prod with its spine tier bought for a second unit (README, Provisioned for growth): the GPU
+    fabric, the storage, management and out-of-band networks all take the unit on new ports."""
+    old = validate(str(DIFF_DATA / "Pulumi.prod-8-spines.yaml"))
+    new = validate(str(DIFF_DATA / "Pulumi.prod-plus-su.yaml"))
+    assert isinstance(old, Valid) and isinstance(new, Valid) and old.ok and new.ok
+    assert_appended_only(old, new)
+    change = compare(old, new)
+    assert {"management", "oob"} <= {work.network for work in change.cables_added}
+    assert len(change.hosts_added) == 64 and safe(stages(old, change))
+
+
+def pods_for_growth(pods: int) -> dict[str, Any]:
+    """The three-tier `pods` stack with `pods` pods, its cores (64, for up to eight pods) and its
+    storage leaf-spine (a spine from the start) bought for growth: only a pod's own switches grow."""
+    data: dict[str, Any] = yaml.safe_load((ROOT / "stacks" / "Pulumi.pods.yaml").read_text())["config"][
+        "gpu-cluster:cluster"]
+    data["node_pools"][0]["nodes"] = 32 * pods
+    data["fabric"].update(leaves=16 * pods, spines=16 * pods, pods=pods, cores=64, leaf_uplinks=16, spine_uplinks=16)
+    data["storage"].update(spine={"switch": "SN5600", "port_gbps": 200}, spines=1)
+    return data
+
+
+def test_a_pod_added_to_the_three_tier_pods_stack_moves_no_cable_of_any_network() -> None:
+    old, new = built(pods_for_growth(4)), built(pods_for_growth(5))
+    assert old.topology.fabric_plan is not None and old.topology.fabric_plan.tiers == 3
+    assert_appended_only(old, new)
+    change = compare(old, new)
+    assert {f"spine-{index:03d}" for index in range(65, 81)} <= set(change.switches_added)
+    assert len(change.hosts_added) == 32
+
+
+def test_a_network_that_outgrows_one_leaf_moves_the_hosts_beyond_a_leaf_with_uplinks() -> None:
+    """Without a spine from the start, the storage network of `pods` is one leaf holding all 128
+    hosts; a fifth pod makes it a leaf-spine, whose leaves hold 96 hosts beside their uplinks, so
+    hosts 97-128 move to the second leaf (what `storage.spines: 1` above avoids)."""
+    old_data, new_data = pods_for_growth(4), pods_for_growth(5)
+    for data in (old_data, new_data):
+        del data["storage"]["spines"], data["storage"]["spine"]
+    old, new = validate_mapping("pods", old_data), validate_mapping("pods", new_data)
+    assert isinstance(old, Valid) and isinstance(new, Valid)
+    change = compare(old, new)
+    moved = {work.lower.device for work in change.cables_moved if work.network == "storage"}
+    assert moved == {f"h200-node-{index:03d}" for index in range(97, 129)}
+
+
+# --------------------------------------------------------------------------- uplinks when spines are added
+
+
+def stack_data(path: Path, **fabric: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(path.read_text())["config"]["gpu-cluster:cluster"]
+    data["fabric"].update(fabric)
+    return data
+
+
+@pytest.mark.parametrize(("layout", "moved"), [("blocks", 504), ("striped", 256)])
+def test_doubling_the_spines_moves_half_the_uplinks_when_striped(layout: str, moved: int) -> None:
+    """prod (4 spines, 16 links from each leaf to each) plus a unit on 8 spines: each old leaf must
+    move 8 of its 16 links to each old spine to the new spines, 256 of 512. In blocks a leaf's
+    uplinks are numbered by spine, so a new spine count renumbers nearly all (504); striped
+    (fabric.uplink_layout) keeps the other 256 on their ports at both ends."""
+    old = built(stack_data(ROOT / "stacks" / "Pulumi.prod.yaml", uplink_layout=layout))
+    new = built(stack_data(DIFF_DATA / "Pulumi.prod-plus-su.yaml", uplink_layout=layout))
+    change = compare(old, new)
+    uplinks = [work for work in change.cables_moved if work.network == FABRIC]
+    assert len(uplinks) == moved and {work.link for work in uplinks} == {"leaf-spine"}
+    assert {work.kept for work in uplinks} == {"lower"}
+    assert change.host_ports == [] and not change.cables_removed
+    if layout == "striped":  # every old leaf keeps 8 links on each old spine, on the same ports
+        kept = cable_ends(old) & cable_ends(new)
+        for leaf in (name for name, _ in old.topology.switches(FABRIC, "leaf")):
+            for spine in ("spine-001", "spine-002", "spine-003", "spine-004"):
+                assert sum(1 for a, _, b, _ in kept if a == leaf and b == spine) == 8, (leaf, spine)
+        # and the unit bought with its spines moves nothing, as in blocks
+        provisioned = built(stack_data(DIFF_DATA / "Pulumi.prod-8-spines.yaml", uplink_layout=layout))
+        assert_appended_only(provisioned, new)
+
+
+def fabric_links(result: Valid) -> dict[tuple[str, str], int]:
+    return {(data["lower"], data["upper"]): data["links"] for _, _, key, data in result.topology.edges if key == FABRIC}
+
+
+def test_striped_uplinks_keep_each_spine_port_to_one_leaf_and_the_counts_of_blocks() -> None:
+    """The same links per (leaf, spine) as blocks; no port of any switch carries two cables."""
+    for path in (ROOT / "stacks" / "Pulumi.pods.yaml", DIFF_DATA / "Pulumi.prod-plus-su.yaml"):
+        blocks = built(stack_data(path))
+        striped = built(stack_data(path, uplink_layout="striped"))
+        assert fabric_links(blocks) == fabric_links(striped)
+        ends = [(cable.b_device, str(cable.b_port)) for cable in cables(striped.spec, striped.topology)]
+        ends += [(cable.a_device, str(cable.a_port)) for cable in cables(striped.spec, striped.topology)
+                 if cable.a_device in striped.topology.switch_nodes and str(cable.a_port) != "mgmt0"]
+        assert len(ends) == len(set(ends))
+        for cable in cables(striped.spec, striped.topology):  # every port within the switch's ports
+            node = striped.topology.switch_nodes[cable.b_device]
+            assert cable.b_port.kind != "main" or cable.b_port.number <= node["ports"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mgmt-leaf-001: generic-8x400g, management leaf. Run with bash on the switch: every
 # setting is staged, then all are applied by one `nv config apply` at the end.
-# Management port eth0 cabled to oob-leaf-001 swp14.
+# Management port eth0 cabled to oob-leaf-001 swp30.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname mgmt-leaf-001
 nv set interface eth0 ip address 172.16.232.1/16

@@ -21,59 +21,59 @@ nv set interface swp1 link mtu 9216
 nv set interface swp2 description 'dgx-node-002 bmc'
 nv set interface swp2 link speed 1G
 nv set interface swp2 link mtu 9216
-nv set interface swp3 description 'leaf-001-r0 mgmt'
-nv set interface swp3 link speed 1G
-nv set interface swp3 link mtu 9216
-nv set interface swp4 description 'leaf-001-r1 mgmt'
-nv set interface swp4 link speed 1G
-nv set interface swp4 link mtu 9216
-nv set interface swp5 description 'leaf-001-r2 mgmt'
-nv set interface swp5 link speed 1G
-nv set interface swp5 link mtu 9216
-nv set interface swp6 description 'leaf-001-r3 mgmt'
-nv set interface swp6 link speed 1G
-nv set interface swp6 link mtu 9216
-nv set interface swp7 description 'leaf-001-r4 mgmt'
-nv set interface swp7 link speed 1G
-nv set interface swp7 link mtu 9216
-nv set interface swp8 description 'leaf-001-r5 mgmt'
-nv set interface swp8 link speed 1G
-nv set interface swp8 link mtu 9216
-nv set interface swp9 description 'leaf-001-r6 mgmt'
-nv set interface swp9 link speed 1G
-nv set interface swp9 link mtu 9216
-nv set interface swp10 description 'leaf-001-r7 mgmt'
-nv set interface swp10 link speed 1G
-nv set interface swp10 link mtu 9216
-nv set interface swp11 description 'spine-001 mgmt'
-nv set interface swp11 link speed 1G
-nv set interface swp11 link mtu 9216
-nv set interface swp12 description 'spine-002 mgmt'
-nv set interface swp12 link speed 1G
-nv set interface swp12 link mtu 9216
-nv set interface swp13 description 'stor-leaf-001 mgmt'
-nv set interface swp13 link speed 1G
-nv set interface swp13 link mtu 9216
-nv set interface swp14 description 'mgmt-leaf-001 mgmt'
-nv set interface swp14 link speed 1G
-nv set interface swp14 link mtu 9216
+nv set interface swp19 description 'leaf-001-r0 mgmt'
+nv set interface swp19 link speed 1G
+nv set interface swp19 link mtu 9216
+nv set interface swp20 description 'leaf-001-r1 mgmt'
+nv set interface swp20 link speed 1G
+nv set interface swp20 link mtu 9216
+nv set interface swp21 description 'leaf-001-r2 mgmt'
+nv set interface swp21 link speed 1G
+nv set interface swp21 link mtu 9216
+nv set interface swp22 description 'leaf-001-r3 mgmt'
+nv set interface swp22 link speed 1G
+nv set interface swp22 link mtu 9216
+nv set interface swp23 description 'leaf-001-r4 mgmt'
+nv set interface swp23 link speed 1G
+nv set interface swp23 link mtu 9216
+nv set interface swp24 description 'leaf-001-r5 mgmt'
+nv set interface swp24 link speed 1G
+nv set interface swp24 link mtu 9216
+nv set interface swp25 description 'leaf-001-r6 mgmt'
+nv set interface swp25 link speed 1G
+nv set interface swp25 link mtu 9216
+nv set interface swp26 description 'leaf-001-r7 mgmt'
+nv set interface swp26 link speed 1G
+nv set interface swp26 link mtu 9216
+nv set interface swp27 description 'spine-001 mgmt'
+nv set interface swp27 link speed 1G
+nv set interface swp27 link mtu 9216
+nv set interface swp28 description 'spine-002 mgmt'
+nv set interface swp28 link speed 1G
+nv set interface swp28 link mtu 9216
+nv set interface swp29 description 'stor-leaf-001 mgmt'
+nv set interface swp29 link speed 1G
+nv set interface swp29 link mtu 9216
+nv set interface swp30 description 'mgmt-leaf-001 mgmt'
+nv set interface swp30 link speed 1G
+nv set interface swp30 link mtu 9216
 
 nv set bridge domain br_default vlan 100
 nv set bridge domain br_default stp state up
 nv set bridge domain br_default stp priority 32768
 nv set interface swp1 bridge domain br_default access 100
 nv set interface swp2 bridge domain br_default access 100
-nv set interface swp3 bridge domain br_default access 100
-nv set interface swp4 bridge domain br_default access 100
-nv set interface swp5 bridge domain br_default access 100
-nv set interface swp6 bridge domain br_default access 100
-nv set interface swp7 bridge domain br_default access 100
-nv set interface swp8 bridge domain br_default access 100
-nv set interface swp9 bridge domain br_default access 100
-nv set interface swp10 bridge domain br_default access 100
-nv set interface swp11 bridge domain br_default access 100
-nv set interface swp12 bridge domain br_default access 100
-nv set interface swp13 bridge domain br_default access 100
-nv set interface swp14 bridge domain br_default access 100
+nv set interface swp19 bridge domain br_default access 100
+nv set interface swp20 bridge domain br_default access 100
+nv set interface swp21 bridge domain br_default access 100
+nv set interface swp22 bridge domain br_default access 100
+nv set interface swp23 bridge domain br_default access 100
+nv set interface swp24 bridge domain br_default access 100
+nv set interface swp25 bridge domain br_default access 100
+nv set interface swp26 bridge domain br_default access 100
+nv set interface swp27 bridge domain br_default access 100
+nv set interface swp28 bridge domain br_default access 100
+nv set interface swp29 bridge domain br_default access 100
+nv set interface swp30 bridge domain br_default access 100
 
 nv config apply -y

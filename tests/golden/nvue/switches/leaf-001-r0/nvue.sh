@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # leaf-001-r0: generic-8x400g, fabric leaf. Run with bash on the switch: every
 # setting is staged, then all are applied by one `nv config apply` at the end.
-# Management port eth0 cabled to oob-leaf-001 swp3.
+# Management port eth0 cabled to oob-leaf-001 swp10.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname leaf-001-r0
 nv set interface eth0 ip address 172.16.128.1/16

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # leaf-001-r1: generic-8x400g, fabric leaf. Run with bash on the switch: every
 # setting is staged, then all are applied by one `nv config apply` at the end.
-# Management port eth0 cabled to oob-leaf-001 swp4.
+# Management port eth0 cabled to oob-leaf-001 swp11.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname leaf-001-r1
 nv set interface eth0 ip address 172.16.128.2/16

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # spine-002: generic-8x400g, fabric spine. Run with bash on the switch: every
 # setting is staged, then all are applied by one `nv config apply` at the end.
-# Management port eth0 cabled to oob-leaf-001 swp6.
+# Management port eth0 cabled to oob-leaf-001 swp13.
 set -euo pipefail  # stop before `nv config apply` if any setting is rejected
 nv set system hostname spine-002
 nv set interface eth0 ip address 172.16.192.2/16

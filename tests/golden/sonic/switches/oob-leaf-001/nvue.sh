@@ -21,35 +21,35 @@ nv set interface swp1 link mtu 9216
 nv set interface swp2 description 'h200-node-002 bmc'
 nv set interface swp2 link speed 1G
 nv set interface swp2 link mtu 9216
-nv set interface swp3 description 'leaf-001-r0 mgmt'
-nv set interface swp3 link speed 1G
-nv set interface swp3 link mtu 9216
-nv set interface swp4 description 'leaf-001-r1 mgmt'
-nv set interface swp4 link speed 1G
-nv set interface swp4 link mtu 9216
-nv set interface swp5 description 'spine-001 mgmt'
-nv set interface swp5 link speed 1G
-nv set interface swp5 link mtu 9216
-nv set interface swp6 description 'spine-002 mgmt'
-nv set interface swp6 link speed 1G
-nv set interface swp6 link mtu 9216
-nv set interface swp7 description 'stor-leaf-001 mgmt'
-nv set interface swp7 link speed 1G
-nv set interface swp7 link mtu 9216
-nv set interface swp8 description 'mgmt-leaf-001 mgmt'
-nv set interface swp8 link speed 1G
-nv set interface swp8 link mtu 9216
+nv set interface swp10 description 'leaf-001-r0 mgmt'
+nv set interface swp10 link speed 1G
+nv set interface swp10 link mtu 9216
+nv set interface swp11 description 'leaf-001-r1 mgmt'
+nv set interface swp11 link speed 1G
+nv set interface swp11 link mtu 9216
+nv set interface swp12 description 'spine-001 mgmt'
+nv set interface swp12 link speed 1G
+nv set interface swp12 link mtu 9216
+nv set interface swp13 description 'spine-002 mgmt'
+nv set interface swp13 link speed 1G
+nv set interface swp13 link mtu 9216
+nv set interface swp14 description 'stor-leaf-001 mgmt'
+nv set interface swp14 link speed 1G
+nv set interface swp14 link mtu 9216
+nv set interface swp15 description 'mgmt-leaf-001 mgmt'
+nv set interface swp15 link speed 1G
+nv set interface swp15 link mtu 9216
 
 nv set bridge domain br_default vlan 100
 nv set bridge domain br_default stp state up
 nv set bridge domain br_default stp priority 32768
 nv set interface swp1 bridge domain br_default access 100
 nv set interface swp2 bridge domain br_default access 100
-nv set interface swp3 bridge domain br_default access 100
-nv set interface swp4 bridge domain br_default access 100
-nv set interface swp5 bridge domain br_default access 100
-nv set interface swp6 bridge domain br_default access 100
-nv set interface swp7 bridge domain br_default access 100
-nv set interface swp8 bridge domain br_default access 100
+nv set interface swp10 bridge domain br_default access 100
+nv set interface swp11 bridge domain br_default access 100
+nv set interface swp12 bridge domain br_default access 100
+nv set interface swp13 bridge domain br_default access 100
+nv set interface swp14 bridge domain br_default access 100
+nv set interface swp15 bridge domain br_default access 100
 
 nv config apply -y
