@@ -538,8 +538,9 @@ ip -j route get {OUTSIDE} from "$2" 2>/dev/null || echo '[]'
 def _oob(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:
     """LAB-OOB: every switch whose management port the lab cables answers a ping to its planned
     management address (the oob plan's, from the design) from the lab's root oob switch, across the
-    oob network; its port is a member of a VRF (the design's management VRF: management never shares
-    the fabric's routing table) whose default route is the design's gateway."""
+    oob network; the fabric's (main) routing table routes nothing by its port (the design's
+    management VRF: management never shares the fabric's routing table); and what its management
+    address sends off the segment leaves by the port to the design's gateway."""
     counts["oob_probes"] = 0
     plan = lab.plan
     if not plan.bridges:

@@ -14,9 +14,9 @@ rendered files, read as the device would read them:
   ConnectX hardware), and the MTU the script sets;
 - the out-of-band network, where the design has one: each lab switch's management port with the
   address, gateway and VRF its rendered files set, cabled to the oob switches that serve it, which
-  run the design's layer-2 plan (one bridged VLAN, LACP bundles between oob switches, spanning
-  tree where the bundles make a loop) with their own management address on the bridge. The
-  hosts' BMCs are not in the lab (a BMC is a device of its own, not a port of the host's OS).
+  run the design's layer-2 plan (one bridged VLAN; each link of a bundle to another oob switch a
+  bridge port, spanning tree on) with their own management address on the bridge (`LabBridge`).
+  The hosts' BMCs are not in the lab (a BMC is a device of its own, not a port of the host's OS).
 
 `build_plan` examines every file it needs and returns either the plan or a LAB-INPUT finding for
 each file (or port) it cannot use, all at once (`Planned`).
@@ -380,12 +380,16 @@ def _bridges(spec: ClusterSpec, topology: Topology, names: list[str],
     for view in switch_views(spec, topology, addresses, None, names):
         plan = oob_l2(view)
         assert plan is not None, view.name  # an oob switch
-        def in_lab(ports: tuple[str, ...], name: str = view.name) -> tuple[str, ...]:
-            return tuple(ifname(port) for port in ports if (name, ifname(port)) in cabled)
-        bridges.append(LabBridge(view.name, addresses.management_address(view.name), in_lab(plan.access),
-                                 in_lab(tuple(port for bundle in plan.bundles for port in bundle.members)),
+        members = tuple(port for bundle in plan.bundles for port in bundle.members)
+        bridges.append(LabBridge(view.name, addresses.management_address(view.name),
+                                 _cabled(view.name, plan.access, cabled), _cabled(view.name, members, cabled),
                                  plan.bridge_priority))
     return tuple(bridges)
+
+
+def _cabled(device: str, ports: tuple[str, ...], cabled: set[tuple[str, str]]) -> tuple[str, ...]:
+    """The Linux interfaces of `ports` of `device` that a cable of the lab ends on."""
+    return tuple(ifname(port) for port in ports if (device, ifname(port)) in cabled)
 
 
 DHCP_CONFIG = "dhcp/kea-dhcp4.conf"
