@@ -257,11 +257,12 @@ def test_up_writes_the_render_tree_and_a_second_up_changes_nothing(engine: Engin
 def test_editing_one_switch_changes_exactly_its_files(engine: Engine) -> None:
     stack = engine.stack("dev-edit", design_of("dev"))
     engine.run("up", "--yes", stack=stack)
-    # the design input of the out-of-band leaf only, set as Going live (docs/guides/onprem-go-live.md) shows
-    engine.run("config", "set", "--path", "gpu-cluster:cluster.oob.leaf.ports", "52", stack=stack)
-    engine.run("config", "set", "--path", "gpu-cluster:cluster.oob.leaf.port_gbps", "1", stack=stack)
+    # the design input of the management leaf only (a 52-port box: its hosts keep their ports, as the
+    # management network fills its leaves in order), set as Going live (docs/guides/onprem-go-live.md) shows
+    engine.run("config", "set", "--path", "gpu-cluster:cluster.management.leaf.ports", "52", stack=stack)
+    engine.run("config", "set", "--path", "gpu-cluster:cluster.management.leaf.port_gbps", "25", stack=stack)
     edited = yaml.safe_load((engine.project / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    assert edited["config"]["gpu-cluster:cluster"]["oob"] == {"leaf": {"ports": 52, "port_gbps": 1}}  # numbers
+    assert edited["config"]["gpu-cluster:cluster"]["management"] == {"leaf": {"ports": 52, "port_gbps": 25}}
     preview = engine.json("preview", "--diff", stack=stack)
     changed = changed_files(preview)
     before, after = (validate_mapping(stack, design) for design in (design_of("dev"),
@@ -271,9 +272,9 @@ def test_editing_one_switch_changes_exactly_its_files(engine: Engine) -> None:
     expected = {path for path in set(old) | set(new) if old.get(path) != new.get(path)}
     assert set().union(*changed.values()) == expected  # the engine's diff is the render's, file for file
     switch_files = {path for path in expected if path.startswith("switches/")}
-    assert switch_files == {"switches/oob-leaf-001/nvue.sh"}
+    assert switch_files == {"switches/mgmt-leaf-001/nvue.sh"}
     # the switch's bundle, the cluster-wide files that list switches, and the recorded design
-    assert changed == {"oob-leaf-001": {"switches/oob-leaf-001/nvue.sh"}, "bom": {"bom.csv"},
+    assert changed == {"mgmt-leaf-001": {"switches/mgmt-leaf-001/nvue.sh"}, "bom": {"bom.csv"},
                        "inventory": {"inventory.json"}, "dev": set()}
 
 
