@@ -981,7 +981,8 @@ class _Resolver:
         if kind == "aks" and raw.version is None:
             self.error("scheduler.version", "scheduler.version is required to create an AKS cluster: AKS supports "
                        "only its few most recent minors, so no default stays true",
-                       "give a version `az aks get-versions --location <region>` lists, as 1.33")
+                       "give a version `az aks get-versions --location <region>` lists, as 1.33 (gpu-cluster "
+                       "sources no AKS default: one would fall out of AKS's supported window)")
         elif kind == "aks" and raw.version is not None and not k8s.AKS_VERSION.fullmatch(raw.version):
             self.error("scheduler.version", f"AKS takes a minor or a patch version, not {raw.version!r}",
                        "give a version `az aks get-versions --location <region>` lists, as 1.33 or 1.33.2")
