@@ -25,9 +25,10 @@ from cluster.spec import PoolCapacity, PoolSpec
 
 # A zone's name is its region's and a suffix: AWS "us-east-1" + "a" (Availability Zone names, EC2
 # User Guide "Regions and Zones"; the letters of today's regions stop at f, and gpu-cluster carves a
-# fabric subnet per letter a-l: components/addressing.py zone_cidr), GCP "us-central1" + "-b"
+# fabric subnet per letter a-k, the block after them holding EKS control-plane subnets:
+# components/addressing.py zone_cidr, control_plane_cidr), GCP "us-central1" + "-b"
 # (cloud.google.com/compute/docs/regions-zones). A zone of another region fails at the first subnet.
-ZONE_FORMS = {"aws": (r"[a-l]", "the region's name and a letter, as {region}a"),
+ZONE_FORMS = {"aws": (r"[a-k]", "the region's name and a letter, as {region}a"),
               "gcp": (r"-[a-z]", "the region's name, a dash and a letter, as {region}-b")}
 
 # Azure: the scale set is bought on demand; reservations and markets are not used there.

@@ -72,14 +72,15 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
             todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
                         f"{pool.name} ({pool.nodes} x {instance.vcpus})")
     if spec.scheduler.create:
-        creates.append(f"control plane: {_cluster(spec)}, Kubernetes {spec.scheduler.version} on the "
-                       f"{k8s.GKE_RELEASE_CHANNEL} channel, on the management VPC: VPC-native, multi-networking with "
-                       "GKE Dataplane V2, private nodes and a private endpoint only, Workload Identity, no default node "
-                       "pool; deletion protection on")
+        creates.append(_control_plane(spec))
     if spec.kubernetes:
         creates.append(_scheduler(spec))
     aks = spec.scheduler.kind == "aks"
-    if aks:
+    if aks and spec.scheduler.create:
+        creates.append("network: a resource group and a VNet (10.0.0.0/16) whose management subnet holds every node "
+                       "of the AKS cluster; the file systems' subnets are in the same VNet, so no peering; no NSG, NAT "
+                       "gateway, Bastion or node identity of the stack's: the cluster's own")
+    elif aks:
         creates.append("network: " + (
             "a resource group and a VNet holding only the file systems' own subnets; no management subnet, NSG, NAT "
             "gateway, Bastion or node identity: the node pools use the AKS cluster's" if _file_systems(spec) else
@@ -92,7 +93,11 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         creates.append(_filesystem(spec))
     if spec.home is not None:
         creates.append(_home(spec))
-    if aks:
+    if aks and spec.scheduler.create:
+        creates.append("way in: the AKS cluster's private API server (`az aks command invoke --resource-group <group> "
+                       f"--name {spec.scheduler.cluster} --command 'kubectl get nodes'`, the group from `pulumi stack "
+                       "output network`: resource_group), or kubectl from inside the VNet")
+    elif aks:
         creates.append("way in: the AKS cluster's own (`az aks get-credentials --resource-group "
                        f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}`, then kubectl)")
     else:
@@ -138,10 +143,30 @@ def _cluster(spec: ClusterSpec) -> str:
     """The existing managed cluster the node pools join, in words."""
     scheduler = spec.scheduler
     if scheduler.create:
-        return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({scheduler.location}, created by the stack)"
+        where = {"gke": scheduler.location or "", "eks": spec.cloud.region if spec.cloud else "",
+                 "aks": "the stack's resource group"}[scheduler.kind]
+        return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where}, created by the stack)"
     where = {"eks": spec.cloud.region if spec.cloud else "", "gke": scheduler.location or "",
              "aks": f"resource group {scheduler.resource_group}"}[scheduler.kind]
     return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where})"
+
+
+def _control_plane(spec: ClusterSpec) -> str:
+    """The control plane a stack with scheduler.create builds, in words."""
+    scheduler = spec.scheduler
+    if scheduler.kind == "gke":
+        return (f"control plane: {_cluster(spec)}, Kubernetes {scheduler.version} on the {k8s.GKE_RELEASE_CHANNEL} "
+                "channel, on the management VPC: VPC-native, multi-networking with GKE Dataplane V2, private nodes and "
+                "a private endpoint only, Workload Identity, no default node pool; deletion protection on")
+    if scheduler.kind == "eks":
+        return (f"control plane: {_cluster(spec)}, Kubernetes {scheduler.version}, a private endpoint only, in "
+                f"/28 subnets of {', '.join(scheduler.zones or [])}; its IAM role (AmazonEKSClusterPolicy); access "
+                "entries (EKS adds the node role's, you as cluster admin); a system node group of "
+                "2 x m5.xlarge in the management subnet; the GPU nodes carry the cluster security group; "
+                "deletion protection on")
+    return (f"control plane: {_cluster(spec)}, Kubernetes {scheduler.version}, a private cluster (no public API "
+            "server), Azure CNI Overlay (pods 10.4.0.0/14, services 10.8.0.0/20), a system-assigned managed "
+            "identity, a system node pool of 3 x Standard_DS4_v2 tainted CriticalAddonsOnly")
 
 
 def _scheduler(spec: ClusterSpec) -> str:
@@ -185,11 +210,29 @@ GKE_CREATED_TODO = [
 ]
 
 
+# What an EKS or AKS cluster the stack created (scheduler.create) leaves to the user.
+EKS_CREATED_TODO = [
+    "scheduler: the control plane has only a private endpoint: run kubectl from inside the VPC (a node through "
+    "Session Manager, or a VPN); install the EFA device plugin (vpc.amazonaws.com/efa), the NVIDIA device plugin or "
+    "GPU Operator, and Kueue v0.16+ (then `kubectl apply -f kubernetes/kueue.yaml`); with cloud.vpc_id the VPC "
+    "must have DNS support and DNS hostnames on (the private endpoint's name resolves only so)",
+    "upgrades: the control plane stays at its version until you raise scheduler.version (one minor at a time); "
+    "the node groups follow their launch template",
+]
+AKS_CREATED_TODO = [
+    "scheduler: register the subscription's AKSInfinibandSupport feature before `pulumi up` (nodes of a pool on "
+    "one InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
+    "guide does, and Kueue v0.16+; the API server is private: kubectl from inside the VNet or `az aks command "
+    "invoke`",
+]
+CREATED_TODO = {"gke": GKE_CREATED_TODO, "eks": EKS_CREATED_TODO, "aks": AKS_CREATED_TODO}
+
+
 def _not_created(spec: ClusterSpec) -> list[str]:
     """What a training cluster needs that this stack does not create, said plainly."""
     target = spec.target
     if spec.scheduler.create:
-        lines = list(GKE_CREATED_TODO)
+        lines = list(CREATED_TODO[spec.scheduler.kind])
     elif spec.kubernetes:
         lines = list(KUBERNETES_TODO[spec.scheduler.kind])
         if spec.scheduler.kind == "aks" and _file_systems(spec):
@@ -209,7 +252,8 @@ def _not_created(spec: ClusterSpec) -> list[str]:
     if spec.home is not None and spec.scheduler.kind in ("gke", "aks"):
         lines.append(f"home: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so nothing "
                      f"mounts {spec.home.mount}: give pods the share as an NFS volume (`pulumi stack output network`: "
-                     "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks" else ""))
+                     "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks"
+                                          and not spec.scheduler.create else ""))
     if spec.filesystem is None:
         lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one)"
                      + ("" if spec.scheduler.kind == "aks" else ": the storage network's subnet is ready for it "

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from cluster import dialects
 from cluster import scheduler as k8s
 from cluster import stackfile as sf
-from cluster.capacity import capacity_findings, image_findings, pool_capacity
+from cluster.capacity import ZONE_FORMS, capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.filesystems import plan as plan_filesystem
@@ -913,22 +913,13 @@ class _Resolver:
             self.error("scheduler.kind", f"kind {raw.kind} is not {target}'s managed Kubernetes",
                        f"use kind: {offered}, or none for bare nodes")
             return raw
-        if raw.create and raw.kind != "gke":
-            self.error("scheduler.create", f"scheduler.create builds GKE clusters only; an {raw.kind.upper()} cluster "
-                       "is joined, not created" + (" (its control plane needs subnets in two zones, and the stack's "
-                                                   "VPC has cloud.zone's)" if raw.kind == "eks" else ""),
-                       f"create the {k8s.SERVICE[raw.kind]} cluster yourself and name it in scheduler.cluster")
-            return raw
         if raw.create:
-            raw = raw.model_copy(update={"cluster": raw.cluster or self.raw.name,
-                                         "version": raw.version or k8s.GKE_DEFAULT_VERSION})
-        elif raw.version is not None:
-            self.ignored("scheduler.version", "scheduler.version is the version of a cluster the stack creates",
-                         "remove scheduler.version, or set scheduler.create: true")
-        if raw.kind == "gke" and raw.create and raw.cluster is not None and not k8s.GKE_CLUSTER_NAME.fullmatch(
-                raw.cluster):
-            self.error("scheduler.cluster", f"GKE cluster name {raw.cluster!r} is not 1-40 lower-case letters, digits "
-                       "and hyphens starting with a letter", "set scheduler.cluster to such a name")
+            raw = self.created_cluster(raw, cloud)
+        else:
+            for key in ("version", "zones"):
+                if getattr(raw, key) is not None:
+                    self.ignored(f"scheduler.{key}", f"scheduler.{key} is for a cluster the stack creates",
+                                 f"remove scheduler.{key}, or set scheduler.create: true")
         if raw.cluster is None:
             self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
                        f"an existing {k8s.SERVICE[raw.kind]} cluster",
@@ -937,7 +928,7 @@ class _Resolver:
             if getattr(raw, key) is not None and raw.kind != owner:
                 self.ignored(f"scheduler.{key}", f"scheduler.{key} is used with kind {owner} only",
                              f"remove scheduler.{key}")
-        if raw.kind == "eks" and cloud is not None and cloud.vpc_id is None:
+        if raw.kind == "eks" and not raw.create and cloud is not None and cloud.vpc_id is None:
             # A node group's subnets are in its cluster's VPC (Amazon EKS User Guide, "View Amazon
             # EKS networking requirements for VPC and subnets"); the stack's own VPC is not it.
             self.error("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and "
@@ -951,7 +942,7 @@ class _Resolver:
                     self.ignored(f"cloud.{key}", f"cloud.{key} {what}; with kind aks the node pools are the AKS "
                                  "cluster's, so the stack creates none", f"remove cloud.{key}, or use scheduler.kind: "
                                  "none")
-        if raw.kind == "aks" and raw.resource_group is None:
+        if raw.kind == "aks" and not raw.create and raw.resource_group is None:
             self.error("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent "
                        "pool is created in its cluster's resource group", "add the AKS cluster's resource group")
         if raw.kind in ("gke", "aks") and cloud is not None:
@@ -990,6 +981,53 @@ class _Resolver:
                 self.error(f"{pool.path}.name", f"pools {other} and {pool.name} would both be node pool {name!r}",
                            "rename one of them")
         return raw
+
+    def created_cluster(self, raw: sf.Scheduler, cloud: sf.Cloud | None) -> sf.Scheduler:
+        """scheduler.create: the cluster's name (default the stack's) and version, checked against what
+        the kind's service takes, and on EKS the control plane's zones."""
+        kind = raw.kind
+        name = raw.cluster or self.raw.name
+        version = raw.version or {"gke": k8s.GKE_DEFAULT_VERSION, "eks": k8s.EKS_DEFAULT_VERSION}.get(kind)
+        if kind == "gke" and not k8s.GKE_CLUSTER_NAME.fullmatch(name):
+            self.error("scheduler.cluster", f"GKE cluster name {name!r} is not 1-40 lower-case letters, digits "
+                       "and hyphens starting with a letter", "set scheduler.cluster to such a name")
+        if kind == "aks" and not k8s.AKS_CLUSTER_NAME.fullmatch(name):
+            self.error("scheduler.cluster", f"AKS cluster name {name!r} is not 1-63 letters, digits, '_' and '-' "
+                       "starting and ending with a letter or digit", "set scheduler.cluster to such a name")
+        if kind == "eks" and raw.version is not None and not k8s.MINOR_VERSION.fullmatch(raw.version):
+            self.error("scheduler.version", f"EKS takes a Kubernetes minor version, not {raw.version!r}",
+                       f"give the minor only, as {k8s.EKS_DEFAULT_VERSION}")
+        if kind == "aks" and raw.version is None:
+            self.error("scheduler.version", "scheduler.version is required to create an AKS cluster: AKS supports "
+                       "only its few most recent minors, so no default stays true",
+                       "give a version `az aks get-versions --location <region>` lists, as 1.33 (gpu-cluster "
+                       "sources no AKS default: one would fall out of AKS's supported window)")
+        elif kind == "aks" and raw.version is not None and not k8s.AKS_VERSION.fullmatch(raw.version):
+            self.error("scheduler.version", f"AKS takes a minor or a patch version, not {raw.version!r}",
+                       "give a version `az aks get-versions --location <region>` lists, as 1.33 or 1.33.2")
+        if kind == "aks" and raw.resource_group is not None:
+            self.ignored("scheduler.resource_group", "a created AKS cluster goes in the stack's own resource group",
+                         "remove scheduler.resource_group")
+        if kind == "eks":
+            self.control_plane_zones(raw, cloud)
+        elif raw.zones is not None:
+            self.ignored("scheduler.zones", "scheduler.zones places an EKS control plane", "remove scheduler.zones")
+        return raw.model_copy(update={"cluster": name, "version": version})
+
+    def control_plane_zones(self, raw: sf.Scheduler, cloud: sf.Cloud | None) -> None:
+        """scheduler.zones of a created EKS cluster: two or more distinct zones of cloud.region (the
+        control plane's subnets, one per zone)."""
+        zones = raw.zones or []
+        if len(set(zones)) < k8s.EKS_MIN_ZONES:
+            self.error("scheduler.zones", f"an EKS control plane needs subnets in at least {k8s.EKS_MIN_ZONES} "
+                       f"Availability Zones; found {len(set(zones))}",
+                       "list two or more zones of cloud.region, as `zones: [us-east-1a, us-east-1b]`")
+        for index, zone in enumerate(zones):
+            if zone in zones[:index]:
+                self.error(f"scheduler.zones[{index}]", f"zone {zone} is listed twice", "list each zone once")
+            elif cloud is not None and not re.fullmatch(re.escape(cloud.region) + ZONE_FORMS["aws"][0], zone):
+                self.error(f"scheduler.zones[{index}]", f"zone {zone} is not a zone of cloud.region {cloud.region}",
+                           f"use a zone of {cloud.region}, as {cloud.region}a")
 
     def policy(self) -> PolicySpec:
         raw = self.raw.policy

@@ -60,3 +60,20 @@ def node_labels(pool: PoolSpec) -> dict[str, str]:
     """The Kubernetes labels the stack sets on every node of `pool`."""
     return {POOL_LABEL: pool.name}
 
+
+
+# scheduler.create on eks: the control plane's version when the stack file gives none: 1.35, in EKS standard
+# support (Amazon EKS User Guide, "Understand the Kubernetes version lifecycle on EKS": a minor is in standard
+# support for 14 months, and "we recommend that you create your cluster with the latest available Kubernetes
+# version"; the Pulumi AWS registry's aws.eks.Cluster example creates version "1.35"). EKS takes a minor only.
+EKS_DEFAULT_VERSION = "1.35"
+MINOR_VERSION = re.compile(r"^1\.[0-9]{2}$")
+# AKS takes a minor or a patch (ManagedCluster kubernetesVersion: "both patch version <major.minor.patch> and
+# <major.minor> are supported"); never a GKE build suffix.
+AKS_VERSION = re.compile(r"^1\.[0-9]{2}(\.[0-9]{1,3})?$")
+# An AKS cluster's name: 1-63 letters, digits, underscores and hyphens, a letter or digit first and last
+# (az aks create --name; Azure resource naming rules, Microsoft.ContainerService/managedClusters).
+AKS_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
+# An EKS control plane needs subnets in at least two Availability Zones (EKS API VpcConfigRequest subnetIds;
+# pulumi-aws ClusterVpcConfig subnet_ids: "Must be in at least two different availability zones").
+EKS_MIN_ZONES = 2

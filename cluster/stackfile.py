@@ -366,8 +366,8 @@ class Cloud(Model):
 class Scheduler(Model):
     """Cloud targets: the managed Kubernetes the GPU nodes join as node pools of an existing cluster
     (EKS managed node groups on the pool's launch template, GKE node pools with the RDMA networks,
-    AKS node pools on the ND size), or on GKE of a cluster the stack creates (`create`), so the
-    exported Kueue objects select nodes that exist; `none` leaves the nodes bare in their groups."""
+    AKS node pools on the ND size), or of a cluster the stack creates (`create`), so the exported
+    Kueue objects select nodes that exist; `none` leaves the nodes bare in their groups."""
 
     # eks (aws) | gke (gcp) | aks (azure) | none: bare VMs in auto scaling groups, MIGs or scale sets
     kind: Literal["eks", "gke", "aks", "none"] = "none"
@@ -375,15 +375,21 @@ class Scheduler(Model):
     cluster: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")] | None = None
     # gke: the cluster's location (a region or zone; default cloud.region)
     location: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")] | None = None
-    # aks: the cluster's resource group
+    # aks: the existing cluster's resource group (a created cluster goes in the stack's own)
     resource_group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.()-]{1,90}$")] | None = None
-    # gke: create the cluster instead of joining one: private (nodes and endpoint), on the management VPC, with
-    # multi-networking and GKE Dataplane V2 for the RDMA node networks; `cluster` is then its name (default the
-    # stack's cluster name)
+    # create the cluster instead of joining one, with a private endpoint; `cluster` is then its name (default
+    # the stack's cluster name). gke: on the management VPC with multi-networking and GKE Dataplane V2 for the
+    # RDMA node networks. eks: in the stack's VPC (or cloud.vpc_id), its control plane in scheduler.zones, a
+    # CPU node group for system pods. aks: in the stack's resource group and VNet, Azure CNI, a system node pool
     create: bool = False
-    # create: the control plane's Kubernetes version (a minor version such as 1.35, or a full GKE version);
-    # default 1.35 on the REGULAR release channel, as Cluster Toolkit's gke-a3-ultragpu blueprint
+    # create: the control plane's Kubernetes version. gke: a minor (1.35) or a full GKE version, default 1.35 on
+    # the REGULAR channel (Cluster Toolkit's gke-a3-ultragpu); eks: a minor, default 1.35; aks: a minor or a
+    # patch (1.33 or 1.33.2), required: no default is sourced, and AKS supports only its recent minors
     version: Annotated[str, Field(pattern=r"^1\.[0-9]{2}(\.[0-9]{1,3}(-gke\.[0-9]{1,6})?)?$")] | None = None
+    # eks with create: the Availability Zones of the control plane's subnets (two or more in cloud.region; EKS
+    # places its network interfaces there)
+    zones: list[Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}[a-z]$")]] | None = Field(
+        default=None, max_length=6)
 
 
 class NodePool(Model):

@@ -38,6 +38,8 @@ class NetworkAttachment:
     node_role: pulumi.Output[str] | None = None
     # scheduler.create: the managed Kubernetes cluster the stack created (its name), which node pools join.
     kubernetes_cluster: pulumi.Output[str] | None = None
+    # AWS: the security group EKS made for the cluster it created (its nodes carry it to reach the control plane).
+    kubernetes_security_group: pulumi.Output[str] | None = None
     # The shared file system's Lustre mount source (`<server>@tcp:/<fs>`) and its id (storage).
     filesystem: pulumi.Output[str] | None = None
     filesystem_id: pulumi.Output[str] | None = None

@@ -95,7 +95,10 @@ class _EchoMocks(mocks.Mocks):
             stack = str(args.inputs.get("name") or args.resource_id)
             return stack, {"name": stack, "outputs": dict(self.references.get(stack, {})), "secretOutputNames": []}
         placeholders = {key: _named(value, args.name) for key, value in OUTPUT_PLACEHOLDERS.get(args.typ, {}).items()}
-        return f"<{args.name}>", _as_output({**args.inputs, "name": args.inputs.get("name", args.name), **placeholders})
+        # Azure Native names a resource by its `resourceName` input (ManagedCluster), others by `name`
+        named = args.inputs.get("name", args.inputs.get("resourceName") if args.typ.startswith("azure-native:")
+                                else None) or args.name
+        return f"<{args.name}>", _as_output(_merged({**args.inputs, "name": named}, placeholders))
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, WireValue], list[tuple[str, str]]]:
         return dict(INVOKE_RESULTS.get(args.token, {})), []
@@ -110,6 +113,8 @@ def _uncounted(count: int) -> None:
 OUTPUT_PLACEHOLDERS: dict[str, dict[str, WireValue]] = {
     "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "<{name}.fsx>", "mountName": "<mountname>"},
     "aws:iam/role:Role": {"arn": "arn:aws:iam::<account>:role/{name}"},  # an EKS node group takes it
+    # the security group EKS makes for a cluster the stack creates (scheduler.create), which its nodes carry
+    "aws:eks/cluster:Cluster": {"vpcConfig": {"clusterSecurityGroupId": "<{name} cluster security group>"}},
     "gcp:lustre/instance:Instance": {"mountPoint": "<{name} ip>@tcp:/lustrefs"},
     "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "<{name} mgs>"}},
     # the /home file systems (storage.home)
@@ -117,6 +122,15 @@ OUTPUT_PLACEHOLDERS: dict[str, dict[str, WireValue]] = {
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["<{name} ip>"]}]},
     "azure-native:netapp:CapacityPoolVolume": {"mountTargets": [{"ipAddress": "<{name} ip>"}]},
 }
+
+
+def _merged(inputs: dict[str, WireValue], placeholders: dict[str, WireValue]) -> dict[str, WireValue]:
+    """`inputs` with the placeholders added, inside a nested input too (EKS's vpcConfig keeps its subnets)."""
+    merged = dict(inputs)
+    for key, value in placeholders.items():
+        given = merged.get(key)
+        merged[key] = _merged(given, value) if isinstance(given, dict) and isinstance(value, dict) else value
+    return merged
 
 
 def _named(value: WireValue, name: str) -> WireValue:

@@ -792,6 +792,57 @@ def check_ssh_not_world(args: ResourceValidationArgs, report: ReportViolation) -
         report(f"{args.name}: {path} opens SSH (port 22) to the whole internet; admit only cloud.ssh_cidrs", None)
 
 
+# --- A managed Kubernetes API server not open to the internet ----------------------------------
+
+EKS_CLUSTER = "aws:eks/cluster:Cluster"
+AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
+
+
+def public_api_server(resource_type: str, props: Mapping[str, object]) -> str | None:
+    """Why a managed cluster's API server takes requests from the whole internet, or None. EKS: a
+    public endpoint (on unless endpointPublicAccess is false) with no publicAccessCidrs (EKS then
+    admits 0.0.0.0/0) or ones that add up to every address (EKS API VpcConfigRequest). AKS: not a
+    private cluster and no authorizedIPRanges (AKS "Secure access to the API server using authorized IP
+    address ranges"). GKE: no private endpoint and no master authorized networks that exclude the
+    internet (GKE "Add authorized networks for control plane access")."""
+    if resource_type == EKS_CLUSTER:
+        config = _map(props.get("vpcConfig"))
+        if config.get("endpointPublicAccess") is False or str(config.get("endpointPublicAccess")).lower() == "false":
+            return None
+        cidrs = _items(config.get("publicAccessCidrs"))
+        if cidrs and not _world_of(cidrs):
+            return None
+        return "vpcConfig.endpointPublicAccess is on with " + (
+            "publicAccessCidrs that admit every address" if cidrs else "no publicAccessCidrs (EKS admits 0.0.0.0/0)")
+    if resource_type == AKS_CLUSTER:
+        profile = _map(props.get("apiServerAccessProfile"))
+        if _true(profile.get("enablePrivateCluster")):
+            return None
+        ranges = _items(profile.get("authorizedIPRanges"))
+        if ranges and not _world_of(ranges):
+            return None
+        return "apiServerAccessProfile is not a private cluster and " + (
+            "its authorizedIPRanges admit every address" if ranges else "names no authorizedIPRanges")
+    if resource_type == GKE_CLUSTER:
+        if _true(_map(props.get("privateClusterConfig")).get("enablePrivateEndpoint")):
+            return None
+        blocks = [_map(block).get("cidrBlock") for block in
+                  _items(_map(props.get("masterAuthorizedNetworksConfig")).get("cidrBlocks"))]
+        if blocks and not _world_of(blocks):
+            return None
+        return "privateClusterConfig.enablePrivateEndpoint is off and " + (
+            "its master authorized networks admit every address" if blocks else "no master authorized networks")
+    return None
+
+
+def check_kubernetes_api_not_public(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    """A managed Kubernetes cluster's API server is private or admits only named networks."""
+    reason = public_api_server(args.resource_type, args.props)
+    if reason is not None:
+        report(f"{args.name}: {reason}: the control plane of the GPU nodes would take requests from the whole "
+               "internet; keep it private (scheduler.create does) or admit only your networks", None)
+
+
 # --- Stack: the whole validator on the recorded stack file -------------------------------------
 
 
@@ -858,6 +909,8 @@ def policies() -> list[Policy]:
          check_gcp_gpu_nics),
         ("ssh-not-open-to-world", "SSH (port 22) is not open to 0.0.0.0/0 or ::/0", check_ssh_not_world),
         ("gpu-type-in-catalog", "GPU instance types are ones the catalog describes", check_gpu_type_in_catalog),
+        ("kubernetes-api-not-public", "A managed Kubernetes cluster's API server (EKS, AKS, GKE) is private or "
+         "admits only named networks, never the whole internet", check_kubernetes_api_not_public),
     ]
     built: list[Policy] = [ResourceValidationPolicy(name=name, description=text, validate=check,
                                                     enforcement_level=MANDATORY)

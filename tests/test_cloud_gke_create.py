@@ -60,9 +60,10 @@ def test_every_flavor_selects_a_node_pool_of_the_created_cluster() -> None:
 
 
 @pytest.mark.parametrize("stack, scheduler, rule, path", [
-    ("aws-p6-eks", {"kind": "eks", "cluster": "ml", "create": True}, "SCHEMA", "scheduler.create"),
-    ("azure-ndh200-aks", {"kind": "aks", "cluster": "ml", "resource_group": "rg", "create": True}, "SCHEMA",
-     "scheduler.create"),
+    ("aws-p6-eks", {"kind": "eks", "cluster": "ml", "create": True}, "SCHEMA", "scheduler.zones"),
+    ("azure-ndh200-aks", {"kind": "aks", "cluster": "ml", "create": True}, "SCHEMA", "scheduler.version"),
+    ("gcp-a3ultra-gke", {"kind": "gke", "create": True, "zones": ["us-east-1a", "us-east-1b"]}, "SPEC-IGNORED",
+     "scheduler.zones"),
     ("gcp-a3ultra-gke", {"kind": "gke", "cluster": "ml", "version": "1.34"}, "SPEC-IGNORED", "scheduler.version"),
     ("gcp-a3ultra-gke", {"kind": "gke", "cluster": "ML_cluster", "create": True}, "SCHEMA", "scheduler.cluster"),
 ])

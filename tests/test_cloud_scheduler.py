@@ -41,9 +41,11 @@ def planned_pools(outcome: Any) -> list[tuple[dict[str, str], list[dict[str, str
     for registration in outcome.resources:
         inputs = registration.inputs
         if registration.type == "aws:eks/nodeGroup:NodeGroup":
-            template = by_name[inputs["launchTemplate"]["id"]].inputs
-            labels = {**inputs["labels"], "eks.amazonaws.com/nodegroup": inputs["nodeGroupName"],
-                      INSTANCE_TYPE: template["instanceType"]}
+            # a GPU pool's type is its launch template's; a created cluster's system group names its own
+            instance_type = (by_name[inputs["launchTemplate"]["id"]].inputs["instanceType"]
+                             if "launchTemplate" in inputs else inputs["instanceTypes"][0])
+            labels = {**inputs.get("labels", {}), "eks.amazonaws.com/nodegroup": inputs["nodeGroupName"],
+                      INSTANCE_TYPE: instance_type}
             taints = [{**taint, "effect": EFFECTS[taint["effect"]]} for taint in inputs.get("taints", [])]
         elif registration.type == "gcp:container/nodePool:NodePool":
             config = inputs["nodeConfig"]

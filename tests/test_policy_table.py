@@ -118,6 +118,23 @@ def _gke_created() -> dict[str, Any]:
     return {**load_stack("gcp-a3ultra-gke").data, "scheduler": {"kind": "gke", "create": True}}
 
 
+def _eks_created() -> dict[str, Any]:
+    data = copy.deepcopy(load_stack("aws-p6-eks").data)
+    data["cloud"].pop("vpc_id")
+    return {**data, "scheduler": {"kind": "eks", "create": True, "zones": ["us-east-1a", "us-east-1b"]}}
+
+
+def _aks_created() -> dict[str, Any]:
+    return {**load_stack("azure-ndh200-aks").data, "scheduler": {"kind": "aks", "create": True, "version": "1.33"}}
+
+
+def public_endpoint(*cidrs: str) -> Callable[[dict[str, Any]], None]:
+    """An EKS cluster's endpoint made public, admitting `cidrs` (none: EKS's default, everyone)."""
+    def edit(props: dict[str, Any]) -> None:
+        props["vpcConfig"].update(endpointPublicAccess=True, **({"publicAccessCidrs": list(cidrs)} if cidrs else {}))
+    return edit
+
+
 def _home(target: str) -> dict[str, Any]:
     instance_type = {"aws": "p5e.48xlarge", "gcp": "a3-ultragpu-8g", "azure": "Standard_ND96isr_H200_v5"}[target]
     return {**cloud_stack(target, instance_type), "storage": {"home": {}}}
@@ -153,6 +170,11 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
     ("A3 Mega with one VPC per GPU NIC", lambda: pairs_of(_mega()), None),
     ("gcp-a3ultra-gke creating its GKE cluster (multi-networking, Dataplane V2)", lambda: pairs_of(
         run_program(_gke_created())), None),
+    ("aws-p6-eks creating its EKS cluster (private endpoint)", lambda: pairs_of(run_program(_eks_created())), None),
+    ("an EKS public endpoint admitting one office range", lambda: pairs_of(run_program(_eks_created()), {
+        "management-eks": public_endpoint("203.0.113.0/24")}), None),
+    ("azure-ndh200-aks creating its AKS cluster (private cluster)", lambda: pairs_of(run_program(_aks_created())),
+     None),
     ("storage.home on each cloud (OpenZFS, Filestore, NetApp Files)", lambda: [
         pair for target in ("aws", "gcp", "azure") for pair in pairs_of(run_program(_home(target)))], None),
     ("a CPU bastion with a public IP", lambda: extra(pairs_of(_aws()), "aws:ec2/instance:Instance", "bastion", {
@@ -232,6 +254,19 @@ ROWS: list[tuple[str, Callable[[], Pairs], str | None]] = [
         "management-gke": lambda props: props.pop("enableMultiNetworking")}), "gke-multi-networking"),
     ("a created GKE cluster on the legacy datapath", lambda: pairs_of(run_program(_gke_created()), {
         "management-gke": lambda props: props.update(datapathProvider="LEGACY_DATAPATH")}), "gke-multi-networking"),
+    ("an EKS endpoint public to everyone (no publicAccessCidrs)", lambda: pairs_of(run_program(_eks_created()), {
+        "management-eks": public_endpoint()}), "kubernetes-api-not-public"),
+    ("an EKS endpoint public through two /1 CIDRs", lambda: pairs_of(run_program(_eks_created()), {
+        "management-eks": public_endpoint("0.0.0.0/1", "128.0.0.0/1")}), "kubernetes-api-not-public"),
+    ("an EKS endpoint left at EKS's default (public)", lambda: pairs_of(run_program(_eks_created()), {
+        "management-eks": lambda props: props["vpcConfig"].pop("endpointPublicAccess")}),
+     "kubernetes-api-not-public"),
+    ("an AKS cluster that is not private and names no authorized ranges", lambda: pairs_of(
+        run_program(_aks_created()), {"management-aks": lambda props: props.pop("apiServerAccessProfile")}),
+     "kubernetes-api-not-public"),
+    ("a created GKE cluster with a public endpoint and no authorized networks", lambda: pairs_of(
+        run_program(_gke_created()), {"management-gke": lambda props: props["privateClusterConfig"].update(
+            enablePrivateEndpoint=False)}), "kubernetes-api-not-public"),
     ("a GKE GPU node pool without private nodes", lambda: pairs_of(recorded("gcp-a3ultra-gke"), {
         "h200-nodepool": lambda props: props["networkConfig"].pop("enablePrivateNodes")}), "gpu-no-public-ip"),
     ("an AKS GPU node pool with node public IPs", lambda: pairs_of(recorded("azure-ndh200-aks"), {

@@ -161,6 +161,9 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         _s3_endpoint(parent, name, args, vpc_id, routes)
     subnet = _subnet(parent, f"{name}-subnet", args, "management", vpc_id, routes)
     profile, role = _node_identity(parent, name, args)
+    scheduler = args.spec.scheduler
+    cluster, cluster_group = (_eks_cluster(parent, name, args, vpc_id, routes, subnet, role)
+                              if scheduler.kind == "eks" and scheduler.create else (None, None))
     ssh: list[aws.ec2.SecurityGroupIngressArgsDict] = [
         {"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": list(args.spec.cloud.ssh_cidrs),
          "description": "SSH from cloud.ssh_cidrs"}] if args.spec.cloud.ssh_cidrs else []
@@ -169,7 +172,64 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
         ingress=ssh, egress=[{**ALL_TRAFFIC, "cidr_blocks": ["0.0.0.0/0"]}],
         tags=_tags(args, f"{name}-sg", "management"), opts=child(parent))
     return NetworkAttachment("management", (subnet,), (group.id,), network_id=vpc_id, egress_id=routes,
-                             instance_profile=profile, node_role=role)
+                             instance_profile=profile, node_role=role, kubernetes_cluster=cluster,
+                             kubernetes_security_group=cluster_group)
+
+
+EKS_CLUSTER_POLICY = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
+# The system node group's CPU size and count: the default node group of awsome-distributed-training's EKS
+# reference (1.architectures/4.amazon-eks/terraform/variables.tf at c28a950f11fc: default_instance_types
+# m5.large / m5.xlarge, for "addons and components that do not require GPUs"), two nodes so CoreDNS keeps a
+# replica through a node's replacement.
+EKS_SYSTEM_INSTANCE, EKS_SYSTEM_NODES = "m5.xlarge", 2
+
+
+def _eks_cluster(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs, vpc_id: pulumi.Output[str],
+                 routes: pulumi.Output[str] | None, management_subnet: pulumi.Output[str],
+                 node_role: pulumi.Output[str]) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """The EKS cluster the node groups join (scheduler.create), in the stack's VPC (or cloud.vpc_id):
+    its IAM role (AmazonEKSClusterPolicy, trusted by eks.amazonaws.com: the Pulumi AWS registry's
+    aws.eks.Cluster example), a /28 control-plane subnet in each of scheduler.zones (EKS needs two zones),
+    a private endpoint only (kubectl from inside the VPC), access entries as the authentication mode (EKS
+    creates the EC2_LINUX entry of a managed node group's role itself: EKS API CreateAccessEntry, "It's
+    unnecessary to create access entries for IAM roles used with ... managed Amazon EC2 nodes"; the
+    deploying principal is made cluster admin), deletion protection on, and a managed node group of CPU
+    nodes in the management subnet for system pods (the GPU nodes are tainted). Returns the cluster's
+    name and the security group EKS creates for it, which the GPU nodes carry."""
+    spec = args.spec
+    scheduler = spec.scheduler
+    assert scheduler.cluster is not None and scheduler.zones is not None
+    from components.addressing import control_plane_cidr
+
+    role = aws.iam.Role(f"{name}-eks-role", assume_role_policy=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "eks.amazonaws.com"},
+                       "Action": ["sts:AssumeRole", "sts:TagSession"]}],
+    }), tags=_tags(args, f"{name}-eks-role", "management"), opts=child(parent))
+    policy = aws.iam.RolePolicyAttachment(f"{name}-eks-cluster", role=role.name, policy_arn=EKS_CLUSTER_POLICY,
+                                          opts=child(parent))
+    subnets = []
+    for zone in scheduler.zones:
+        subnet = aws.ec2.Subnet(f"{name}-eks-{zone}", vpc_id=vpc_id, cidr_block=control_plane_cidr(zone),
+                                availability_zone=zone, map_public_ip_on_launch=False,
+                                tags=_tags(args, f"{name}-eks-{zone}", "control-plane"), opts=child(parent))
+        if routes is not None:
+            aws.ec2.RouteTableAssociation(f"{name}-eks-{zone}-routes", subnet_id=subnet.id, route_table_id=routes,
+                                          opts=child(parent))
+        subnets.append(subnet.id)
+    cluster = aws.eks.Cluster(
+        f"{name}-eks", name=scheduler.cluster, role_arn=role.arn, version=scheduler.version,
+        vpc_config={"subnet_ids": subnets, "endpoint_private_access": True, "endpoint_public_access": False},
+        access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
+        deletion_protection=True, tags=_tags(args, f"{name}-eks", "management"),
+        opts=child(parent, depends_on=[policy]))
+    aws.eks.NodeGroup(
+        f"{name}-eks-system", cluster_name=cluster.name, node_group_name="system", node_role_arn=node_role,
+        subnet_ids=[management_subnet], instance_types=[EKS_SYSTEM_INSTANCE], ami_type="AL2023_x86_64_STANDARD",
+        scaling_config={"min_size": EKS_SYSTEM_NODES, "max_size": EKS_SYSTEM_NODES,
+                        "desired_size": EKS_SYSTEM_NODES},
+        tags=_tags(args, f"{name}-eks-system", "management"), opts=child(parent))
+    return cluster.name, cluster.vpc_config.apply(lambda config: config.cluster_security_group_id or "")
 
 
 def storage(parent: pulumi.Resource, name: str, args: StorageNetworkArgs) -> NetworkAttachment:

@@ -137,8 +137,12 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         # primary interface carries it too, or the node cannot reach its control plane (EKS User
         # Guide, "Customize managed nodes with launch templates", security groups).
         assert spec.scheduler.cluster is not None
-        found = aws.eks.get_cluster_output(name=spec.scheduler.cluster, opts=pulumi.InvokeOutputOptions(parent=parent))
-        primary_groups.append(found.vpc_config.apply(lambda config: config.cluster_security_group_id))
+        if args.management.kubernetes_security_group is not None:  # the cluster the stack created
+            primary_groups.append(args.management.kubernetes_security_group)
+        else:
+            found = aws.eks.get_cluster_output(name=spec.scheduler.cluster,
+                                               opts=pulumi.InvokeOutputOptions(parent=parent))
+            primary_groups.append(found.vpc_config.apply(lambda config: config.cluster_security_group_id))
     template = aws.ec2.LaunchTemplate(
         f"{name}-template",
         instance_type=pool.instance_type,
@@ -194,7 +198,7 @@ def _node_group(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs, templ
     assert instance is not None
     group = aws.eks.NodeGroup(
         f"{name}-nodegroup",
-        cluster_name=spec.scheduler.cluster,
+        cluster_name=args.management.kubernetes_cluster or spec.scheduler.cluster,  # the stack's own when it made one
         node_group_name=k8s.pool_name(spec, pool),
         node_role_arn=args.management.node_role,
         subnet_ids=[subnet],

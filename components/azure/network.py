@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pulumi
-from pulumi_azure_native import authorization, managedidentity, netapp, network, resources, storagecache
+from pulumi_azure_native import authorization, containerservice, managedidentity, netapp, network, resources, storagecache
 from pulumi_azure_native import provider as azure_provider
 
 from cluster.resolve import access_of
@@ -47,6 +47,8 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     cloud = args.spec.cloud
     assert cloud is not None
     tags = {"gpu-cluster": args.spec.name}
+    if args.spec.scheduler.kind == "aks" and args.spec.scheduler.create:
+        return _aks_network(parent, name, args, tags)
     if args.spec.scheduler.kind == "aks":
         if not holds_file_systems(args.spec):
             return NetworkAttachment("management")
@@ -71,6 +73,51 @@ def management(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs) 
     bastion = _bastion(parent, name, cloud, group.name, vnet.name, tags) if access_of(cloud, "azure") == "bastion" else None
     return NetworkAttachment("management", (subnet.id,), (nsg.id,), network_id=vnet.name, scope=group.name,
                              egress_id=nat, access_id=bastion, identity=_node_identity(parent, name, cloud, group.name, tags))
+
+
+# scheduler.create on aks: Azure CNI Overlay (pods take addresses from a private range of their own, not
+# from the VNet: AKS "Configure Azure CNI Overlay networking", --network-plugin azure --network-plugin-mode
+# overlay), with the pod and service ranges outside the stack's 10.0.0.0/16 (AKS's default service range is
+# 10.0.0.0/16, which would overlap it), the DNS service at the service range's .10 as AKS's default is.
+AKS_PODS, AKS_SERVICES, AKS_DNS_SERVICE = "10.4.0.0/14", "10.8.0.0/20", "10.8.0.10"
+# The system node pool: CoreDNS and metrics-server, kept off the GPU nodes (which are tainted). AKS "Manage
+# system node pools": a production cluster's single system pool "at least three nodes", of "at least 4 vCPUs",
+# recommending 8 vCPUs for larger clusters "(for example, Standard_DS4_v2)", and the CriticalAddonsOnly=true:
+# NoSchedule taint to keep application pods off it.
+AKS_SYSTEM_SIZE, AKS_SYSTEM_NODES, AKS_SYSTEM_TAINT = "Standard_DS4_v2", 3, "CriticalAddonsOnly=true:NoSchedule"
+
+
+def _aks_network(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs, tags: dict[str, str]
+                 ) -> NetworkAttachment:
+    """scheduler.create on aks: the resource group, a VNet and its node subnet (the management /20), and
+    the AKS cluster the GPU node pools join: private (the API server has no public endpoint: AKS "Create a
+    private AKS cluster", apiServerAccessProfile.enablePrivateCluster), Azure CNI Overlay on the node
+    subnet, a system-assigned managed identity (AKS makes the kubelet identity), a Linux system node pool
+    at scheduler.version. The file systems share the VNet, so the nodes reach them without peering."""
+    spec = args.spec
+    cloud, scheduler = spec.cloud, spec.scheduler
+    assert cloud is not None and scheduler.cluster is not None
+    group = resources.ResourceGroup(f"{name}-rg", location=cloud.region, tags=tags, opts=child(parent))
+    vnet = network.VirtualNetwork(f"{name}-vnet", resource_group_name=group.name, location=cloud.region,
+                                  address_space={"address_prefixes": [CLOUD_BLOCK]}, tags=tags, opts=child(parent))
+    subnet = network.Subnet(f"{name}-subnet", resource_group_name=group.name, virtual_network_name=vnet.name,
+                            address_prefix=network_cidr("management"), opts=child(parent))
+    cluster = containerservice.ManagedCluster(
+        f"{name}-aks", resource_name_=scheduler.cluster, resource_group_name=group.name, location=cloud.region,
+        dns_prefix=spec.first_name[:54], kubernetes_version=scheduler.version,
+        identity={"type": containerservice.ResourceIdentityType.SYSTEM_ASSIGNED},
+        api_server_access_profile={"enable_private_cluster": True},
+        network_profile={"network_plugin": containerservice.NetworkPlugin.AZURE,
+                         "network_plugin_mode": containerservice.NetworkPluginMode.OVERLAY,
+                         "pod_cidr": AKS_PODS, "service_cidr": AKS_SERVICES, "dns_service_ip": AKS_DNS_SERVICE},
+        agent_pool_profiles=[{
+            "name": "system", "mode": containerservice.AgentPoolMode.SYSTEM, "vm_size": AKS_SYSTEM_SIZE,
+            "count": AKS_SYSTEM_NODES, "os_type": containerservice.OSType.LINUX,
+            "os_sku": containerservice.OSSKU.UBUNTU, "vnet_subnet_id": subnet.id, "enable_node_public_ip": False,
+            "node_taints": [AKS_SYSTEM_TAINT]}],
+        tags=tags, opts=child(parent))
+    return NetworkAttachment("management", (subnet.id,), network_id=vnet.name, scope=group.name,
+                             kubernetes_cluster=cluster.name)
 
 
 # Azure built-in role definition ids (learn.microsoft.com "Azure built-in roles"): read blobs, pull images.

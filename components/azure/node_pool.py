@@ -105,11 +105,16 @@ def _agent_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pu
     node pool's subnet must be in the cluster's VNet), not the stack's. Returns its id."""
     spec, pool = args.spec, args.pool
     scheduler = spec.scheduler
-    assert scheduler.cluster is not None and scheduler.resource_group is not None
+    created = args.management.kubernetes_cluster
+    group = args.management.scope if created is not None else scheduler.resource_group
+    assert scheduler.cluster is not None and group is not None
     agent_pool = containerservice.AgentPool(
         f"{name}-agentpool",
-        resource_group_name=scheduler.resource_group,
-        resource_name_=scheduler.cluster,
+        resource_group_name=group,
+        resource_name_=created if created is not None else scheduler.cluster,
+        # a created cluster's pools share its node subnet (AKS: every pool of a cluster on a VNet of yours
+        # names a subnet of that VNet, vnetSubnetID)
+        vnet_subnet_id=args.management.subnet_ids[0] if created is not None else None,
         agent_pool_name=k8s.pool_name(spec, pool),
         mode=containerservice.AgentPoolMode.USER,
         os_type=containerservice.OSType.LINUX,
