@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,13 +25,10 @@ from cluster.topology import Topology
 
 if TYPE_CHECKING:  # the lab's modules load only when a lab action runs
     from cluster.lab.model import Planned, Slice
+    from cluster.lab.sizing import Sized
 
 ACTIONS = ("up", "check", "fail", "restore", "down", "status", "export", "lldp")
 MAX_RENDERED_FILE = 64 * 1024 * 1024
-#: Resident memory of one switch's daemons as measured here (zebra ~15 MB, bgpd ~20-30 MB,
-#: bfdd ~8 MB, lldpd ~7 MB; benchmarks/lab.py), plus bgpd's cost per session, and of one host.
-SWITCH_MB, SESSION_MB, HOST_MB = 50.0, 0.4, 8.0
-MEMORY_SHARE = 0.75  # of MemAvailable a lab may take
 
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,7 +44,7 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     up = actions.add_parser("up", parents=[stack, state, output], help="build the fabric in network namespaces")
     up.add_argument("--slice", default=None,
                     help="all, or groups=N: the first N leaf groups, every switch above them and their hosts "
-                         "(default: all when it fits in memory, else the largest groups=N that does)")
+                         "(default: all when it fits this machine's memory and CPU, else the largest groups=N that does)")
     up.add_argument("--from", dest="source", default=None, metavar="DIR",
                     help="run the rendered tree in DIR (`render --out DIR`, edited or not) instead of rendering")
     up.add_argument("--timeout", type=float, default=120, help="seconds to wait for convergence (default 120)")
@@ -142,10 +140,6 @@ def _refused(args: argparse.Namespace, stack: str, findings: tuple[Finding, ...]
     return 2
 
 
-def _estimate_mb(switches: int, sessions: int, hosts: int) -> float:
-    return switches * SWITCH_MB + sessions * SESSION_MB + hosts * HOST_MB
-
-
 def _available_mb() -> float:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -153,34 +147,37 @@ def _available_mb() -> float:
     return 0.0
 
 
-def _fitting_slice(args: argparse.Namespace, result: Valid) -> Slice:
-    """The slice of --slice (or the largest that fits); LabError when it would not fit."""
+def _fitting_slice(args: argparse.Namespace, result: Valid) -> Sized:
+    """The slice of --slice, or without it the largest that fits this machine's memory and CPU
+    (all, else up to two leaf groups), with what it needs; LabError when it would not fit in memory."""
     from cluster.lab.model import Slice, leaf_groups, slice_devices
     from cluster.lab.runtime import LabError
+    from cluster.lab.sizing import HOST_MB, MEMORY_SHARE, SESSION_MB, SWITCH_MB, Machine, Need, choose
 
     topology = result.topology
     try:
         chosen = Slice.parse(args.slice)
     except ValueError as error:
         raise LabError(str(error)) from None
-    budget = _available_mb() * MEMORY_SHARE
 
-    def need(candidate: Slice) -> float:
+    def need(candidate: Slice) -> Need:
         switches, hosts, _ = slice_devices(topology, candidate)
         sessions = sum(data["links"] for _, _, network, data in topology.edges
                        if network == "fabric" and data["lower"] in switches and data["upper"] in switches)
-        return _estimate_mb(len(switches), 2 * sessions, len(hosts))
+        return Need(candidate, len(switches), 2 * sessions, len(hosts))
 
-    if args.slice is None and need(chosen) > budget:
+    candidates = [chosen]
+    if args.slice is None:
         groups = len(set(leaf_groups(topology).values()))
-        chosen = next((Slice(n) for n in range(min(groups, 2), 0, -1) if need(Slice(n)) <= budget), Slice(1))
-    _within_limit("up", result, chosen)
-    needed = need(chosen)
-    if needed > budget:
-        raise LabError(f"slice {chosen} needs about {needed:,.0f} MB ({SWITCH_MB:g} MB a switch, {SESSION_MB:g} MB a "
-                       f"session, {HOST_MB:g} MB a host) and this machine has {budget:,.0f} MB for a lab "
-                       f"({MEMORY_SHARE:.0%} of MemAvailable); choose a smaller --slice groups=N")
-    return chosen
+        candidates += [Slice(n) for n in range(min(groups - 1, 2), 0, -1)]  # smaller than all
+    sized = choose([need(candidate) for candidate in candidates], Machine(_available_mb(), len(os.sched_getaffinity(0))))
+    _within_limit("up", result, sized.need.slice)
+    if not sized.fits_memory:
+        raise LabError(f"slice {sized.need.slice} needs about {sized.need.memory_mb:,.0f} MB ({SWITCH_MB:g} MB a switch, "
+                       f"{SESSION_MB:g} MB a session, {HOST_MB:g} MB a host) and this machine has "
+                       f"{sized.machine.memory_budget_mb:,.0f} MB for a lab ({MEMORY_SHARE:.0%} of MemAvailable); "
+                       "choose a smaller --slice groups=N")
+    return sized
 
 
 def _within_limit(verb: str, result: Valid, chosen: Slice) -> None:
@@ -226,18 +223,20 @@ def _up(args: argparse.Namespace) -> int:
     root = runtime.state_dir(args.state_dir)
     if runtime.load(root) is not None:
         raise runtime.LabError(f"a lab is up (state {root / 'state.json'}); run `lab down` first")
-    chosen = _fitting_slice(args, result)
-    planned = _plan(args, result, chosen)
+    sized = _fitting_slice(args, result)
+    planned = _plan(args, result, sized.need.slice)
     if planned.plan is None:
         return _refused(args, result.stack, planned.findings, "the lab cannot be built from the rendered tree",
                         "nothing started")
-    summary = runtime.up(planned.plan, root, result.stack, str(chosen), args.timeout)
+    summary = runtime.up(planned.plan, root, result.stack, str(sized.need.slice), args.timeout)
+    summary["sizing"] = sized.to_dict()
     if args.format == "json":
         print(json.dumps(summary, indent=2))
     else:
         converged = (f"converged in {summary['converge_s']} s" if summary["converge_s"] is not None
                      else f"NOT converged within {args.timeout:g} s (run `lab check` to see which sessions)")
         print(f"lab up: {result.stack}: {summary['slice']}")
+        print(f"  size: {sized.describe()}")
         print(f"  {summary['switches']} switches (FRR: zebra, bgpd, bfdd; lldpd), {summary['hosts']} hosts, "
               f"{summary['cables']} cables{_oob_counts(summary)}; built in {summary['build_s']} s, {converged}; "
               f"daemons {summary['memory_mb']} MB resident")

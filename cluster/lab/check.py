@@ -93,8 +93,8 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
 
 def _routing(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
     """The findings of what routing decides: sessions, BFD, switch routes, host rails, reach."""
-    summaries = observe.bgp(lab)  # read once: the sessions and the route attribution use it
-    return (_sessions(lab, expected, counts, summaries) + _bfd(lab, expected, counts)
+    summaries, bfd = observe.bgp_and_bfd(lab)  # one vtysh per switch; the route attribution uses them too
+    return (_sessions(lab, expected, counts, summaries) + _bfd(lab, expected, counts, bfd)
             + routes(lab, expected, counts, summaries=summaries) + _host_routes(lab, expected, counts)
             + _reachability(lab, expected, counts))
 
@@ -137,14 +137,14 @@ def _sessions(lab: Lab, expected: Design, counts: dict[str, int],
     return findings
 
 
-def _bfd(lab: Lab, expected: Design, counts: dict[str, int]) -> list[Finding]:
+def _bfd(lab: Lab, expected: Design, counts: dict[str, int],
+         observed: dict[str, dict[str, dict[str, Any]]]) -> list[Finding]:
     """LAB-BFD: every designed session (both ends in the lab) has a BFD session that is up and
-    runs the design's timers on this end."""
+    runs the design's timers on this end (`observed`: each switch's `show bfd peers json`)."""
     findings = []
     up = 0
     timers = expected.bfd
     planned = (timers.transmit_ms, timers.receive_ms, timers.multiplier)
-    observed = observe.bfd(lab)
     for switch, peers in sorted(observed.items()):
         path = _switch_file(lab, switch)
         for session in expected.sessions.get(switch, ()):

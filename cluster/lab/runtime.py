@@ -501,6 +501,40 @@ def vtysh_each(lab: Lab, devices: list[str], command: str, timeout: float = 30) 
                                    str(lab.node_dir(device)), "-c", command] for device in devices}, timeout)
 
 
+def vtysh_many(lab: Lab, devices: list[str], commands: tuple[str, ...], timeout: float = 30) -> dict[str, list[str]]:
+    """Several vtysh `commands` (each printing one JSON value) in one vtysh per device:
+    {device: each command's output, in order}. vtysh prints the values one after another; a device
+    whose output does not split into one value per command (a daemon that printed nothing) is read
+    again one command at a time."""
+    texts = run_each(lab, {device: ["vtysh", "--vty_socket", str(lab.node_dir(device)), "--config_dir",
+                                    str(lab.node_dir(device)), *(word for command in commands for word in ("-c", command))]
+                           for device in devices}, timeout)
+    result = {device: parts for device, text in texts.items() if (parts := split_json(text)) and len(parts) == len(commands)}
+    again = [device for device in devices if device not in result]
+    if again:
+        alone = [vtysh_each(lab, again, command, timeout) for command in commands]
+        result.update({device: [outputs[device] for outputs in alone] for device in again})
+    return result
+
+
+def split_json(text: str) -> list[str] | None:
+    """The JSON values printed one after another in `text`, each as its text (None: not such a run)."""
+    decoder = json.JSONDecoder()
+    parts: list[str] = []
+    index = 0
+    while True:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index == len(text):
+            return parts
+        try:
+            _, end = decoder.raw_decode(text, index)
+        except ValueError:
+            return None
+        parts.append(text[index:end])
+        index = end
+
+
 def in_lab_peers(lab: Lab) -> dict[str, set[str]]:
     """Per switch, the peer addresses of its cables inside the lab (a slice leaves the sessions
     to switches outside it unanswered)."""
@@ -536,8 +570,12 @@ def _unsettled(lab: Lab, devices: list[str], expected: dict[str, set[str]], flap
     """The devices with a session inside the lab not yet Established (`flapped_only`: of those that
     have been) or, unless `flapped_only`, whose BFD session toward an Established peer is not up:
     BFD coming up late (or going down under load) tears the BGP session it guards."""
-    summaries = vtysh_each(lab, devices, "show bgp summary json")
-    bfd = {} if flapped_only else vtysh_each(lab, devices, "show bfd peers json")
+    if flapped_only:
+        summaries, bfd = vtysh_each(lab, devices, "show bgp summary json"), {}
+    else:  # both in one vtysh per switch
+        both = vtysh_many(lab, devices, ("show bgp summary json", "show bfd peers json"))
+        summaries, bfd = {device: texts[0] for device, texts in both.items()}, \
+            {device: texts[1] for device, texts in both.items()}
     pending = []
     for device in devices:
         _, peers = read_bgp_summary(device, summaries[device])
@@ -594,27 +632,51 @@ def route_tables(lab: Lab) -> dict[str, str]:
     return run_each(lab, {switch.name: ["ip", "route", "show", "proto", "bgp"] for switch in lab.plan.switches})
 
 
+#: At most this many of a read's processes run at once: the lab's daemons already keep a small
+#: machine busy, and a process per namespace started together only queue for the same cores.
+MAX_PARALLEL = max(4, 2 * (os.cpu_count() or 1))
+
+
 def run_each(lab: Lab, commands: dict[str, list[str]], timeout: float = 30) -> dict[str, str]:
-    """Run one command per device namespace at once; {device: stdout}. A failure raises LabError."""
-    running = {device: subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-               for device, command in commands.items()}
+    """Run one command per device namespace (see `run_all`); {device: stdout}. A failure (an exit
+    code other than 0, or no exit in time) raises LabError."""
     result = {}
     failed = []
-    for device, process in running.items():
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+    for device, (code, out, err) in run_all(lab, commands, timeout).items():
+        if code is None:
             failed.append(f"{device}: `{commands[device][0]}` did not finish in {timeout:g} s")
-            continue
-        if process.returncode != 0:
+        elif code != 0:
             failed.append(f"{device}: `{' '.join(commands[device][:3])}` failed: {err.strip()[:200]}")
-            continue
-        result[device] = out
+        else:
+            result[device] = out
     if failed:
         raise LabError("; ".join(failed[:5]) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""))
+    return result
+
+
+def run_all(lab: Lab, commands: dict[str, list[str]],
+            timeout: float = 30) -> dict[str, tuple[int | None, str, str]]:
+    """Run one command per device namespace, at most MAX_PARALLEL at a time, each within `timeout`
+    s of its start: {device: (exit code, None when it did not finish in time; stdout; stderr)}."""
+    pending = list(commands.items())
+    running: dict[str, tuple[subprocess.Popen[str], float]] = {}
+    result: dict[str, tuple[int | None, str, str]] = {}
+    while pending or running:
+        while pending and len(running) < MAX_PARALLEL:
+            device, command = pending.pop(0)
+            running[device] = (subprocess.Popen(["ip", "netns", "exec", lab.ns(device), *command],
+                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+                               time.monotonic())
+        device = next(iter(running))
+        process, started = running.pop(device)
+        try:
+            out, err = process.communicate(timeout=max(0.0, started + timeout - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+            result[device] = (None, out, err)
+            continue
+        result[device] = (process.returncode, out, err)
     return result
 
 
