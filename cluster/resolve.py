@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from cluster import dialects
+from cluster import clouds, dialects
 from cluster import scheduler as k8s
 from cluster import stackfile as sf
 from cluster.capacity import capacity_findings, image_findings, pool_capacity
@@ -816,26 +816,22 @@ class _Resolver:
         cluster's explicit provider is built from: a provider setting that says otherwise would have
         put the resources of an earlier version elsewhere, and says the stack file disagrees with
         itself. Returns `cloud` with the project / subscription the settings supply."""
-        given = {key: value for key, value in self.provider_config.items() if key.split(":")[0] == PROVIDER[target]}
-        same = {"aws:region": cloud.region, "gcp:region": cloud.region, "gcp:zone": cloud.zone,
-                "gcp:project": cloud.project, "azure-native:location": cloud.region,
-                "azure-native:subscriptionId": cloud.subscription}
+        settings = clouds.cloud(target).provider_settings
+        given = {key: value for key, value in self.provider_config.items() if key in settings}
         for key, value in sorted(given.items()):
-            wanted = same.get(key)
+            field = settings[key]
+            wanted = getattr(cloud, field)
             if wanted is None or _normal(value) == _normal(wanted):
                 continue
-            field = {"gcp:zone": "zone", "gcp:project": "project", "azure-native:subscriptionId": "subscription"}.get(
-                key, "region")
             self.error(f"config.{key}", f"{key} is {value}, but cloud.{field} is {wanted}: the cluster's resources are "
                        f"created by a provider for cloud.{field}, so the two must not disagree",
                        f"set {key} to {wanted}, or remove it (cloud.{field} is the one that counts)")
-        for key, owner in (("project", "gcp"), ("subscription", "azure")):
+        for key, owner in sorted((key, entry.name) for entry in clouds.clouds().values() for key in entry.own_keys):
             if getattr(cloud, key) is not None and target != owner:
                 self.ignored(f"cloud.{key}", f"cloud.{key} is used on {owner} only", f"remove cloud.{key}")
-        if target == "gcp" and cloud.project is None and "gcp:project" in given:
-            return cloud.model_copy(update={"project": given["gcp:project"]})
-        if target == "azure" and cloud.subscription is None and "azure-native:subscriptionId" in given:
-            return cloud.model_copy(update={"subscription": given["azure-native:subscriptionId"]})
+        for key, field in settings.items():  # the project / subscription a setting supplies
+            if field in clouds.cloud(target).own_keys and getattr(cloud, field) is None and key in given:
+                return cloud.model_copy(update={field: given[key]})
         return cloud
 
     def identity(self, target: str, cloud: sf.Cloud) -> None:
@@ -884,7 +880,7 @@ class _Resolver:
                 self.ignored("scheduler", "scheduler is a cloud target's managed Kubernetes; on premises the "
                              "exported Kueue objects select the labels label-nodes.sh sets", "remove `scheduler`")
             return sf.Scheduler()
-        offered = k8s.KIND[target]
+        offered = clouds.cloud(target).kubernetes
         if raw.kind == "none":
             for key in sorted(raw.model_fields_set - {"kind"}):
                 self.ignored(f"scheduler.{key}", f"scheduler.{key} is ignored with kind none (the nodes stay bare)",
@@ -898,7 +894,7 @@ class _Resolver:
             self.error("scheduler.create", f"scheduler.create builds GKE clusters only; an {raw.kind.upper()} cluster "
                        "is joined, not created" + (" (its control plane needs subnets in two zones, and the stack's "
                                                    "VPC has cloud.zone's)" if raw.kind == "eks" else ""),
-                       f"create the {k8s.SERVICE[raw.kind]} cluster yourself and name it in scheduler.cluster")
+                       f"create the {k8s.managed(raw.kind).kubernetes_service} cluster yourself and name it in scheduler.cluster")
             return raw
         if raw.create:
             raw = raw.model_copy(update={"cluster": raw.cluster or self.raw.name,
@@ -912,7 +908,7 @@ class _Resolver:
                        "and hyphens starting with a letter", "set scheduler.cluster to such a name")
         if raw.cluster is None:
             self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
-                       f"an existing {k8s.SERVICE[raw.kind]} cluster",
+                       f"an existing {k8s.managed(raw.kind).kubernetes_service} cluster",
                        f"name your cluster (`scheduler: {{kind: {raw.kind}, cluster: <name>}}`), or kind: none")
         for key, owner in (("location", "gke"), ("resource_group", "aks")):
             if getattr(raw, key) is not None and raw.kind != owner:
@@ -1132,10 +1128,6 @@ DATA_FORMS = {
 }
 AZURE_REGISTRY = (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
                   r"Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}")
-
-# The provider package of each cloud target (its settings are `<package>:<key>`).
-PROVIDER = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}
-
 
 def _normal(value: str) -> str:
     """Azure writes a location as `eastus` or `East US`."""

@@ -29,8 +29,8 @@ from pulumi_policy import (
 )
 
 from cluster.catalog import load_catalog
+from cluster.clouds.azure import PLACEMENT_GROUP_VMS as AZURE_PLACEMENT_GROUP_VMS
 from cluster.pipeline import validate_mapping
-from cluster.rules.cloud import AZURE_PLACEMENT_GROUP_VMS
 
 if TYPE_CHECKING:
     from cluster.catalog import Instance
