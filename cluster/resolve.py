@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -23,7 +23,6 @@ from cluster.catalog.prices import load_prices
 from cluster.filesystems import plan as plan_filesystem
 from cluster.filesystems import plan_home
 from cluster.findings import Finding, Severity, schema
-from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
 from cluster.sizing import NetworkPlan, size_network
 from cluster.spec import (
@@ -375,8 +374,9 @@ class _Resolver:
                            f"which pool {other.name} already has",
                            "give every pool its own address_block (0, 1, 2, ...), or none at all")
         self.renames(pools)
-        if raw.target == "azure":
-            self.host_prefixes(pools)
+        prefix_of = clouds.cloud(raw.target).host_prefix if raw.target in CLOUD_TARGETS else None
+        if prefix_of is not None:
+            self.host_prefixes(pools, prefix_of)
         if raw.target in CLOUD_TARGETS and raw.cloud is not None:
             by_index = {pool_spec.index: pool_spec for pool_spec in pools}
             drawn = [(pool, by_index[index]) for index, pool in enumerate(raw.node_pools) if index in by_index]
@@ -410,12 +410,12 @@ class _Resolver:
                     self.error(path, f"{old} is the name of another pool of the cluster: this pool would take over "
                                "that pool's resources", f"remove {old}, or rename the other pool first")
 
-    def host_prefixes(self, pools: list[PoolSpec]) -> None:
-        """Azure: every pool's scale set names its VMs by its own prefix (cluster.naming)."""
+    def host_prefixes(self, pools: list[PoolSpec], prefix_of: Callable[[str, str], str]) -> None:
+        """Every pool names its VMs by its own prefix (Azure: its scale set's computerNamePrefix)."""
         taken: dict[str, PoolSpec] = {}
         for pool_spec in pools:
             cluster = self.raw.previous_names[0] if self.raw.previous_names else self.raw.name
-            prefix = azure_host_prefix(cluster, pool_spec.first_name)
+            prefix = prefix_of(cluster, pool_spec.first_name)
             other = taken.setdefault(prefix, pool_spec)
             if other is not pool_spec:
                 self.error(f"{pool_spec.path}.name",

@@ -26,8 +26,7 @@ STILL_NAMED: dict[str, tuple[set[str], str]] = {
                              "and a bad target's message list every choice (test_the_stack_file_targets_are_the_folders)"),
     "cluster/dialects/sonic/render.py": ({"azure"}, "SONiC's own buffer profile key `AZURE`, no cloud"),
     "cluster/resolve.py": ({"aws", "gcp", "azure"}, "per-cloud checks of the contract not yet moved: "
-                           "data_buckets and registries forms, the login key, the Azure host prefix"),
-    "cluster/naming.py": ({"azure"}, "the scale set's computerNamePrefix (azure_host_prefix), used by resolve"),
+                           "data_buckets and registries forms, the login key"),
     "cluster/sshkeys.py": ({"gcp", "azure"}, "the key types each provider takes, used by resolve's login check"),
     "cluster/deployment.py": ({"aws", "gcp", "azure"}, "plan's per-cloud identity, placement and reservation lines "
                               "not yet moved"),

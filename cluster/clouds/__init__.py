@@ -75,6 +75,9 @@ class Cloud:
     fabric_per_layout: bool = False  # pools share a GPU fabric only in one zone with one NIC layout (else: one zone)
     fabrics: tuple[str, str] = ("", "")  # CLOUD-FABRICS: its GPU fabrics, in words, and the hint
     placement_group_vms: int | None = None  # most VMs of a pool, one placement group (None: no such limit)
+    # (cluster's oldest name, pool's oldest name) -> the prefix of a pool's host names, where the
+    # provider names VMs by one (None: it names them itself); two pools must not share one
+    host_prefix: Callable[[str, str], str] | None = None
     fabric_resource: str | None = None  # the device plugin's resource for a fabric interface, one per interface
     gpu_taint_tolerated: bool = False  # its GPU nodes carry the GPU taint even as bare nodes
     # the provider's settings a stack may set beside the design (`<package>:<key>`), each -> the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from cluster.clouds import Cloud, Home, Lustre, round_up
 
 # Azure Managed Lustre (AMLFS-Durable-Premium-40 / 125 / 250 / 500): a minimum that is also the
@@ -23,6 +25,24 @@ def lustre_size(tier: int, needed_gib: float) -> tuple[int, int | None]:
     """Azure Managed Lustre's size for at least `needed_gib` at `tier`, and its largest."""
     increment, largest_tib = LUSTRE_STEPS[tier]
     return round_up(needed_gib / GIB_PER_TIB, increment) * GIB_PER_TIB, largest_tib * GIB_PER_TIB
+
+
+# "Computer name prefixes must be 1 to 15 characters long" (VirtualMachineScaleSetOSProfile
+# .computerNamePrefix, Azure compute REST API); each VM's host name is the prefix and a suffix.
+PREFIX_CHARS = 15
+PREFIX_HASH = 5
+
+
+def host_prefix(cluster: str, pool: str) -> str:
+    """The scale set's computerNamePrefix: `<cluster>-<pool>` when it fits 15 characters, else its
+    head and a hash of the whole (`training-clu-3f2a1`), so two pools of one cluster never share
+    host names, and the prefix of a pool depends on its own names only (adding a pool renames none)."""
+    full = f"{cluster}-{pool}"
+    if len(full) <= PREFIX_CHARS:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:PREFIX_HASH]
+    head = full[:PREFIX_CHARS - PREFIX_HASH - 1].rstrip("-")
+    return f"{head}-{digest}"
 
 
 CLOUD = Cloud(
@@ -57,6 +77,7 @@ CLOUD = Cloud(
     egress="a NAT gateway on the management and storage subnets",
     topology_labels=("kubernetes.azure.com/agentpool",),
     one_fabric_per_pool=True,
+    host_prefix=host_prefix,
     placement_group_vms=PLACEMENT_GROUP_VMS,
     fabrics=("InfiniBand fabrics (one per scale set)",
              "expected when a pool is split at 100 VMs: keep every job within one pool (the exported Kueue objects "
