@@ -20,38 +20,11 @@ import re
 from collections.abc import Iterator
 
 from cluster import stackfile as sf
+from cluster.clouds import cloud as cloud_target
 from cluster.findings import Finding, Severity, schema
 from cluster.spec import PoolCapacity, PoolSpec
 
-# A zone's name is its region's and a suffix: AWS "us-east-1" + "a" (Availability Zone names, EC2
-# User Guide "Regions and Zones"; the letters of today's regions stop at f, and gpu-cluster carves a
-# fabric subnet per letter a-k, the block after them holding EKS control-plane subnets:
-# components/addressing.py zone_cidr, control_plane_cidr), GCP "us-central1" + "-b"
-# (cloud.google.com/compute/docs/regions-zones). A zone of another region fails at the first subnet.
-ZONE_FORMS = {"aws": (r"[a-k]", "the region's name and a letter, as {region}a"),
-              "gcp": (r"-[a-z]", "the region's name, a dash and a letter, as {region}-b")}
-
-# Azure: the scale set is bought on demand; reservations and markets are not used there.
-UNUSED_ON = {"azure": "the scale set asks for its VMs on demand; arrange capacity with Azure ahead of time"}
-
-
 NO_RESERVATION = "none"  # a pool's cloud.reservation that opts it out of the cluster's
-
-# The providers' GPU images a pool boots when the stack file names none, per CPU architecture:
-# AWS's Deep Learning Base OSS AMI (NVIDIA driver, EFA installer), resolved by EC2 from its SSM
-# parameter; Google's Ubuntu accelerator images (the arm64 family is the one Cluster Toolkit's A4X
-# blueprint builds on, examples/machine-learning/a4x-highgpu-4g/a4x-vm.yaml at 1047080375af:
-# ubuntu-accelerator-2404-arm64-with-nvidia-580); Microsoft's Ubuntu HPC image (Mellanox OFED, NVIDIA
-# driver). No default for an arm64 type on AWS or Azure: the stack file names the image.
-DEFAULT_IMAGES = {
-    "aws": {"amd64": "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/"
-                     "latest/ami-id"},
-    "gcp": {"amd64": "projects/ubuntu-os-accelerator-images/global/images/family/"
-                     "ubuntu-accelerator-2204-amd64-with-nvidia-580",
-            "arm64": "projects/ubuntu-os-accelerator-images/global/images/family/"
-                     "ubuntu-accelerator-2404-arm64-with-nvidia-580"},
-    "azure": {"amd64": "microsoft-dsvm:ubuntu-hpc:2204:latest"},
-}
 
 
 def reservation_id(reservation: str | sf.Reservation | None) -> str | None:
@@ -66,7 +39,7 @@ def pool_capacity(target: str, cloud: sf.Cloud, pool: sf.NodePool, path: str, ar
     cluster's; the image else the provider's default for `arch` ("" when there is none)."""
     own = pool.cloud or sf.PoolCloud()
     given_image = own.image or cloud.image
-    image = given_image or DEFAULT_IMAGES[target].get(arch, "")
+    image = given_image or cloud_target(target).default_images.get(arch, "")
     zone, zone_path = (own.zone, f"{path}.cloud.zone") if own.zone is not None else (cloud.zone, "cloud.zone")
     market, market_path = ((own.market, f"{path}.cloud.market") if own.market is not None
                            else (cloud.market, "cloud.market"))
@@ -104,7 +77,7 @@ def image_findings(target: str, cloud: sf.Cloud, pools: list[tuple[sf.NodePool, 
 def capacity_findings(target: str, cloud: sf.Cloud, pools: list[tuple[sf.NodePool, PoolSpec]]) -> Iterator[Finding]:
     """Every pool's market and reservation as the provider takes them, and every reservation
     against the pools that draw on it (one type, one zone, no more nodes than it holds)."""
-    if target in UNUSED_ON:
+    if cloud_target(target).capacity_unused is not None:
         yield from _unused(target, cloud, [raw for raw, _ in pools])
         return
     yield from zone_findings(target, cloud.region, {cloud.zone: "cloud.zone"} if cloud.zone else {})
@@ -121,7 +94,8 @@ def capacity_findings(target: str, cloud: sf.Cloud, pools: list[tuple[sf.NodePoo
 
 def zone_findings(target: str, region: str, zones: dict[str, str]) -> Iterator[Finding]:
     """Each zone ({zone: its path}) is a zone of `region`."""
-    suffix, form = ZONE_FORMS[target]
+    suffix, form = cloud_target(target).zone_suffix, cloud_target(target).zone_form
+    assert suffix is not None  # zones are checked only where they are used
     for zone, path in zones.items():
         if not re.fullmatch(re.escape(region) + suffix, zone):
             yield schema(path, f"{zone} is not a zone of region {region}: a {target} zone name is "
@@ -143,7 +117,7 @@ def _market(target: str, pool: PoolSpec, capacity: PoolCapacity) -> Iterator[Fin
                      "reservation stays empty",
                      f"set {capacity.market_path} to on-demand to use the reservation, or take pool {pool.name} off it "
                      f"({pool.path}.cloud.reservation: none) to buy Spot")
-    elif capacity.market == "capacity-block" and target != "aws":
+    elif capacity.market == "capacity-block" and not cloud_target(target).capacity_blocks:
         yield schema(capacity.market_path, f"market capacity-block is an EC2 Capacity Block, which {target} does not "
                      "offer", "use on-demand with a reservation (cloud.reservation), or spot")
     elif capacity.market == "capacity-block" and capacity.reservation is None:
@@ -218,4 +192,4 @@ def _unused(target: str, cloud: sf.Cloud, pools: list[sf.NodePool]) -> Iterator[
         for key, given in (("reservation", reservation), ("market", market), ("zone", zone)):
             if given:
                 yield Finding("SPEC-IGNORED", Severity.WARNING, f"{prefix}.{key}",
-                              f"{key} is not used on {target}: {UNUSED_ON[target]}", f"remove {prefix}.{key}")
+                              f"{key} is not used on {target}: {cloud_target(target).capacity_unused}", f"remove {prefix}.{key}")

@@ -12,29 +12,9 @@ from dataclasses import dataclass
 
 from cluster import scheduler as k8s
 from cluster.catalog import load_catalog
+from cluster.clouds import cloud as cloud_target
 from cluster.resolve import access_of
 from cluster.spec import ClusterSpec, PoolSpec
-
-PROVIDER = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
-GROUP = {"aws": "auto scaling group", "gcp": "managed instance group", "azure": "VM scale set"}
-ACCESS = {
-    "ssm": "Session Manager: an instance profile with AmazonSSMManagedInstanceCore on every node "
-           "(`aws ssm start-session --target <instance id>`)",
-    "iap": "IAP TCP forwarding: TCP 22 from 35.235.240.0/20 on the management VPC "
-           "(`gcloud compute ssh <vm> --tunnel-through-iap`)",
-    "bastion": "Azure Bastion (Standard, native-client tunneling) in AzureBastionSubnet "
-               "(`az network bastion ssh ... --auth-type ssh-key --username azureuser`)",
-}
-DEFAULT_IMAGE = {
-    "aws": "the Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04), resolved from its SSM parameter",
-    "gcp": "Ubuntu accelerator image with the NVIDIA 580 driver (22.04 amd64; 24.04 arm64 for A4X)",
-    "azure": "Microsoft's Ubuntu HPC 22.04 image (Mellanox OFED, NVIDIA driver)",
-}
-IMAGE_NEEDS = {
-    "aws": "the NVIDIA driver, the EFA installer (libfabric) and aws-ofi-nccl",
-    "gcp": "the NVIDIA driver and, for A3 Ultra / A4, the gIB NCCL plugin in /usr/local/gib",
-    "azure": "the NVIDIA driver and the InfiniBand (OFED) stack",
-}
 
 
 @dataclass(frozen=True)
@@ -48,6 +28,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     if not spec.is_cloud or spec.cloud is None:
         return None
     cloud, target = spec.cloud, spec.target
+    provider = cloud_target(target)
     catalog = load_catalog()
     creates: list[str] = []
     todo: list[str] = []
@@ -56,21 +37,13 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         instance = catalog.instance(target, pool.instance_type or "")
         assert instance is not None  # the resolver rejects unknown instance types
         where = (pool.capacity.zone if pool.capacity else None) or cloud.region
-        group = (f"{k8s.POOL_WORD[spec.scheduler.kind]} {k8s.pool_name(spec, pool)} of {_cluster(spec)}"
-                 if spec.kubernetes else f"one {GROUP[target]}")
+        group = (f"{k8s.managed(spec.scheduler.kind).kubernetes_pool} {k8s.pool_name(spec, pool)} of {_cluster(spec)}"
+                 if spec.kubernetes else f"one {provider.group}")
         creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in "
                        f"{group} in {where}, {_placement(spec, pool)}; no public IP on any node")
-        vcpus = pool.nodes * instance.vcpus
-        if target == "aws":
-            todo.append(f"quota: {vcpus:,} vCPUs of EC2 'Running On-Demand P instances' in {cloud.region} for pool "
-                        f"{pool.name} ({pool.nodes} x {instance.vcpus}; Service Quotas says how your reservation "
-                        "counts against it)")
-        elif target == "gcp":
-            todo.append(f"quota: {pool.gpus:,} {pool.gpu} GPUs in {cloud.region} for pool {pool.name} (Compute Engine "
-                        "GPU quota of the machine series)")
-        else:
-            todo.append(f"quota: {vcpus:,} vCPUs of the {pool.instance_type} family in {cloud.region} for pool "
-                        f"{pool.name} ({pool.nodes} x {instance.vcpus})")
+        todo.append(provider.quota.format(vcpus=pool.nodes * instance.vcpus, gpus=pool.gpus, gpu=pool.gpu,
+                                          region=cloud.region, pool=pool.name, nodes=pool.nodes,
+                                          vcpus_per_node=instance.vcpus, instance_type=pool.instance_type))
     if spec.scheduler.create:
         creates.append(_control_plane(spec))
     if spec.kubernetes:
@@ -101,54 +74,45 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         creates.append("way in: the AKS cluster's own (`az aks get-credentials --resource-group "
                        f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}`, then kubectl)")
     else:
-        creates.append(f"way in: {ACCESS[access]}" if access in ACCESS else
+        creates.append(f"way in: {provider.access[access]}" if access in provider.access else
                        f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
                        f"({', '.join(cloud.ssh_cidrs) or 'none given'}) over a VPN or peering of your own")
     todo.extend(_reservations(spec))
     todo.extend(_images(spec))
-    if target == "azure" and not spec.kubernetes:
-        todo.append("login: the scale set's only login is cloud.ssh_public_key for azureuser; the example stack's "
-                    "placeholder key logs nobody in: put your own key there")
-    if target == "gcp" and any(catalog.instance("gcp", pool.instance_type or "").layout == "rdma-vpc"  # type: ignore[union-attr]
-                               for pool in spec.pools):
+    if provider.key_todo is not None and not spec.kubernetes:
+        todo.append(provider.key_todo)
+    if any(catalog.instance(target, pool.instance_type or "").layout == "rdma-vpc"  # type: ignore[union-attr]
+           for pool in spec.pools):
         todo.append(f"network profile: {cloud.zone}-vpc-roce must exist in the project (RoCE zones of A3 Ultra / A4 "
                     "only)")
-    if access == "ssm":
-        todo.append("client: the AWS CLI with the Session Manager plugin on your machine")
+    if access in provider.client_todo:
+        todo.append(provider.client_todo[access])
     if not cloud.data_buckets and not aks:
         todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
-    if target == "azure" and spec.kubernetes:
-        todo.append("identity: AKS nodes run as the cluster's kubelet identity (the stack creates none): grant it "
-                    "AcrPull and Storage Blob Data Reader where the nodes need them")
-    elif target == "azure" and not cloud.registries:
-        todo.append("images: the nodes' identity pulls from no Azure Container Registry; name yours in "
-                    "cloud.registries (AcrPull)")
-    if target == "gcp" and not cloud.ssh_public_key and not spec.kubernetes:
-        todo.append("login: OS Login is on; grant your users roles/compute.osLogin (and IAP-secured Tunnel User for "
-                    "IAP) on the project")
-    if target == "aws" and any(pool.capacity is not None and not pool.capacity.default_image for pool in spec.pools):
-        todo.append("encryption: a named AMI's root volume is encrypted only if its snapshot is or the account's EBS "
-                    "encryption by default is on")
+    if provider.kubelet_todo is not None and spec.kubernetes:
+        todo.append(provider.kubelet_todo)
+    elif provider.registry_todo is not None and not cloud.registries:
+        todo.append(provider.registry_todo)
+    if provider.os_login_todo is not None and not cloud.ssh_public_key and not spec.kubernetes:
+        todo.append(provider.os_login_todo)
+    if provider.named_image_todo is not None and any(pool.capacity is not None and not pool.capacity.default_image
+                                                     for pool in spec.pools):
+        todo.append(provider.named_image_todo)
     todo.extend(_not_created(spec))
     return Deployment(tuple(creates), tuple(todo))
-
-
-# What the provider's managed Kubernetes calls a node pool, and its shared file systems.
-KUBERNETES = {"aws": "EKS managed node groups", "gcp": "GKE node pools", "azure": "AKS node pools"}
-FILE_SYSTEMS = {"aws": "FSx for Lustre", "gcp": "Managed Lustre",
-                "azure": "Azure Managed Lustre"}
 
 
 def _cluster(spec: ClusterSpec) -> str:
     """The existing managed cluster the node pools join, in words."""
     scheduler = spec.scheduler
+    service = k8s.managed(scheduler.kind).kubernetes_service
     if scheduler.create:
         where = {"gke": scheduler.location or "", "eks": spec.cloud.region if spec.cloud else "",
                  "aks": "the stack's resource group"}[scheduler.kind]
-        return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where}, created by the stack)"
+        return f"{service} cluster {scheduler.cluster} ({where}, created by the stack)"
     where = {"eks": spec.cloud.region if spec.cloud else "", "gke": scheduler.location or "",
              "aks": f"resource group {scheduler.resource_group}"}[scheduler.kind]
-    return f"{k8s.SERVICE[scheduler.kind]} cluster {scheduler.cluster} ({where})"
+    return f"{service} cluster {scheduler.cluster} ({where})"
 
 
 def _control_plane(spec: ClusterSpec) -> str:
@@ -177,7 +141,7 @@ def _scheduler(spec: ClusterSpec) -> str:
     extra = {"eks": "; the node group's launch template keeps every EFA interface, the placement and the reservation",
              "gke": "; the storage VPC and every RDMA subnet attached as additional node networks",
              "aks": "; one node pool, one scale set, so one InfiniBand network per pool"}[kind]
-    return (f"scheduler: the GPU nodes join {_cluster(spec)} as {k8s.POOL_WORD[kind]}s, each node labelled "
+    return (f"scheduler: the GPU nodes join {_cluster(spec)} as {k8s.managed(kind).kubernetes_pool}s, each node labelled "
             f"{k8s.POOL_LABEL}=<pool> and carrying {taint}, which the exported Kueue flavors select and "
             f"tolerate{extra}")
 
@@ -231,6 +195,7 @@ CREATED_TODO = {"gke": GKE_CREATED_TODO, "eks": EKS_CREATED_TODO, "aks": AKS_CRE
 def _not_created(spec: ClusterSpec) -> list[str]:
     """What a training cluster needs that this stack does not create, said plainly."""
     target = spec.target
+    provider = cloud_target(target)
     if spec.scheduler.create:
         lines = list(CREATED_TODO[spec.scheduler.kind])
     elif spec.kubernetes:
@@ -241,21 +206,23 @@ def _not_created(spec: ClusterSpec) -> list[str]:
                          "nodes to reach them")
     else:
         lines = [
-            f"scheduler: none created (scheduler.kind none): the nodes boot as bare VMs in their {GROUP[target]}s, "
+            f"scheduler: none created (scheduler.kind none): the nodes boot as bare VMs in their {provider.group}s, "
             f"joined to no Slurm controller and no Kubernetes cluster; the exported Kueue objects select the labels "
-            f"{PROVIDER[target]}'s managed Kubernetes sets and schedule nothing until these nodes join "
-            f"{KUBERNETES[target]} of yours (scheduler.kind {k8s.KIND[target]} builds them)"]
+            f"{provider.provider}'s managed Kubernetes sets and schedule nothing until these nodes join "
+            f"{provider.kubernetes_pools} of yours (scheduler.kind {provider.kubernetes} builds them)"]
     if spec.filesystem is not None and spec.scheduler.kind in ("gke", "aks"):
-        lines.append(f"shared storage: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so "
+        lines.append(f"shared storage: {k8s.managed(spec.scheduler.kind).kubernetes_service} nodes do not run the "
+                     "stack's boot script, so "
                      f"nothing mounts {spec.filesystem.mount}: mount the file system through the provider's Lustre CSI "
                      "driver")
     if spec.home is not None and spec.scheduler.kind in ("gke", "aks"):
-        lines.append(f"home: {k8s.SERVICE[spec.scheduler.kind]} nodes do not run the stack's boot script, so nothing "
+        lines.append(f"home: {k8s.managed(spec.scheduler.kind).kubernetes_service} nodes do not run the stack's boot "
+                     "script, so nothing "
                      f"mounts {spec.home.mount}: give pods the share as an NFS volume (`pulumi stack output network`: "
                      "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks"
                                           and not spec.scheduler.create else ""))
     if spec.filesystem is None:
-        lines.append(f"shared storage: none created ({FILE_SYSTEMS[target]}; storage.filesystem creates one)"
+        lines.append(f"shared storage: none created ({provider.lustre.short}; storage.filesystem creates one)"
                      + ("" if spec.scheduler.kind == "aks" else ": the storage network's subnet is ready for it "
                         "(`pulumi stack output network`: subnets.storage)"))
     else:
@@ -263,8 +230,8 @@ def _not_created(spec: ClusterSpec) -> list[str]:
                      f"{spec.filesystem.mount} unmounted (it says so in the boot log); the file system is protected, so "
                      "`pulumi destroy` stops at it until you unprotect it (`pulumi state unprotect`) to delete the data")
     if spec.home is None:
-        lines.append(f"home: none created ({HOME[target]}; storage.home creates one): users' homes stay on each "
-                     "node's root volume")
+        lines.append(f"home: none created ({provider.home.short}; storage.home creates one): users' "
+                     "homes stay on each node's root volume")
     elif spec.scheduler.kind not in ("gke", "aks"):
         lines.append(f"home: the NFS share covers each node's {spec.home.mount} at boot, after the image's own "
                      f"{spec.home.mount} is copied onto it without overwriting; the share is protected like the "
@@ -272,16 +239,10 @@ def _not_created(spec: ClusterSpec) -> list[str]:
     return lines
 
 
-# What `storage.home` creates on each target (cluster.filesystems.HOME).
-HOME = {"aws": "FSx for OpenZFS", "gcp": "Filestore", "azure": "Azure NetApp Files"}
-
-
 def _home(spec: ClusterSpec) -> str:
     home = spec.home
     assert home is not None
-    where = {"aws": "in the storage subnet behind the storage security group (NFS between its members)",
-             "gcp": "on the management VPC (every VM's first gVNIC)",
-             "azure": "in its own subnet delegated to Microsoft.NetApp/volumes, exported to the VNet only"}[spec.target]
+    where = cloud_target(spec.target).home.where
     mounted = ("mounted at /home on every node at boot" if spec.scheduler.kind in ("none", "eks")
                else "not mounted by the node pools")
     return f"home: {home.service}, {home.capacity_gib:,} GiB, {where}, {mounted}; protected"
@@ -325,13 +286,13 @@ def _images(spec: ClusterSpec) -> list[str]:
         return [f"image: {NODE_IMAGE[spec.scheduler.kind]}"]
     lines = []
     if any(pool.capacity is not None and pool.capacity.default_image for pool in spec.pools):
-        lines.append(f"image: the default is {DEFAULT_IMAGE[spec.target]}; check it is published in {spec.cloud.region} "
-                     "for your project or account")
+        lines.append(f"image: the default is {cloud_target(spec.target).default_image_words}; check it is published "
+                     f"in {spec.cloud.region} for your project or account")
     named: dict[str, list[str]] = {}
     for pool in spec.pools:
         if pool.capacity is not None and not pool.capacity.default_image:
             named.setdefault(pool.capacity.image, []).append(pool.name)
-    lines += [f"image: {image} (pool(s) {', '.join(pools)}) must carry {IMAGE_NEEDS[spec.target]}"
+    lines += [f"image: {image} (pool(s) {', '.join(pools)}) must carry {cloud_target(spec.target).image_needs}"
               + (" and join the EKS cluster itself (nodeadm; EKS bootstraps only its own AMIs)"
                  if spec.scheduler.kind == "eks" else "")
               for image, pools in named.items()]
@@ -373,9 +334,7 @@ def _egress(spec: ClusterSpec) -> str:
         return "way out: none (cloud.egress none): nodes cannot pull images or packages without a proxy of yours"
     if spec.target == "aws" and spec.cloud.vpc_id is not None:
         return f"way out: the existing VPC {spec.cloud.vpc_id}'s own routes (no NAT gateway created)"
-    return {"aws": "way out: a NAT gateway in a public subnet; every private subnet routes through it",
-            "gcp": "way out: Cloud NAT on the management VPC",
-            "azure": "way out: a NAT gateway on the management and storage subnets"}[spec.target]
+    return f"way out: {cloud_target(spec.target).egress}"
 
 
 def _reservations(spec: ClusterSpec) -> list[str]:

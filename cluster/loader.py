@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from cluster import yamlfile
+from cluster.clouds import clouds
 from cluster.credentials import CREDENTIALS, PROJECT, plaintext_credentials
 from cluster.findings import Finding, schema, shown
 from cluster.inputs import Unreadable, read_bounded
@@ -22,8 +23,7 @@ CLUSTER_KEY = "gpu-cluster:cluster"
 DESIGN_KEY = "gpu-cluster:design"
 # The provider settings a stack file may set beside the design: the cluster's resources use an
 # explicit provider built from `cloud`, so these are compared with it (cluster.resolve), not used.
-PROVIDER_KEYS = ("aws:region", "gcp:project", "gcp:region", "gcp:zone", "azure-native:location",
-                 "azure-native:subscriptionId")
+PROVIDER_KEYS = tuple(key for entry in clouds().values() for key in entry.provider_settings)
 BOTH_KEYS = (f"both {CLUSTER_KEY} and {DESIGN_KEY} are set", "keep the design in one stack: remove one of them")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The example stacks inside the package (cluster/examples is the checkout's stacks/; the wheel holds

@@ -16,7 +16,6 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from typing import Literal, NamedTuple
 
@@ -26,24 +25,6 @@ from cluster.records import SwitchNode
 from cluster.spec import Nics, PoolSpec
 
 FABRIC = "fabric"
-
-
-# Azure: "Computer name prefixes must be 1 to 15 characters long" (VirtualMachineScaleSetOSProfile
-# .computerNamePrefix, Azure compute REST API); each VM's host name is the prefix and a suffix.
-AZURE_PREFIX_CHARS = 15
-AZURE_PREFIX_HASH = 5
-
-
-def azure_host_prefix(cluster: str, pool: str) -> str:
-    """The scale set's computerNamePrefix: `<cluster>-<pool>` when it fits 15 characters, else its
-    head and a hash of the whole (`training-clu-3f2a1`), so two pools of one cluster never share
-    host names, and the prefix of a pool depends on its own names only (adding a pool renames none)."""
-    full = f"{cluster}-{pool}"
-    if len(full) <= AZURE_PREFIX_CHARS:
-        return full
-    digest = hashlib.sha256(full.encode()).hexdigest()[:AZURE_PREFIX_HASH]
-    head = full[:AZURE_PREFIX_CHARS - AZURE_PREFIX_HASH - 1].rstrip("-")
-    return f"{head}-{digest}"
 
 
 def number(index: int) -> str:

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from cluster import dialects
+from cluster import clouds, dialects
 from cluster import scheduler as k8s
 from cluster import stackfile as sf
-from cluster.capacity import ZONE_FORMS, capacity_findings, image_findings, pool_capacity
+from cluster.capacity import capacity_findings, image_findings, pool_capacity
 from cluster.catalog import NIC_SETS, Catalog, Instance, NicLayout, load_catalog
 from cluster.catalog.prices import load_prices
 from cluster.filesystems import plan as plan_filesystem
 from cluster.filesystems import plan_home
 from cluster.findings import Finding, Severity, schema
-from cluster.naming import azure_host_prefix
 from cluster.schema_errors import pydantic_findings
 from cluster.sizing import NetworkPlan, size_network
 from cluster.spec import (
@@ -375,8 +374,9 @@ class _Resolver:
                            f"which pool {other.name} already has",
                            "give every pool its own address_block (0, 1, 2, ...), or none at all")
         self.renames(pools)
-        if raw.target == "azure":
-            self.host_prefixes(pools)
+        prefix_of = clouds.cloud(raw.target).host_prefix if raw.target in CLOUD_TARGETS else None
+        if prefix_of is not None:
+            self.host_prefixes(pools, prefix_of)
         if raw.target in CLOUD_TARGETS and raw.cloud is not None:
             by_index = {pool_spec.index: pool_spec for pool_spec in pools}
             drawn = [(pool, by_index[index]) for index, pool in enumerate(raw.node_pools) if index in by_index]
@@ -410,12 +410,12 @@ class _Resolver:
                     self.error(path, f"{old} is the name of another pool of the cluster: this pool would take over "
                                "that pool's resources", f"remove {old}, or rename the other pool first")
 
-    def host_prefixes(self, pools: list[PoolSpec]) -> None:
-        """Azure: every pool's scale set names its VMs by its own prefix (cluster.naming)."""
+    def host_prefixes(self, pools: list[PoolSpec], prefix_of: Callable[[str, str], str]) -> None:
+        """Every pool names its VMs by its own prefix (Azure: its scale set's computerNamePrefix)."""
         taken: dict[str, PoolSpec] = {}
         for pool_spec in pools:
             cluster = self.raw.previous_names[0] if self.raw.previous_names else self.raw.name
-            prefix = azure_host_prefix(cluster, pool_spec.first_name)
+            prefix = prefix_of(cluster, pool_spec.first_name)
             other = taken.setdefault(prefix, pool_spec)
             if other is not pool_spec:
                 self.error(f"{pool_spec.path}.name",
@@ -835,26 +835,22 @@ class _Resolver:
         cluster's explicit provider is built from: a provider setting that says otherwise would have
         put the resources of an earlier version elsewhere, and says the stack file disagrees with
         itself. Returns `cloud` with the project / subscription the settings supply."""
-        given = {key: value for key, value in self.provider_config.items() if key.split(":")[0] == PROVIDER[target]}
-        same = {"aws:region": cloud.region, "gcp:region": cloud.region, "gcp:zone": cloud.zone,
-                "gcp:project": cloud.project, "azure-native:location": cloud.region,
-                "azure-native:subscriptionId": cloud.subscription}
+        settings = clouds.cloud(target).provider_settings
+        given = {key: value for key, value in self.provider_config.items() if key in settings}
         for key, value in sorted(given.items()):
-            wanted = same.get(key)
+            field = settings[key]
+            wanted = getattr(cloud, field)
             if wanted is None or _normal(value) == _normal(wanted):
                 continue
-            field = {"gcp:zone": "zone", "gcp:project": "project", "azure-native:subscriptionId": "subscription"}.get(
-                key, "region")
             self.error(f"config.{key}", f"{key} is {value}, but cloud.{field} is {wanted}: the cluster's resources are "
                        f"created by a provider for cloud.{field}, so the two must not disagree",
                        f"set {key} to {wanted}, or remove it (cloud.{field} is the one that counts)")
-        for key, owner in (("project", "gcp"), ("subscription", "azure")):
+        for key, owner in sorted((key, entry.name) for entry in clouds.clouds().values() for key in entry.own_keys):
             if getattr(cloud, key) is not None and target != owner:
                 self.ignored(f"cloud.{key}", f"cloud.{key} is used on {owner} only", f"remove cloud.{key}")
-        if target == "gcp" and cloud.project is None and "gcp:project" in given:
-            return cloud.model_copy(update={"project": given["gcp:project"]})
-        if target == "azure" and cloud.subscription is None and "azure-native:subscriptionId" in given:
-            return cloud.model_copy(update={"subscription": given["azure-native:subscriptionId"]})
+        for key, field in settings.items():  # the project / subscription a setting supplies
+            if field in clouds.cloud(target).own_keys and getattr(cloud, field) is None and key in given:
+                return cloud.model_copy(update={field: given[key]})
         return cloud
 
     def identity(self, target: str, cloud: sf.Cloud) -> None:
@@ -903,7 +899,7 @@ class _Resolver:
                 self.ignored("scheduler", "scheduler is a cloud target's managed Kubernetes; on premises the "
                              "exported Kueue objects select the labels label-nodes.sh sets", "remove `scheduler`")
             return sf.Scheduler()
-        offered = k8s.KIND[target]
+        offered = clouds.cloud(target).kubernetes
         if raw.kind == "none":
             for key in sorted(raw.model_fields_set - {"kind"}):
                 self.ignored(f"scheduler.{key}", f"scheduler.{key} is ignored with kind none (the nodes stay bare)",
@@ -922,7 +918,7 @@ class _Resolver:
                                  f"remove scheduler.{key}, or set scheduler.create: true")
         if raw.cluster is None:
             self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
-                       f"an existing {k8s.SERVICE[raw.kind]} cluster",
+                       f"an existing {k8s.managed(raw.kind).kubernetes_service} cluster",
                        f"name your cluster (`scheduler: {{kind: {raw.kind}, cluster: <name>}}`), or kind: none")
         for key, owner in (("location", "gke"), ("resource_group", "aks")):
             if getattr(raw, key) is not None and raw.kind != owner:
@@ -1018,6 +1014,7 @@ class _Resolver:
         """scheduler.zones of a created EKS cluster: two or more distinct zones of cloud.region (the
         control plane's subnets, one per zone)."""
         zones = raw.zones or []
+        suffix = clouds.cloud(self.raw.target).zone_suffix or ""
         if len(set(zones)) < k8s.EKS_MIN_ZONES:
             self.error("scheduler.zones", f"an EKS control plane needs subnets in at least {k8s.EKS_MIN_ZONES} "
                        f"Availability Zones; found {len(set(zones))}",
@@ -1025,7 +1022,7 @@ class _Resolver:
         for index, zone in enumerate(zones):
             if zone in zones[:index]:
                 self.error(f"scheduler.zones[{index}]", f"zone {zone} is listed twice", "list each zone once")
-            elif cloud is not None and not re.fullmatch(re.escape(cloud.region) + ZONE_FORMS["aws"][0], zone):
+            elif cloud is not None and not re.fullmatch(re.escape(cloud.region) + suffix, zone):
                 self.error(f"scheduler.zones[{index}]", f"zone {zone} is not a zone of cloud.region {cloud.region}",
                            f"use a zone of {cloud.region}, as {cloud.region}a")
 
@@ -1190,10 +1187,6 @@ DATA_FORMS = {
 }
 AZURE_REGISTRY = (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
                   r"Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}")
-
-# The provider package of each cloud target (its settings are `<package>:<key>`).
-PROVIDER = {"aws": "aws", "gcp": "gcp", "azure": "azure-native"}
-
 
 def _normal(value: str) -> str:
     """Azure writes a location as `eastus` or `East US`."""

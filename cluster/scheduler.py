@@ -8,20 +8,11 @@ from __future__ import annotations
 
 import re
 
+from cluster.clouds import Cloud, clouds
 from cluster.spec import ClusterSpec, PoolSpec
-
-# The managed Kubernetes of each cloud target.
-KIND = {"aws": "eks", "gcp": "gke", "azure": "aks"}
-SERVICE = {"eks": "Amazon EKS", "gke": "Google Kubernetes Engine", "aks": "Azure Kubernetes Service"}
-POOL_WORD = {"eks": "managed node group", "gke": "node pool", "aks": "node pool"}
 
 # Our label on every node of a pool: the Kueue flavor of the pool selects it.
 POOL_LABEL = "gpu-cluster.io/pool"
-# The label each provider sets on the nodes of a pool, to the pool's name (EKS User Guide "Target
-# AI/ML workloads to specific nodes with labels"; GKE "cloud.google.com/gke-nodepool", as Cluster
-# Toolkit's NCCL example selects it; AKS "Use labels in an AKS cluster": kubernetes.azure.com/agentpool).
-PROVIDER_POOL_LABEL = {"eks": "eks.amazonaws.com/nodegroup", "gke": "cloud.google.com/gke-nodepool",
-                       "aks": "kubernetes.azure.com/agentpool"}
 # GPU nodes repel pods that do not ask for GPUs. GKE taints GPU node pools itself with
 # nvidia.com/gpu=present:NoSchedule ("About GPUs in GKE"); on EKS and AKS the pool carries the
 # same taint, so one toleration in every flavor fits all three.
@@ -41,6 +32,11 @@ GKE_CLUSTER_NAME = re.compile(r"^[a-z](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 # at 1047080375af: version_prefix "1.35.", release_channel REGULAR).
 GKE_DEFAULT_VERSION = "1.35"
 GKE_RELEASE_CHANNEL = "REGULAR"
+
+
+def managed(kind: str) -> Cloud:
+    """The cloud whose managed Kubernetes `kind` is (its service and pool words are its facts)."""
+    return next(entry for entry in clouds().values() if entry.kubernetes == kind)
 
 
 def node_pool_name(kind: str, cluster: str, pool: str) -> str:

@@ -10,11 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cluster import clouds
 from cluster import stackfile as sf
 from cluster.findings import Severity
 
-Target = Literal["onprem", "aws", "gcp", "azure"]
-CLOUD_TARGETS = ("aws", "gcp", "azure")
+Target = sf.Target
+CLOUD_TARGETS = clouds.names()  # every folder of cluster/clouds/
 MAX_TOTAL_NODES = 200_000
 
 

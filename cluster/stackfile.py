@@ -282,6 +282,10 @@ class ExistingSubnets(Model):
 
 Zone = Annotated[str, Field(pattern=r"^[a-z0-9-]{1,40}$")]
 ReservationId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")]
+# Where a cluster runs: on premises or a cloud of cluster/clouds/. Spelled out, not built from the
+# registry, so the stack-file reference and a bad target's message name every choice (a test holds
+# it to the registry's folders).
+Target = Literal["onprem", "aws", "gcp", "azure"]
 Market = Literal["on-demand", "capacity-block", "spot"]
 
 
@@ -617,7 +621,7 @@ class StackFile(Model):
     previous_names: list[Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]] = Field(
         default_factory=list, max_length=8)
     # where it runs
-    target: Literal["onprem", "aws", "gcp", "azure"]
+    target: Target
     # cloud targets: region, zone, reservation, access
     cloud: Cloud | None = None
     # cloud targets: the managed Kubernetes node pools the GPU nodes join (default none: bare nodes)

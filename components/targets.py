@@ -1,13 +1,15 @@
 """Each target's implementation of the concerns, imported only when that target is used.
 
-A target is a package (`onprem`, `aws`, `gcp`, `azure`) with a `network` module and a
-`node_pool` module; mypy checks each of them against the protocols here, so a target that
-misses a concern or takes other arguments fails the type check, not a deployment.
+A target is a package, `components/<target>/`, with a `network` module and a `node_pool` module,
+imported here by the target's name. Each package's `__init__.py` binds its two modules to the
+protocols here for mypy, so a target that misses a concern or takes other arguments fails the type
+check, not a deployment.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import importlib
+from typing import TYPE_CHECKING, Protocol, cast
 
 import pulumi
 
@@ -39,43 +41,22 @@ class NodePools(Protocol):
     def node_pool(self, parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulumi.Output[str]: ...
 
 
+def _module(target: str, concern: str) -> object:
+    """`components.<target>.<concern>`, imported now; a target with no folder is a defect of the
+    caller (the resolver checks `target`)."""
+    try:
+        return importlib.import_module(f"components.{target}.{concern}")
+    except ModuleNotFoundError as error:
+        if error.name in (f"components.{target}", f"components.{target}.{concern}"):
+            raise ValueError(f"unknown target {target!r}") from None
+        raise
+
+
 def networks(target: str) -> Networks:
-    """The `network` module of `target`."""
-    if target == "onprem":
-        from components.onprem import network as onprem
-
-        return onprem
-    if target == "aws":
-        from components.aws import network as aws
-
-        return aws
-    if target == "gcp":
-        from components.gcp import network as gcp
-
-        return gcp
-    if target == "azure":
-        from components.azure import network as azure
-
-        return azure
-    raise ValueError(f"unknown target {target!r}")
+    """The `network` module of `target` (its folder checks it against `Networks`)."""
+    return cast("Networks", _module(target, "network"))
 
 
 def node_pools(target: str) -> NodePools:
-    """The `node_pool` module of `target`."""
-    if target == "onprem":
-        from components.onprem import node_pool as onprem
-
-        return onprem
-    if target == "aws":
-        from components.aws import node_pool as aws
-
-        return aws
-    if target == "gcp":
-        from components.gcp import node_pool as gcp
-
-        return gcp
-    if target == "azure":
-        from components.azure import node_pool as azure
-
-        return azure
-    raise ValueError(f"unknown target {target!r}")
+    """The `node_pool` module of `target` (its folder checks it against `NodePools`)."""
+    return cast("NodePools", _module(target, "node_pool"))

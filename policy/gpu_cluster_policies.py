@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pulumi_policy import (
@@ -29,13 +29,15 @@ from pulumi_policy import (
 )
 
 from cluster.catalog import load_catalog
+from cluster.clouds.azure import PLACEMENT_GROUP_VMS as AZURE_PLACEMENT_GROUP_VMS
 from cluster.pipeline import validate_mapping
-from cluster.rules.cloud import AZURE_PLACEMENT_GROUP_VMS
 
 if TYPE_CHECKING:
     from cluster.catalog import Instance
 
 MANDATORY = EnforcementLevel.MANDATORY
+ResourceCheck = Callable[[ResourceValidationArgs, ReportViolation], None]
+StackCheck = Callable[[StackValidationArgs, ReportViolation], None]
 CLUSTER_TYPE = "gpu-cluster:cluster:GpuCluster"
 CARRIER = "validated_cluster"  # GpuCluster input and output: the stack's gpu-cluster:cluster as JSON
 EFA_TYPES = ("efa", "efa-only")
@@ -898,53 +900,49 @@ def check_design_present(args: StackValidationArgs, report: ReportViolation) -> 
         report("no gpu-cluster:cluster:GpuCluster resource in the stack: no design to re-validate", None)
 
 
+# The pack's policies, one row each: (name, description, check, enforcement, config schema).
+# A violation of a mandatory one stops `pulumi up`; an advisory one is reported only.
+RESOURCE_POLICIES: tuple[tuple[str, str, ResourceCheck, EnforcementLevel], ...] = (
+    ("gpu-efa-per-network-card", "AWS launch template: one EFA interface per EFA network card of the "
+     "instance type (catalog), primary interface on card 0 device 0", check_launch_template_efa, MANDATORY),
+    ("gpu-no-public-ip", "GPU nodes get no public IP", check_no_public_ip, MANDATORY),
+    ("gpu-imdsv2", "AWS GPU nodes require IMDSv2 session tokens", check_imdsv2, MANDATORY),
+    ("gcp-rdma-subnet-per-gpu-nic", "GCP: one GPU NIC, on its own subnet, per GPU NIC of the machine type",
+     check_gcp_gpu_nics, MANDATORY),
+    ("ssh-not-open-to-world", "SSH (port 22) is not open to 0.0.0.0/0 or ::/0", check_ssh_not_world, MANDATORY),
+    ("gpu-type-in-catalog", "GPU instance types are ones the catalog describes", check_gpu_type_in_catalog,
+     MANDATORY),
+    ("kubernetes-api-not-public", "A managed Kubernetes cluster's API server (EKS, AKS, GKE) is private or "
+     "admits only named networks, never the whole internet", check_kubernetes_api_not_public, MANDATORY),
+)
+STACK_POLICIES: tuple[tuple[str, str, StackCheck, EnforcementLevel, PolicyConfigSchema | None], ...] = (
+    ("gpu-placement-group", "GPU node groups are placed close together as their capacity allows (AWS cluster "
+     "placement group unless reserved, GCP HIGH_THROUGHPUT workload policy, Azure one placement group)",
+     check_placement, MANDATORY, None),
+    ("gpu-eks-launch-template", "An EKS managed node group's launch template names no subnet, instance profile "
+     "or Spot request, and places GPU nodes", check_eks_launch_template, MANDATORY, None),
+    ("gcp-gpu-vpc-per-nic", "GCP A3 High / Mega: every GPU NIC in its own VPC", check_gcp_gpu_vpcs, MANDATORY, None),
+    ("gpu-fabric-security-group-not-shared", "The GPU fabric's security group is not shared with storage or "
+     "management (inline rules and rule resources)", check_fabric_security_group, MANDATORY, None),
+    ("gpu-reservation", "A reservation is drawn on by one instance type, never by Spot", check_reservations,
+     MANDATORY, None),
+    ("gcp-rdma-network-profile", "GCP MRDMA NICs sit on a VPC with the RoCE profile of their zone",
+     check_gcp_rdma_profile, MANDATORY, None),
+    ("gke-multi-networking", "A GKE node pool's additional node networks: its cluster, when the stack creates "
+     "it, has multi-networking and GKE Dataplane V2", check_gke_multi_networking, MANDATORY, None),
+    ("gpu-cluster-present", "The stack holds a GpuCluster (advisory)", check_design_present,
+     EnforcementLevel.ADVISORY, None),
+    ("gpu-cluster-design", "The stack's gpu-cluster:cluster, recorded in the GpuCluster component, passes the "
+     "whole validator", check_stack_design, MANDATORY, DESIGN_CONFIG),
+)
+
+
 def policies() -> list[Policy]:
-    """Every policy of the pack, mandatory: a violation stops `pulumi up`."""
-    resource = [
-        ("gpu-efa-per-network-card", "AWS launch template: one EFA interface per EFA network card of the "
-         "instance type (catalog), primary interface on card 0 device 0", check_launch_template_efa),
-        ("gpu-no-public-ip", "GPU nodes get no public IP", check_no_public_ip),
-        ("gpu-imdsv2", "AWS GPU nodes require IMDSv2 session tokens", check_imdsv2),
-        ("gcp-rdma-subnet-per-gpu-nic", "GCP: one GPU NIC, on its own subnet, per GPU NIC of the machine type",
-         check_gcp_gpu_nics),
-        ("ssh-not-open-to-world", "SSH (port 22) is not open to 0.0.0.0/0 or ::/0", check_ssh_not_world),
-        ("gpu-type-in-catalog", "GPU instance types are ones the catalog describes", check_gpu_type_in_catalog),
-        ("kubernetes-api-not-public", "A managed Kubernetes cluster's API server (EKS, AKS, GKE) is private or "
-         "admits only named networks, never the whole internet", check_kubernetes_api_not_public),
-    ]
-    built: list[Policy] = [ResourceValidationPolicy(name=name, description=text, validate=check,
-                                                    enforcement_level=MANDATORY)
-                           for name, text, check in resource]
-    built.append(StackValidationPolicy(
-        name="gpu-placement-group", description="GPU node groups are placed close together as their capacity "
-        "allows (AWS cluster placement group unless reserved, GCP HIGH_THROUGHPUT workload policy, Azure one "
-        "placement group)", validate=check_placement, enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gpu-eks-launch-template", description="An EKS managed node group's launch template names no subnet, "
-        "instance profile or Spot request, and places GPU nodes", validate=check_eks_launch_template,
-        enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gcp-gpu-vpc-per-nic", description="GCP A3 High / Mega: every GPU NIC in its own VPC",
-        validate=check_gcp_gpu_vpcs, enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gpu-fabric-security-group-not-shared", description="The GPU fabric's security group is not shared "
-        "with storage or management (inline rules and rule resources)", validate=check_fabric_security_group,
-        enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gpu-reservation", description="A reservation is drawn on by one instance type, never by Spot",
-        validate=check_reservations, enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gcp-rdma-network-profile", description="GCP MRDMA NICs sit on a VPC with the RoCE profile of their zone",
-        validate=check_gcp_rdma_profile, enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gke-multi-networking", description="A GKE node pool's additional node networks: its cluster, when "
-        "the stack creates it, has multi-networking and GKE Dataplane V2", validate=check_gke_multi_networking,
-        enforcement_level=MANDATORY))
-    built.append(StackValidationPolicy(
-        name="gpu-cluster-present", description="The stack holds a GpuCluster (advisory)",
-        validate=check_design_present, enforcement_level=EnforcementLevel.ADVISORY))
-    built.append(StackValidationPolicy(
-        name="gpu-cluster-design", description="The stack's gpu-cluster:cluster, recorded in the GpuCluster "
-        "component, passes the whole validator", validate=check_stack_design, enforcement_level=MANDATORY,
-        config_schema=DESIGN_CONFIG))
-    return built
+    """Every policy of the pack, resource policies first, each as its row says."""
+    resource: list[Policy] = [ResourceValidationPolicy(name=name, description=text, validate=check,
+                                                       enforcement_level=level)
+                              for name, text, check, level in RESOURCE_POLICIES]
+    stack: list[Policy] = [StackValidationPolicy(name=name, description=text, validate=check, enforcement_level=level,
+                                                 config_schema=config)
+                           for name, text, check, level, config in STACK_POLICIES]
+    return resource + stack

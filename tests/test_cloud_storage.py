@@ -12,7 +12,8 @@ from conftest import run
 from test_components_support import cloud_stack, of_type, one, run_program
 
 from cluster import stackfile as sf
-from cluster.filesystems import mount_script, plan, size_gib
+from cluster.clouds import cloud
+from cluster.filesystems import mount_script, plan
 from cluster.pipeline import Valid
 
 TYPES = {"aws": "p5e.48xlarge", "gcp": "a3-ultragpu-8g", "azure": "Standard_ND96isr_H200_v5"}
@@ -29,7 +30,7 @@ def with_fs(target: str, nodes: int = 16, **fs: Any) -> dict[str, Any]:
     ("azure", 500, 65_536, 65_536), ("azure", 500, 65_537, 69_632), ("azure", 40, 1, 49_152),  # 4 and 48 TiB steps
 ])
 def test_sizes_the_providers_accept(target: str, tier: int, needed_gib: float, size: int) -> None:
-    assert size_gib(target, tier, needed_gib)[0] == size
+    assert cloud(target).lustre.size(tier, needed_gib)[0] == size
 
 
 @pytest.mark.parametrize("target, service, gib, tier", [

@@ -24,14 +24,16 @@ def _words(text: str) -> set[str]:
     return {word.lower() for word in WORD.findall(text)}
 
 
-def names_in_code(path: Path) -> set[str]:
-    """The dialects a module names in its code: identifiers and strings, not comments or docstrings."""
+def names_in_code(path: Path, names: set[str] | None = None) -> set[str]:
+    """The `names` (else the dialects) a module names in its code: identifiers and strings, not
+    comments or docstrings."""
+    names = set(platforms()) if names is None else names
     found: set[str] = set()
     previous = tokenize.NEWLINE
     for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
         docstring = token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.NL)
         if token.type in (tokenize.NAME, tokenize.STRING) and not docstring:
-            found |= _words(token.string) & set(platforms())
+            found |= _words(token.string) & names
         if token.type not in (tokenize.COMMENT, tokenize.NL):
             previous = token.type
     return found

@@ -54,7 +54,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials", "cluster.atomic",
               "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout",
               "cluster.lldp", "cluster.yamlfile", "cluster.words"}),
-    ("platforms", {"cluster.dialects", "cluster.dialects.lldp"}),
+    ("platforms", {"cluster.dialects", "cluster.dialects.lldp", "cluster.clouds"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits", "cluster.scheduler"}),
     ("load and resolve", {"cluster.settings", "cluster.loader", "cluster.capacity", "cluster.filesystems", "cluster.resolve"}),

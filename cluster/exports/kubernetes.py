@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from cluster.catalog import Instance, load_catalog
+from cluster.clouds import cloud
 from cluster.exports.hierarchy import nvlink_domains
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
@@ -39,20 +40,8 @@ KUEUE = "kueue.x-k8s.io/v1beta2"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"  # well-known label, set from the provider's API
 ZONE = "topology.kubernetes.io/zone"
-EFA = "vpc.amazonaws.com/efa"  # the EFA device plugin's resource (one per EFA interface)
-# The providers' topology labels, widest first (hostname follows). EKS: the EC2 instance
-# topology's network nodes (docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html;
-# layer-3 is the one nearest the instance). GKE: block, sub-block, host (GoogleCloudPlatform/
-# cluster-toolkit examples/gke-a3-ultragpu/kueue-configuration.yaml.tftpl, commit 1047080).
-# AKS: the agent pool, one scale set and so one InfiniBand fabric (kubernetes.azure.com/agentpool).
-AWS_LAYER = "topology.k8s.aws/network-node-layer-"
-CLOUD_LEVELS = {
-    "aws": ("topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-            "topology.k8s.aws/network-node-layer-3"),
-    "gcp": ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-            "cloud.google.com/gce-topology-host"),
-    "azure": ("kubernetes.azure.com/agentpool",),
-}
+# The providers' topology labels, widest first (hostname follows), are each cloud's
+# `topology_labels` (cluster/clouds/<name>/).
 # GKE taints GPU nodes nvidia.com/gpu:NoSchedule; Google's own flavor tolerates it (same file).
 GKE_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -109,14 +98,15 @@ def gpu_resource(pool: PoolSpec) -> str:
 
 
 def cloud_levels(spec: ClusterSpec, pool: PoolSpec | None = None) -> list[str]:
-    """The Topology levels of a cloud target: the provider's topology labels, then the host. On AWS
-    an instance type whose EC2 topology has four layers (p6-b200, p6-b300) adds EKS's
-    network-node-layer-4, the layer nearest the instance (catalog topology_layers)."""
-    levels = list(CLOUD_LEVELS[spec.target])
-    if spec.target == "aws" and pool is not None:
-        instance = load_catalog().instance("aws", pool.instance_type or "")
+    """The Topology levels of a cloud target: the provider's topology labels, then the host. Where
+    the provider numbers its labels by layer, an instance type whose topology has more layers
+    (p6-b200, p6-b300: four) adds the layer nearest the instance (catalog topology_layers)."""
+    provider = cloud(spec.target)
+    levels = list(provider.topology_labels)
+    if provider.topology_layer is not None and pool is not None:
+        instance = load_catalog().instance(spec.target, pool.instance_type or "")
         layers = instance.topology_layers if instance is not None else len(levels)
-        levels = [f"{AWS_LAYER}{layer}" for layer in range(1, layers + 1)]
+        levels = [f"{provider.topology_layer}{layer}" for layer in range(1, layers + 1)]
     return [*levels, HOSTNAME]
 
 
@@ -151,7 +141,8 @@ def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]
          "spec": {"levels": [{"nodeLabel": label} for label in levels]}}
         for name, levels in dict(topologies.values()).items()]
     gpu_resources = sorted({gpu_resource(pool) for pool in spec.pools})
-    covered = ["cpu", "memory", *gpu_resources, *([EFA] if spec.target == "aws" else [])]
+    fabric = cloud(spec.target).fabric_resource
+    covered = ["cpu", "memory", *gpu_resources, *([fabric] if fabric is not None else [])]
     # (flavor name, pools it covers, node labels)
     groups: list[tuple[str, list[PoolSpec], dict[str, str]]] = []
     if spec.kubernetes:
@@ -173,14 +164,14 @@ def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]
         assert instance is not None  # the resolver rejects unknown instance types
         count = sum(pool.nodes for pool in pools)
         flavor: dict[str, Any] = {"nodeLabels": selector, "topologyName": topologies[pools[0].name][0]}
-        if spec.target == "gcp" or spec.kubernetes:
+        if cloud(spec.target).gpu_taint_tolerated or spec.kubernetes:
             flavor["tolerations"] = [dict(GKE_GPU_TOLERATION)]
         objects.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": flavor})
         vendor = "amd.com/gpu" if catalog.gpus[instance.gpu].vendor == "amd" else "nvidia.com/gpu"
         quota: dict[str, int | str] = {"cpu": count * instance.vcpus, "memory": f"{count * instance.memory_gib}Gi"}
         quota.update({resource: count * instance.gpus if resource == vendor else 0 for resource in gpu_resources})
-        if spec.target == "aws":
-            quota[EFA] = count * instance.fabric.count
+        if fabric is not None:
+            quota[fabric] = count * instance.fabric.count
         flavors.append({"name": name, "resources": [{"name": resource, "nominalQuota": quota[resource]}
                                                     for resource in covered]})
     objects.append({"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": spec.name},
@@ -191,12 +182,11 @@ def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]
     pool = spec.pools[0]
     selector = groups[0][2] if spec.kubernetes else {INSTANCE_TYPE: pool.instance_type or ""}
     objects.append(_job(spec, pool, f"{spec.name}-one-node", 1, HOSTNAME, selector=selector))
-    # The narrowest level above the host (GKE's gce-topology-host is the host's own machine).
+    # The narrowest level above the host. Where one pool is one fabric, a hard boundary (required);
+    # elsewhere as close as capacity allows (preferred): how many nodes share a network node is the provider's.
     levels = topologies[pool.name][1]
-    close = levels[-3] if spec.target == "gcp" else levels[-2]
-    # Azure: one agent pool is one InfiniBand fabric, a hard boundary (required). AWS, GCP: as
-    # close as capacity allows (preferred): how many nodes share a network node is the provider's.
-    annotation = REQUIRED if spec.target == "azure" else PREFERRED
+    close = levels[-cloud(spec.target).close_level]
+    annotation = REQUIRED if cloud(spec.target).one_fabric_per_pool else PREFERRED
     objects.append(_job(spec, pool, f"{spec.name}-whole-pool", pool.nodes, close, selector=selector,
                         annotation=annotation))
     return objects
@@ -260,10 +250,11 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
          selector: dict[str, str] | None = None, annotation: str = REQUIRED) -> dict[str, Any]:
     """An Indexed Job of `nodes` pods, one whole node each, all inside one `level` domain."""
     gpus: dict[str, int] = {gpu_resource(pool): pool.gpus_per_node}
-    if spec.target == "aws":
-        efa = load_catalog().instance("aws", pool.instance_type or "")
-        assert efa is not None
-        gpus[EFA] = efa.fabric.count  # every EFA interface of the node, as a whole-node pod takes them
+    fabric = cloud(spec.target).fabric_resource if spec.is_cloud else None
+    if fabric is not None:
+        interfaces = load_catalog().instance(spec.target, pool.instance_type or "")
+        assert interfaces is not None
+        gpus[fabric] = interfaces.fabric.count  # every fabric interface of the node, as a whole-node pod takes them
     container: dict[str, Any] = {"name": "worker", "image": SAMPLE_IMAGE, "args": ["pause"],
                                  "resources": {"requests": dict(gpus), "limits": dict(gpus)}}
     pod: dict[str, Any] = {"nodeSelector": selector if selector is not None else {POOL: pool.name},

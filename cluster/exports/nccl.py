@@ -15,12 +15,12 @@ import shlex
 from dataclasses import dataclass
 
 from cluster.catalog import Instance, load_catalog
+from cluster.clouds import cloud
 from cluster.dialects.host.render import pool_nccl_env
 from cluster.render.engine import render
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
-PROVIDERS = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
 SHELL_SAFE = re.compile(r"[\w@%+=:,./^-]+")  # what bash takes unquoted in `KEY=value` (`^` only matters interactively)
 
 
@@ -72,7 +72,7 @@ def cloud_view(spec: ClusterSpec, pool: PoolSpec, instance: Instance) -> CloudPo
         pool=pool.name,
         nodes=pool.nodes,
         instance_type=pool.instance_type or "",
-        provider=PROVIDERS[spec.target],
+        provider=cloud(spec.target).provider,
         fabric=f"{fabric.count} x {fabric.gbps}G {fabric.kind} per node",
         transport=profile.transport,
         source=profile.source,

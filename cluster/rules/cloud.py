@@ -5,17 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cluster.catalog import load_catalog
+from cluster.clouds import cloud
 from cluster.findings import Finding, Severity
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
-
-# Azure: a scale set in a single placement group holds at most 100 VMs, and InfiniBand
-# connects VMs only within one placement group (learn.microsoft.com "Working with large virtual
-# machine scale sets": singlePlacementGroup true caps the scale set at 100 VMs; a larger
-# capacity is refused at deploy). The pool's scale set sets singlePlacementGroup true
-# (components/azure/node_pool.py), so a bigger pool cannot deploy: an error.
-AZURE_PLACEMENT_GROUP_VMS = 100
 
 
 class Placement(Rule):
@@ -27,36 +21,39 @@ class Placement(Rule):
     severity = Severity.ERROR
 
     def applies(self, spec: ClusterSpec) -> bool:
-        return spec.target == "azure"
+        return spec.is_cloud and cloud(spec.target).placement_group_vms is not None
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
+        provider = cloud(spec.target)
+        most = provider.placement_group_vms
+        assert most is not None
         for pool in spec.pools:
-            if pool.nodes > AZURE_PLACEMENT_GROUP_VMS:
+            if pool.nodes > most:
                 yield self.finding(
                     f"{pool.path}.nodes",
-                    f"{pool.nodes} VMs exceed one placement group ({AZURE_PLACEMENT_GROUP_VMS}): a scale set with "
-                    "singlePlacementGroup holds at most 100 VMs, so Azure refuses it, and InfiniBand does not span "
-                    "placement groups",
-                    f"split the pool into {-(-pool.nodes // AZURE_PLACEMENT_GROUP_VMS)} pools of at most "
-                    f"{AZURE_PLACEMENT_GROUP_VMS} nodes each: each is a scale set and an InfiniBand fabric of its own, "
-                    f"so one job spans at most {AZURE_PLACEMENT_GROUP_VMS} VMs over InfiniBand (CLOUD-FABRICS)",
+                    f"{pool.nodes} VMs exceed one placement group ({most}): a scale set with "
+                    f"singlePlacementGroup holds at most {most} VMs, so {provider.provider} refuses it, and InfiniBand "
+                    "does not span placement groups",
+                    f"split the pool into {-(-pool.nodes // most)} pools of at most "
+                    f"{most} nodes each: each is a scale set and an InfiniBand fabric of its own, "
+                    f"so one job spans at most {most} VMs over InfiniBand (CLOUD-FABRICS)",
                 )
 
 
 def fabrics(spec: ClusterSpec) -> list[list[PoolSpec]]:
-    """The cluster's pools grouped by the GPU fabric they share, in file order. Azure: each pool's
-    scale set is one placement group and one InfiniBand fabric. AWS: EFA's OS-bypass traffic stays
-    within one subnet (AWS EC2 guide, "Elastic Fabric Adapter", limitations; across subnets it is
-    plain IP), and the fabric subnet is per zone. GCP: the RDMA VPC follows its zone's RoCE profile, and
-    the GPU VPCs of A3 High / Mega serve one NIC layout."""
+    """The cluster's pools grouped by the GPU fabric they share, in file order, as the cloud's facts
+    say (cluster/clouds/<name>/, with their sources): one fabric per pool (Azure: a scale set is one
+    placement group and one InfiniBand fabric), per zone and NIC layout (GCP), or per zone (AWS: EFA
+    stays within the zone's fabric subnet)."""
     catalog = load_catalog()
+    provider = cloud(spec.target)
     groups: dict[tuple[str, ...], list[PoolSpec]] = {}
     for pool in spec.pools:
         zone = pool.capacity.zone if pool.capacity is not None else None
-        if spec.target == "azure":
+        if provider.one_fabric_per_pool:
             key: tuple[str, ...] = (pool.name,)
-        elif spec.target == "gcp":
-            instance = catalog.instance("gcp", pool.instance_type or "")
+        elif provider.fabric_per_layout:
+            instance = catalog.instance(spec.target, pool.instance_type or "")
             key = (instance.layout if instance is not None and instance.layout else "", zone or "")
         else:
             key = (zone or "",)
@@ -85,11 +82,6 @@ class FabricSplit(Rule):
         described = "; ".join(f"{' + '.join(pool.name for pool in group)} ({nodes} nodes, {gpus:,} GPUs)"
                               for nodes, gpus, group in sizes)
         largest = max(gpus for _, gpus, _ in sizes)
-        what = {"azure": "InfiniBand fabrics (one per scale set)", "aws": "EFA fabrics (one per zone's subnet)",
-                "gcp": "GPU fabrics (one per RDMA zone or NIC layout)"}[spec.target]
-        hint = {"azure": "expected when a pool is split at 100 VMs: keep every job within one pool (the exported Kueue "
-                         "objects require one agent pool per job)",
-                "aws": "put the pools that train together in one zone (node_pools[i].cloud.zone)",
-                "gcp": "put the pools that train together in one zone and machine series"}[spec.target]
+        what, hint = cloud(spec.target).fabrics
         yield self.finding("node_pools", f"{len(groups)} {what}: {described}; a job spans one of them at most "
                            f"({largest:,} GPUs), or its collectives cross the Ethernet network between them", hint)

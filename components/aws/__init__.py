@@ -1,1 +1,12 @@
 """AWS target (pulumi-aws): imported only when a stack's target is aws."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # mypy holds the two modules to components/targets.py's protocols
+    from components.aws import network, node_pool
+    from components.targets import Networks, NodePools
+
+    _networks: Networks = network
+    _node_pools: NodePools = node_pool

@@ -275,11 +275,11 @@ def _home(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, subnet: 
     mount source (`<dns name>:/fsx`, the root volume's path) and the file system's id."""
     home = args.spec.home
     assert home is not None
-    from cluster.filesystems import AWS_HOME_THROUGHPUT
+    from cluster.clouds.aws import HOME_THROUGHPUT
 
     openzfs = aws.fsx.OpenZfsFileSystem(
         f"{name}-home", deployment_type="SINGLE_AZ_HA_2", storage_type="SSD", storage_capacity=home.capacity_gib,
-        throughput_capacity=AWS_HOME_THROUGHPUT, subnet_ids=[subnet], security_group_ids=[group],
+        throughput_capacity=HOME_THROUGHPUT, subnet_ids=[subnet], security_group_ids=[group],
         root_volume_configuration={"nfs_exports": {"client_configurations": [
             {"clients": "*", "options": ["rw", "crossmnt", "no_root_squash"]}]}},
         automatic_backup_retention_days=30, copy_tags_to_backups=True,

@@ -11,7 +11,7 @@ import pulumi
 from pulumi_azure_native import compute, containerservice
 
 from cluster import scheduler as k8s
-from cluster.naming import azure_host_prefix
+from cluster.clouds.azure import host_prefix
 from components.base import child
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def node_pool(parent: pulumi.Resource, name: str, args: GpuNodePoolArgs) -> pulu
         "path": f"/home/{ADMIN_USER}/.ssh/authorized_keys", "key_data": spec.cloud.ssh_public_key}]}}
     nsg = args.management.security_group_ids[0] if args.management.security_group_ids else None
     os_profile: compute.VirtualMachineScaleSetOSProfileArgsDict = {
-        "computer_name_prefix": azure_host_prefix(spec.first_name, pool.first_name), "admin_username": ADMIN_USER,
+        "computer_name_prefix": host_prefix(spec.first_name, pool.first_name), "admin_username": ADMIN_USER,
         "linux_configuration": linux}
     custom_data = _custom_data(args)
     if custom_data is not None:
