@@ -258,7 +258,7 @@ def storage_ports(spec: ClusterSpec, pool: PoolSpec) -> StoragePorts | None:
     intent = storage_port_intent(spec)
     if intent is None or pool.storage_nics.ports == 0:
         return None
-    shared = spec.fabric is not None and "storage" in spec.fabric.shared_with
+    shared = storage_shares_fabric(spec)
     return StoragePorts(
         stack=spec.name,
         pool=pool.name,

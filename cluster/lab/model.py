@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from cluster.addressing import allocate
+from cluster.addressing import Addresses, allocate
 from cluster.dialects import Management, Running, RunningPort, platform
 from cluster.findings import Finding
 from cluster.intent.oob import oob_l2
@@ -332,7 +332,8 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     netdevs = {name: _netdevs(spec, topology, name) for name in sorted(hosts)}
     _check_port_names(tree, ports, {name: [port for names in nets.values() for port in names]
                                     for name, nets in netdevs.items()})
-    lab_switches = _switches(spec, topology, sorted(switches), tree, ports)
+    addresses = allocate(spec, topology)
+    lab_switches = _switches(spec, topology, addresses, sorted(switches), tree, ports)
     cabled = {(end.device, cable.network) for cable in cables for end in (cable.lower, cable.upper)}
     lab_hosts = [_host(name, topology.host(name)["pool"], tree, netdevs[name], cabled) for name in sorted(hosts)]
     # without findings every device was built
@@ -356,7 +357,7 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     managed = {cable.a for cable in oob_cables if cable.a in switches}
     built_switches = tuple(switch if switch.name in managed else replace(switch, management=None)
                            for switch in built_switches)
-    bridges = _bridges(spec, topology, sorted(oob), oob_cables)
+    bridges = _bridges(spec, topology, addresses, sorted(oob), oob_cables)
     return Planned(LabPlan(spec.name, description + _oob_description(bridges), built_switches, built_hosts,
                            lab_cable_list, _notes(built_switches, bridges), dhcp_host, dhcp_config, bridges,
                            oob_cables))
@@ -368,13 +369,12 @@ def _oob_description(bridges: tuple[LabBridge, ...]) -> str:
     return f"; their management ports on {len(bridges)} out-of-band switch{'es' if len(bridges) != 1 else ''}"
 
 
-def _bridges(spec: ClusterSpec, topology: Topology, names: list[str],
+def _bridges(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: list[str],
              cables: tuple[LabCable, ...]) -> tuple[LabBridge, ...]:
     """Each oob switch of `names` as the design's layer-2 plan makes it, with the ports and links to
     other oob switches (its bundles' members) the lab cables."""
     if not names:
         return ()
-    addresses = allocate(spec, topology)
     cabled = {(device, port) for cable in cables for device, port in ((cable.a, cable.a_if), (cable.b, cable.b_if))}
     bridges = []
     for view in switch_views(spec, topology, addresses, None, names):
@@ -477,10 +477,9 @@ def _check_port_names(tree: _Tree, ports: Mapping[str, list[str]], netdevs: Mapp
                              "fabric_nics.interfaces, or the switch model's port names)")
 
 
-def _switches(spec: ClusterSpec, topology: Topology, names: list[str], tree: _Tree,
+def _switches(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: list[str], tree: _Tree,
               ports: Mapping[str, list[str]]) -> list[LabSwitch | None]:
     """Each switch of `names`: as its dialect translates its rendered files, else the FRR equivalent of its plan."""
-    addresses = allocate(spec, topology)
     views = {view.name: view for view in switch_views(spec, topology, addresses, None, names)}
     switches = []
     for name in names:

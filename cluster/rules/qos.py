@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from cluster.findings import Finding, Severity
-from cluster.intent.qos import QosIntent, QosPlan, classes
+from cluster.intent.qos import QosIntent, QosPlan, classes, storage_shares_fabric
 from cluster.rules.base import Derived, ReadsDerived, Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -157,7 +157,7 @@ class StoragePlan(ReadsDerived):
     def check_derived(self, spec: ClusterSpec, topology: Topology, derived: Derived) -> Iterator[Finding]:
         assert spec.storage_qos is not None and spec.storage is not None and spec.fabric is not None
         storage, cnp, lossless = spec.storage_qos.storage, spec.storage_qos.cnp, spec.storage.lossless
-        shared = "storage" in spec.fabric.shared_with
+        shared = storage_shares_fabric(spec)
         if not shared and storage.priority == cnp.priority:
             yield self.finding(
                 "qos.storage.priority",
