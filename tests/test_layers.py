@@ -53,7 +53,7 @@ def import_graph() -> nx.DiGraph:
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("data", {"cluster", "cluster.__version__", "cluster.findings", "cluster.inputs", "cluster.credentials", "cluster.atomic",
               "cluster.sshkeys", "cluster.catalog", "cluster.records", "cluster.load", "cluster.breakout",
-              "cluster.lldp", "cluster.yamlfile", "cluster.words"}),
+              "cluster.lldp", "cluster.yamlfile", "cluster.words", "cluster.folders"}),
     ("platforms", {"cluster.dialects", "cluster.dialects.lldp", "cluster.clouds"}),
     ("contract", {"cluster.stackfile", "cluster.spec", "cluster.schema_errors", "cluster.sizing",
                   "cluster.naming", "cluster.limits", "cluster.scheduler"}),

@@ -10,13 +10,12 @@ instance types in `cluster/catalog/instances.yaml`.
 
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from types import MappingProxyType
+
+from cluster.folders import registered
 
 
 def round_up(value: float, step: int) -> int:
@@ -100,12 +99,7 @@ class Cloud:
 @cache
 def clouds() -> Mapping[str, Cloud]:
     """Every cloud folder's CLOUD, by name."""
-    found: dict[str, Cloud] = {}
-    for module in pkgutil.iter_modules(__path__):
-        candidate = getattr(importlib.import_module(f"{__name__}.{module.name}"), "CLOUD", None)
-        if module.ispkg and isinstance(candidate, Cloud):
-            found[candidate.name] = candidate
-    return MappingProxyType(dict(sorted(found.items())))
+    return registered(__name__, __path__, "CLOUD", Cloud)
 
 
 def cloud(name: str) -> Cloud:

@@ -16,13 +16,12 @@ every dialect.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from types import MappingProxyType
 from typing import Literal, Protocol
+
+from cluster.folders import registered
 
 
 def _no_aliases(number: int) -> tuple[str, ...]:
@@ -128,12 +127,7 @@ class Platform:
 @cache
 def platforms() -> Mapping[str, Platform]:
     """Every dialect folder's PLATFORM, by name."""
-    found: dict[str, Platform] = {}
-    for module in pkgutil.iter_modules(__path__):
-        candidate = getattr(importlib.import_module(f"{__name__}.{module.name}"), "PLATFORM", None)
-        if module.ispkg and isinstance(candidate, Platform):
-            found[candidate.name] = candidate
-    return MappingProxyType(dict(sorted(found.items())))
+    return registered(__name__, __path__, "PLATFORM", Platform)
 
 
 def platform(name: str) -> Platform:
