@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import run
-from test_cloud_scheduler import exported, planned_pools, unmatched_flavors
+from test_cloud_scheduler import assert_flavors_and_pools_match, exported, planned_pools
 from test_components_support import of_type, one, run_program
 
 from cluster.deployment import deployment
@@ -119,11 +119,7 @@ def test_every_flavor_selects_a_node_pool_of_the_created_cluster(build: Any) -> 
     data = build()
     pools = gpu_pools(run_program(data))
     assert len(pools) == len(data["node_pools"])
-    documents = exported(data)
-    flavors = [doc for doc in documents if doc["kind"] == "ResourceFlavor"]
-    assert flavors and unmatched_flavors(documents, pools) == []
-    assert all(any(flavor["spec"]["nodeLabels"].items() <= labels.items() for flavor in flavors)
-               for labels, _ in pools)
+    assert_flavors_and_pools_match(exported(data), pools)
 
 
 @pytest.mark.parametrize("data, rule, path, words", [

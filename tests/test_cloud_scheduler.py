@@ -96,6 +96,16 @@ def unmatched_flavors(documents: list[dict[str, Any]], pools: list[tuple[dict[st
     return missing
 
 
+def assert_flavors_and_pools_match(documents: list[dict[str, Any]],
+                                   pools: list[tuple[dict[str, str], list[dict[str, str]]]]) -> None:
+    """Every exported flavor selects a node pool that exists, and every node pool is some flavor's
+    (no GPU capacity Kueue cannot admit onto)."""
+    flavors = [doc for doc in documents if doc["kind"] == "ResourceFlavor"]
+    assert flavors and unmatched_flavors(documents, pools) == []
+    assert all(any(flavor["spec"]["nodeLabels"].items() <= labels.items() for flavor in flavors)
+               for labels, _ in pools)
+
+
 def exported(data: dict[str, Any]) -> list[dict[str, Any]]:
     result = validate_mapping("t", data)
     assert isinstance(result, Valid) and result.ok, result.findings
@@ -110,11 +120,7 @@ def test_every_flavor_selects_nodes_a_planned_node_pool_carries(program: Callabl
     pools = planned_pools(outcome)
     assert len(pools) == len(data["node_pools"])
     documents = exported(data)
-    flavors = [doc for doc in documents if doc["kind"] == "ResourceFlavor"]
-    assert flavors and unmatched_flavors(documents, pools) == []
-    # every planned pool is some flavor's (no GPU capacity Kueue cannot admit onto)
-    assert all(any(flavor["spec"]["nodeLabels"].items() <= labels.items() for flavor in flavors)
-               for labels, _ in pools)
+    assert_flavors_and_pools_match(documents, pools)
     # the sample Jobs ask for nodes that exist
     for job in (doc for doc in documents if doc["kind"] == "Job"):
         selector = job["spec"]["template"]["spec"]["nodeSelector"]
