@@ -207,6 +207,26 @@ def test_appending_nodes_to_a_packed_design_recables_no_existing_host_on_the_fab
     assert set(change.hosts_added) == {host for hosts in new.topology.hosts_by_pool.values() for host in hosts} - existing
 
 
+def test_a_pool_inserted_first_is_explained_with_the_order_that_keeps_every_host(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = copy.deepcopy(SMALL)
+    first["node_pools"].insert(0, {"name": "c", "nodes": 4, "gpu": "H200"})
+    old, new = write(tmp_path, "old", SMALL), write(tmp_path, "new", first)
+    assert main(["diff", old, new, "--shown", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "  existing hosts: " in text
+    assert ("    with these edits to the new stack file (checked by building it: every existing host stays):\n"
+            "      node_pools: in the order a, b, c  # hosts are cabled pool by pool in file order") in text
+    assert main(["diff", old, new, "--format", "json"]) == 0
+    kept = json.loads(capsys.readouterr().out)["existing_hosts"]
+    assert kept["host_ports"] > 0 and kept["with_edits"] == {"host_ports": 0, "cables": 0}
+    assert [edit["path"] for edit in kept["edits"]] == ["node_pools"] and kept["why"] == []
+    appended = copy.deepcopy(SMALL)
+    appended["node_pools"].append({"name": "c", "nodes": 4, "gpu": "H200"})
+    assert main(["diff", old, write(tmp_path, "appended", appended), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["existing_hosts"] is None  # packed, at the end: nothing moves
+
+
 ONPREM = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in (ROOT / "stacks").glob("*.yaml")
                 if "target: onprem" in path.read_text())
 

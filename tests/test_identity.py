@@ -389,3 +389,77 @@ def test_cloud_resources_keep_their_urns_when_pools_grow_or_are_added() -> None:
                                 "cloud": {"market": "on-demand", "reservation": "none"}})
     old, new = urns("cloud", CLOUD), urns("cloud", grown)
     assert old < new, sorted(old - new)[:5]
+
+
+# --------------------------------------------------------------------------- what `diff` proposes for them
+# The strict xfails above hold the defaults to the promise. `diff` says when a change moves existing
+# hosts, and which stack-file keys would keep them: each proposal is applied here by the test itself
+# (not by the code that proposes it) and the hosts' leaves and addresses are compared again.
+
+
+def _apply(data: dict[str, Any], edits: tuple[Any, ...]) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    for edit in edits:
+        if edit.path == "node_pools":
+            order = edit.value.removeprefix("in the order ").split(", ")
+            data["node_pools"] = sorted(data["node_pools"], key=lambda pool: order.index(pool["name"]))
+        elif edit.path == "fabric.fill":
+            data["fabric"]["fill"] = edit.value
+        else:
+            index = int(edit.path.removeprefix("node_pools[").split("]")[0])
+            assert edit.path.endswith("].address_block")
+            data["node_pools"][index]["address_block"] = int(edit.value)
+    return data
+
+
+def _kept(variant: str) -> tuple[Any, Valid, Valid]:
+    from cluster.change.compare import compare
+    from cluster.change.keep import keeping
+
+    base_name = VARIANTS[variant][0]
+    old, new = built(None, base_name), built(variant)
+    return keeping(old, new, compare(old, new)), old, new
+
+
+def _moved(old: Valid, new: Valid) -> tuple[dict[str, Any], dict[Any, Any]]:
+    groups, addresses = (leaf_groups(old.topology), leaf_groups(new.topology)), (host_addresses(old),
+                                                                                  host_addresses(new))
+    return ({host: groups[1][host] for host in groups[0].keys() & groups[1].keys() if groups[0][host] != groups[1][host]},
+            {key: addresses[1][key] for key in addresses[0].keys() & addresses[1].keys()
+             if addresses[0][key] != addresses[1][key]})
+
+
+@pytest.mark.parametrize(("variant", "keys", "all_kept"), [
+    ("add a pool first", {"node_pools", "fabric.fill"}, True),
+    ("add a pool at the end", {"fabric.fill"}, True),
+    ("grow b by one", {"fabric.fill"}, True),
+    ("remove the first pool", {"node_pools[0].address_block"}, False),
+])
+def test_diff_proposes_the_keys_that_keep_existing_hosts_and_they_do(variant: str, keys: set[str],
+                                                                     all_kept: bool) -> None:
+    kept, old, new = _kept(variant)
+    assert kept is not None and not kept.disturbed.none
+    assert {edit.path for edit in kept.edits} == keys
+    data = _base(VARIANTS[variant][0])
+    VARIANTS[variant][1](data)
+    edited = validate_mapping("ident", _apply(data, kept.edits))
+    assert isinstance(edited, Valid) and edited.ok
+    leaves, addresses = _moved(old, edited)
+    assert addresses == {}  # every proposal keeps every existing host's addresses
+    assert (leaves == {}) is all_kept and kept.left.none is all_kept
+    assert len(_moved(old, new)[1]) > 0 or len(_moved(old, new)[0]) > len(leaves)
+
+
+def test_diff_says_why_when_no_key_keeps_the_hosts() -> None:
+    kept, _old, _new = _kept("add a fourth pool at the end")
+    assert kept is not None and kept.edits == () and not kept.left.none
+    assert [reason.split(" (")[0] for reason in kept.reasons] == ["the old design spreads its nodes evenly over the "
+                                                                  "leaf groups"]
+    removed, _old, _new = _kept("remove the first pool")
+    assert removed is not None and removed.reasons[0].startswith("pool a (removed) is cabled before pool b,")
+
+
+@pytest.mark.parametrize("variant", ["grow b", "add a storage network"])
+def test_diff_proposes_nothing_when_no_existing_host_moves(variant: str) -> None:
+    kept, old, new = _kept(variant)
+    assert kept is None and _moved(old, new) == ({}, {})

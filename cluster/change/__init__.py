@@ -7,5 +7,7 @@ made.
    changes, with a unified diff; host addresses and leaves that change; the bill of materials delta;
 2. `transition`: the fabric while the change is made, one switch's cables at a time (the old
    fabric less the cables being unplugged), through `whatif`'s model of a degraded fabric;
-3. `report`: text and JSON.
+3. `keep`: what the change does to the hosts that exist, and the stack-file keys (checked by
+   building NEW with them) that keep them where they are;
+4. `report`: text and JSON.
 """

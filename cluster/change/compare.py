@@ -146,7 +146,7 @@ def compare(old: Valid, new: Valid) -> Change:
     old_set, new_set = set(old_hosts), set(new_hosts)
     change.hosts_added = [host for host in new_hosts if host not in old_set]
     change.hosts_removed = [host for host in old_hosts if host not in new_set]
-    _cables(change, old, new)
+    cable_changes(change, old, new)
     change.files = file_changes(render_tree(old.spec, old.topology), render_tree(new.spec, new.topology))
     change.host_ports = host_port_changes(old, new)
     old_bom, new_bom = bill_of_materials(old.spec, old.topology), bill_of_materials(new.spec, new.topology)
@@ -194,7 +194,8 @@ def _keyed(result: Valid) -> dict[CableKey, CableWork]:
     return found
 
 
-def _cables(change: Change, old: Valid, new: Valid) -> None:
+def cable_changes(change: Change, old: Valid, new: Valid) -> None:
+    """The cables OLD and NEW differ by, into `change`: added, removed, and moved (one end kept)."""
     before, after = _keyed(old), _keyed(new)
     removed = {key: before[key] for key in before.keys() - after.keys()}
     added = {key: after[key] for key in after.keys() - before.keys()}

@@ -6,6 +6,7 @@ from typing import Any
 
 from cluster.bisection import Cut
 from cluster.change.compare import CableEnd, CableWork, Change, HostPortChange
+from cluster.change.keep import Keeping
 from cluster.change.transition import ALL_AT_ONCE, Stage, safe
 
 
@@ -55,7 +56,17 @@ def _stage(stage: Stage) -> dict[str, Any]:
     }
 
 
-def to_dict(old: str, new: str, change: Change, found: list[Stage], code: int) -> dict[str, Any]:
+def _keeping(kept: Keeping | None) -> dict[str, Any] | None:
+    if kept is None:
+        return None
+    return {"host_ports": kept.disturbed.host_ports, "cables": kept.disturbed.cables,
+            "edits": [{"path": e.path, "value": e.value, "why": e.why} for e in kept.edits],
+            "with_edits": {"host_ports": kept.left.host_ports, "cables": kept.left.cables},
+            "why": list(kept.reasons)}
+
+
+def to_dict(old: str, new: str, change: Change, found: list[Stage], code: int,
+            kept: Keeping | None = None) -> dict[str, Any]:
     """The change as JSON: every list in full, the unified diffs included."""
     return {
         "old": old, "new": new, "safe": code == 0, "exit_code": code,
@@ -74,6 +85,7 @@ def to_dict(old: str, new: str, change: Change, found: list[Stage], code: int) -
                            "old": d.old, "new": d.new, "usd": list(d.usd)} for d in change.bom],
                 "old_usd": list(change.usd[0]), "new_usd": list(change.usd[1])},
         "transition": [_stage(stage) for stage in found],
+        "existing_hosts": _keeping(kept),
     }
 
 
@@ -125,8 +137,19 @@ def _stage_line(stage: Stage) -> list[str]:
     return lines
 
 
+def _keeping_lines(kept: Keeping) -> list[str]:
+    lines = [f"  existing hosts: {kept.disturbed}"]
+    if kept.edits:
+        result = "every existing host stays" if kept.left.none else f"left: {kept.left}"
+        lines.append(f"    with these edits to the new stack file (checked by building it: {result}):")
+        lines += [f"      {edit.path}: {edit.value}  # {edit.why}" for edit in kept.edits]
+    else:
+        lines.append("    no stack-file key keeps them (tried: new pools last, address_block, fabric.fill: packed)")
+    return [*lines, *(f"    why: {reason}" for reason in kept.reasons)]
+
+
 def to_lines(old: str, new: str, change: Change, found: list[Stage], code: int, shown: int = 20,
-             patch: bool = False) -> str:
+             patch: bool = False, kept: Keeping | None = None) -> str:
     """The change as text: each list cut at `shown` lines (0: all); `patch` adds the unified
     diffs of every changed switch file."""
     verdict = ("no change" if change.empty else "safe to make switch by switch" if code == 0
@@ -156,6 +179,8 @@ def to_lines(old: str, new: str, change: Change, found: list[Stage], code: int, 
     lines += _cut_lines([f"    {f.path} {f.status} +{f.added} -{f.removed}" for f in others], shown)
     lines.append(f"  host ports: {len(change.host_ports)} change address or leaf")
     lines += _cut_lines([f"    {h.host} {h.port}: " + ", ".join(_host_port(h)) for h in change.host_ports], shown)
+    if kept is not None:
+        lines += _keeping_lines(kept)
     (old_low, old_high), (new_low, new_high) = change.usd
     lines.append(f"  bill of materials: {_usd(old_low, old_high)} -> {_usd(new_low, new_high)}")
     lines += _cut_lines([f"    {d.network} {d.tier} {d.category} {d.item}: {d.old} -> {d.new} "

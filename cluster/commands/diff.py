@@ -14,6 +14,7 @@ import json
 import sys
 
 from cluster.change.compare import compare
+from cluster.change.keep import keeping
 from cluster.change.report import to_dict, to_lines
 from cluster.change.transition import safe, stages
 from cluster.cli import VERBS
@@ -53,10 +54,11 @@ def run(args: argparse.Namespace) -> int:
     change = compare(old, new)
     found = stages(old, change)
     code = 0 if safe(found) and new.ok else 1
+    kept = keeping(old, new, change)
     if args.format == "json":
-        print(json.dumps(to_dict(old.stack, new.stack, change, found, code), indent=2))
+        print(json.dumps(to_dict(old.stack, new.stack, change, found, code, kept), indent=2))
     else:
-        print(to_lines(old.stack, new.stack, change, found, code, args.shown, args.patch))
+        print(to_lines(old.stack, new.stack, change, found, code, args.shown, args.patch, kept))
         if not new.ok:
             print(f"  {new.stack} fails its own validation: `validate {args.new}` lists why")
     return code
