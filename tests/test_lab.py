@@ -334,7 +334,8 @@ def test_an_nvue_tree_runs_as_its_script_says_and_its_edits_reach_the_lab(state:
 
 def test_an_eos_tree_runs_as_its_config_says_and_its_edits_reach_the_lab(state: Path, tmp_path: Path) -> None:
     """An EOS design's switches run each eos.cfg translated: a leaf's ECMP cut to 1 and a spine port
-    at MTU 1500 are found at their eos.cfg, and a clean tree checks clean (LLDP aside: see docs/guides/lab.md)."""
+    at MTU 1500 are found at their eos.cfg, and a clean tree checks clean, LLDP included (each port
+    by its EOS name, Ethernet7/1, though its netdev is Ethernet7_1)."""
     stack = str(ROOT / "tests/golden/stacks/eos.yaml")
     tree = tmp_path / "rendered"
     rendered = subprocess.run([sys.executable, "-m", "cluster", "render", stack, "--out", str(tree)], cwd=ROOT,
@@ -342,8 +343,9 @@ def test_an_eos_tree_runs_as_its_config_says_and_its_edits_reach_the_lab(state: 
     assert rendered.returncode == 0, rendered.stderr
     up = lab(state, "up", stack, "--from", str(tree), "--format", "json")
     assert up.returncode == 0, up.stderr
-    clean = lab(state, "check", stack, "--no-lldp", "--format", "json")
+    clean = lab(state, "check", stack, "--format", "json")
     assert clean.returncode == 0, json.loads(clean.stdout)["findings"][:3]
+    assert json.loads(clean.stdout)["counts"]["lldp_cables"] > 0
     assert lab(state, "down", stack).returncode == 0
     edits = {"leaf-001-r1": ("   maximum-paths 2 ecmp 2", "   maximum-paths 1 ecmp 1"),
              "spine-001": ("interface Ethernet1/1\n   description leaf-001-r0 Ethernet7/1\n   mtu 9216",

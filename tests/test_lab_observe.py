@@ -3,10 +3,12 @@ recognises, and the split of several vtysh JSON outputs printed one after anothe
 
 from __future__ import annotations
 
+import json
 import struct
 
-from cluster.lab.observe import _checksum, echo_reply, echo_request
+from cluster.lab.observe import _checksum, echo_reply, echo_request, platform_names
 from cluster.lab.runtime import split_json
+from cluster.verify.parsers import parse_lldpctl_json
 
 
 def test_an_echo_request_carries_its_id_sequence_size_and_a_valid_checksum() -> None:
@@ -32,3 +34,17 @@ def test_outputs_printed_one_after_another_split_into_each_value() -> None:
                                                                                  '[\n{"peer": "10.0.0.1"}\n]']
     assert split_json("") == []
     assert split_json("{} % bfdd is not running") is None
+
+
+def test_lldp_reports_each_local_port_as_the_switch_os_names_it() -> None:
+    """A lab port whose EOS name Linux cannot carry (netdev Ethernet7_1) is reported as Ethernet7/1,
+    as the switch itself reports it; lldpctl writes one interface as an object, several as a list."""
+    entry = {"chassis": {"spine-001": {}}, "port": {"id": {"type": "local", "value": "Ethernet1/1"}}}
+    several = json.dumps({"lldp": {"interface": [{"Ethernet7_1": entry}, {"rail0": entry}]}})
+    renamed = json.loads(platform_names(several, {"Ethernet7_1": "Ethernet7/1"}))
+    assert [next(iter(item)) for item in renamed["lldp"]["interface"]] == ["Ethernet7/1", "rail0"]
+    one = json.loads(platform_names(json.dumps({"lldp": {"interface": {"Ethernet7_1": entry}}}),
+                                    {"Ethernet7_1": "Ethernet7/1"}))
+    assert one["lldp"]["interface"] == {"Ethernet7/1": entry}
+    assert [n.local_port for n in parse_lldpctl_json(json.dumps(renamed))] == ["Ethernet7/1", "rail0"]
+    assert platform_names("{}", {}) == "{}"  # a device whose ports keep their names is left as lldpctl wrote it

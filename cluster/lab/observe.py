@@ -318,11 +318,27 @@ def _send(handle: socket.socket, packet: bytes, target: str) -> bool:
 
 def lldp(lab: Lab, folder: Path) -> None:
     """Write every switch's and host's `lldpctl -f json` to folder/<device>.json, as `verify --lldp`
-    reads it (the oob switches run no lldpd)."""
+    reads it (the oob switches run no lldpd), each local port under the name its OS gives it."""
     commands = {device.name: ["lldpctl", "-u", str(lab.node_dir(device.name) / "lldpd.sock"), "-f", "json"]
                 for device in lab.plan.devices}
+    names = {device.name: {i.name: i.port for i in device.interfaces if i.name != i.port} for device in lab.plan.devices}
     for device, text in run_each(lab, commands).items():
-        (folder / f"{device}.json").write_text(text)
+        (folder / f"{device}.json").write_text(platform_names(text, names[device]))
+
+
+def platform_names(text: str, names: dict[str, str]) -> str:
+    """lldpctl's JSON with each local port renamed by `names` (netdev -> the port as the switch's OS
+    names it): a lab port whose platform name Linux cannot carry (EOS Ethernet3/5, netdev
+    Ethernet3_5) is reported as the switch reports it, as its neighbors already see it advertised."""
+    if not names:
+        return text
+    data = json.loads(text)
+    found = data.get("lldp", {}).get("interface")
+    if isinstance(found, dict):  # lldpctl writes one interface as an object, several as a list
+        data["lldp"]["interface"] = {names.get(port, port): entry for port, entry in found.items()}
+    elif isinstance(found, list):
+        data["lldp"]["interface"] = [{names.get(port, port): entry for port, entry in item.items()} for item in found]
+    return json.dumps(data, indent=2) + "\n"
 
 
 def run_script(lab: Lab, scripts: dict[str, tuple[str, list[str], dict[str, str]]]) -> dict[str, tuple[int, str]]:
