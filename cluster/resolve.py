@@ -817,6 +817,74 @@ class _Resolver:
                          "other switches send them", "poll those switches (SNMP or gNMI), or run those tiers on "
                          "an OS that sends traps")
 
+    def telemetry(self, plane: sf.ManagementPlane, fabric: FabricSpec | None,
+                  networks: tuple[NetworkSpec | None, ...]) -> None:
+        """Telemetry collectors are reachable from the switches' management VRF, whose one route is
+        the oob gateway: not a switch's own management address (the upper half of addressing.oob),
+        not an address of the fabric's pools. Every tier pushes in its OS's protocol
+        (Platform.telemetry_push); one whose protocol has no collector, or that pushes none, is told."""
+        telemetry = plane.telemetry
+        if telemetry is None:
+            return
+        pools = {key: ipaddress.IPv4Network(getattr(self.raw.addressing, key))
+                 for key in ("oob", "loopbacks", "fabric_links", "hosts")
+                 if _pool_problem(getattr(self.raw.addressing, key)) is None}
+        protocols = ("gnmi_dialout", "grpc_tunnel", "otlp")
+        for protocol in protocols:
+            for index, endpoint in enumerate(getattr(telemetry, protocol)):
+                self._collector(f"management_plane.telemetry.{protocol}[{index}]", endpoint, pools)
+        tiers = [(f"fabric.{tier}", getattr(fabric, tier)) for tier in ("leaf", "spine", "core")] if fabric else []
+        tiers += [(f"{network.name}.{tier}", getattr(network, tier)) for network in networks if network is not None
+                  for tier in ("leaf", "spine")]
+        os_of = {path: model.os for path, model in tiers if model}
+        pushing = [(path, dialects.platform(model.os).title, model.model,
+                    dialects.platform(model.os).telemetry_push(model.model)) for path, model in tiers if model]
+        silent = [f"{path} ({title}, {model})" for path, title, model, protocol in pushing if protocol is None]
+        if silent:
+            self.ignored("management_plane.telemetry",
+                         f"{', '.join(silent)} push no streaming telemetry: the OS has no push on that model "
+                         "(docs/reference/dialects.md, Management plane); the other switches push",
+                         "poll those switches (SNMP or gNMI), or run those tiers on a switch and OS that push")
+        for protocol in protocols:
+            users = [f"{path} ({title})" for path, title, _, used in pushing if used == protocol]
+            if users and not getattr(telemetry, protocol):
+                self.ignored(f"management_plane.telemetry.{protocol}",
+                             f"{', '.join(users)} push telemetry only as {protocol} and no {protocol} collector is "
+                             "given: they push nothing", f"add a collector that receives it to "
+                             f"management_plane.telemetry.{protocol}")
+            stopped = [f"{path} ({title})" for path, title, _, used in pushing if used == protocol
+                       and dialects.platform(os_of[path]).push_stops_gnmi]
+            if plane.api and getattr(telemetry, protocol) and stopped:
+                self.ignored("management_plane.api",
+                             f"{', '.join(stopped)} run no gNMI server while they push {protocol}: their OS does not "
+                             "run both (docs/reference/dialects.md, Management plane); their management API stays",
+                             f"poll them through the {protocol} collector, or remove management_plane.telemetry."
+                             f"{protocol} to keep their gNMI server", Severity.INFO)
+            if getattr(telemetry, protocol) and not users:
+                self.ignored(f"management_plane.telemetry.{protocol}",
+                             f"no switch of the design pushes {protocol}: these collectors receive nothing",
+                             f"remove management_plane.telemetry.{protocol}, or run a tier on an OS that pushes it")
+
+    def _collector(self, path: str, endpoint: str, pools: dict[str, ipaddress.IPv4Network]) -> None:
+        address = ipaddress.IPv4Address(endpoint.rpartition(":")[0])
+        oob = pools.get("oob")
+        if oob is not None and oob.prefixlen <= 29:
+            upper = list(oob.subnets(prefixlen_diff=1))[1]
+            if address in upper or address == oob.network_address:
+                self.error(path, f"collector {address} is in the upper half of addressing.oob ({upper}), which holds "
+                           "the switches' own management addresses (or is the segment's network address)",
+                           f"give a collector in the lower half ({next(oob.subnets(prefixlen_diff=1))}) or beyond "
+                           "the oob gateway")
+                return
+        for key in ("loopbacks", "fabric_links", "hosts"):
+            pool = pools.get(key)
+            if pool is not None and address in pool:
+                self.error(path, f"collector {address} is in addressing.{key} ({pool}): the switches push from "
+                           "their management VRF, which reaches the fabric's addresses through the oob gateway only",
+                           "give a collector on the oob segment's lower half or a management network beyond "
+                           "its gateway")
+                return
+
     def access(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.access names a path the target has; SSM needs a way out to reach its endpoints."""
         if cloud.access is None:
@@ -1148,6 +1216,8 @@ class _Resolver:
         self.addressing()
         management_plane = self.management_plane(cloud_target)
         self.trap_receivers(management_plane, fabric, (storage, management, oob))
+        if not cloud_target:
+            self.telemetry(management_plane, fabric, (storage, management, oob))
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None

@@ -9,7 +9,8 @@ oob segment and the services it uses and offers there. Each dialect writes it in
   management port is cabled to nothing, takes it on its interface in the oob VLAN, in the default
   VRF (it routes nothing else). Without an oob network the management port keeps the OS's DHCP.
 - Services, the same on every switch: NTP, syslog, DNS, TACACS+ before the local users, SNMPv2c
-  read-only, SSH, the OS's management API and gNMI, a login banner.
+  read-only, SSH, the OS's management API and gNMI, streaming telemetry pushed to collectors in the
+  OS's protocol, a login banner.
 - Secrets never enter a rendered file: local users' password (a crypt(3) hash), the TACACS+ key
   and the SNMP community are placeholders (cluster.credentials.placeholder) the deploy fills from
   `pulumi stack output device_credentials` or the environment.
@@ -35,6 +36,29 @@ class User:
 
 
 @dataclass(frozen=True)
+class Collector:
+    """A telemetry collector: where a switch pushes."""
+
+    address: str
+    port: int
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """Streaming telemetry the switches push, by protocol (`management_plane.telemetry`); each
+    dialect writes the collectors of the protocol its OS pushes."""
+
+    interval_s: int
+    gnmi_dialout: tuple[Collector, ...]  # SONiC
+    grpc_tunnel: tuple[Collector, ...]  # EOS
+    otlp: tuple[Collector, ...]  # Cumulus Linux
+
+
+def _collectors(endpoints: list[str]) -> tuple[Collector, ...]:
+    return tuple(Collector(address, int(port)) for address, _, port in (e.rpartition(":") for e in endpoints))
+
+
+@dataclass(frozen=True)
 class Services:
     """What every switch of the design uses and offers on its management address."""
 
@@ -49,6 +73,7 @@ class Services:
     snmp_contact: str | None
     snmp_traps: tuple[str, ...]  # SNMPv2c trap receivers
     api: bool  # the OS's management API and gNMI server
+    telemetry: Telemetry | None  # None: nothing pushed
     banner: str
     users: tuple[User, ...]
 
@@ -89,6 +114,9 @@ def services(spec: ClusterSpec) -> Services:
         snmp_contact=snmp.contact if snmp is not None else None,
         snmp_traps=tuple(str(receiver) for receiver in snmp.trap_receivers) if snmp is not None else (),
         api=plane.api,
+        telemetry=Telemetry(plane.telemetry.interval_s, _collectors(plane.telemetry.gnmi_dialout),
+                            _collectors(plane.telemetry.grpc_tunnel), _collectors(plane.telemetry.otlp))
+        if plane.telemetry is not None else None,
         banner=plane.banner,
         users=tuple(User(user.name, user.role, placeholder("switch_password_hash")) for user in plane.users),
     )
