@@ -817,12 +817,11 @@ class _Resolver:
                          "other switches send them", "poll those switches (SNMP or gNMI), or run those tiers on "
                          "an OS that sends traps")
 
-    def telemetry(self, plane: sf.ManagementPlane, fabric: FabricSpec | None,
-                  networks: tuple[NetworkSpec | None, ...]) -> None:
+    def telemetry(self, plane: sf.ManagementPlane) -> None:
         """Telemetry collectors are reachable from the switches' management VRF, whose one route is
         the oob gateway: not a switch's own management address (the upper half of addressing.oob),
-        not an address of the fabric's pools. Every tier pushes in its OS's protocol
-        (Platform.telemetry_push); one whose protocol has no collector, or that pushes none, is told."""
+        not an address of the fabric's pools. What the built switches push is checked once they are
+        built (cluster.intent.management.telemetry_findings)."""
         telemetry = plane.telemetry
         if telemetry is None:
             return
@@ -833,37 +832,6 @@ class _Resolver:
         for protocol in protocols:
             for index, endpoint in enumerate(getattr(telemetry, protocol)):
                 self._collector(f"management_plane.telemetry.{protocol}[{index}]", endpoint, pools)
-        tiers = [(f"fabric.{tier}", getattr(fabric, tier)) for tier in ("leaf", "spine", "core")] if fabric else []
-        tiers += [(f"{network.name}.{tier}", getattr(network, tier)) for network in networks if network is not None
-                  for tier in ("leaf", "spine")]
-        os_of = {path: model.os for path, model in tiers if model}
-        pushing = [(path, dialects.platform(model.os).title, model.model,
-                    dialects.platform(model.os).telemetry_push(model.model)) for path, model in tiers if model]
-        silent = [f"{path} ({title}, {model})" for path, title, model, protocol in pushing if protocol is None]
-        if silent:
-            self.ignored("management_plane.telemetry",
-                         f"{', '.join(silent)} push no streaming telemetry: the OS has no push on that model "
-                         "(docs/reference/dialects.md, Management plane); the other switches push",
-                         "poll those switches (SNMP or gNMI), or run those tiers on a switch and OS that push")
-        for protocol in protocols:
-            users = [f"{path} ({title})" for path, title, _, used in pushing if used == protocol]
-            if users and not getattr(telemetry, protocol):
-                self.ignored(f"management_plane.telemetry.{protocol}",
-                             f"{', '.join(users)} push telemetry only as {protocol} and no {protocol} collector is "
-                             "given: they push nothing", f"add a collector that receives it to "
-                             f"management_plane.telemetry.{protocol}")
-            stopped = [f"{path} ({title})" for path, title, _, used in pushing if used == protocol
-                       and dialects.platform(os_of[path]).push_stops_gnmi]
-            if plane.api and getattr(telemetry, protocol) and stopped:
-                self.ignored("management_plane.api",
-                             f"{', '.join(stopped)} run no gNMI server while they push {protocol}: their OS does not "
-                             "run both (docs/reference/dialects.md, Management plane); their management API stays",
-                             f"poll them through the {protocol} collector, or remove management_plane.telemetry."
-                             f"{protocol} to keep their gNMI server", Severity.INFO)
-            if getattr(telemetry, protocol) and not users:
-                self.ignored(f"management_plane.telemetry.{protocol}",
-                             f"no switch of the design pushes {protocol}: these collectors receive nothing",
-                             f"remove management_plane.telemetry.{protocol}, or run a tier on an OS that pushes it")
 
     def _collector(self, path: str, endpoint: str, pools: dict[str, ipaddress.IPv4Network]) -> None:
         address = ipaddress.IPv4Address(endpoint.rpartition(":")[0])
@@ -1217,7 +1185,7 @@ class _Resolver:
         management_plane = self.management_plane(cloud_target)
         self.trap_receivers(management_plane, fabric, (storage, management, oob))
         if not cloud_target:
-            self.telemetry(management_plane, fabric, (storage, management, oob))
+            self.telemetry(management_plane)
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None

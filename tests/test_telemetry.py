@@ -179,3 +179,17 @@ def test_a_bad_collector_is_a_schema_error_at_its_path(tmp_path: Path, capsys: p
     assert path in {f["path"] for f in schema}, schema
     for finding in schema:
         assert finding["severity"] == "error" and finding["hint"] and finding["message"]
+
+
+def test_only_the_switches_built_are_counted_and_the_report_says_what_is_pushed() -> None:
+    """The default design's tiers that hold no switch (an unbuilt storage spine, a core) are not
+    reported as pushing nothing; the summary names the collectors, in text and JSON."""
+    from cluster.report import to_json, to_text
+
+    result = validate_mapping("t", {**GOOD, "management_plane": {"telemetry": {"otlp": ["172.16.0.9:4317"]}}})
+    assert isinstance(result, Valid) and result.ok
+    assert {switch["os"] for _, switch in result.topology.switches()} == {"nvue"}
+    assert not [f for f in result.findings if f.path.startswith("management_plane.telemetry")]
+    assert "      telemetry pushed every 10 s to otlp 172.16.0.9:4317\n" in to_text(result)
+    assert json.loads(to_json(result))["summary"]["management_plane"]["telemetry"] == {
+        "interval_s": 10, "gnmi_dialout": [], "grpc_tunnel": [], "otlp": ["172.16.0.9:4317"]}

@@ -21,9 +21,14 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from cluster import dialects
 from cluster.credentials import placeholder
+from cluster.findings import Finding, Severity
 from cluster.spec import ClusterSpec
 from cluster.stackfile import oob_quarters
+from cluster.topology import Topology
+
+PROTOCOLS = ("gnmi_dialout", "grpc_tunnel", "otlp")  # the keys of management_plane.telemetry, by push protocol
 
 
 @dataclass(frozen=True)
@@ -155,3 +160,55 @@ def oob_dhcp_plan(spec: ClusterSpec) -> OobDhcpPlan | None:
     return OobDhcpPlan(spec.name, str(plane.dhcp_server), str(segment), str(pool.network_address),
                        str(pool.broadcast_address), str(plane.gateway), tuple(str(server) for server in plane.dns_servers),
                        tuple(str(server) for server in plane.ntp_servers or ()))
+
+
+def _ignored(path: str, message: str, hint: str, severity: Severity = Severity.WARNING) -> Finding:
+    return Finding("SPEC-IGNORED", severity, path, message, hint)
+
+
+def telemetry_findings(spec: ClusterSpec, topology: Topology) -> list[Finding]:
+    """What the built switches make of `management_plane.telemetry`: each tier pushes in its OS's
+    protocol on its model (Platform.telemetry_push). Reported: tiers that push nothing, tiers whose
+    protocol has no collector, collectors no tier pushes to, and tiers whose OS leaves its gNMI
+    server off while it pushes (Platform.push_stops_gnmi)."""
+    telemetry = spec.management_plane.telemetry
+    if telemetry is None:
+        return []
+    tiers: dict[str, tuple[str, str]] = {}  # config path -> (os, model), in graph order
+    for _, switch in topology.switches():
+        tiers.setdefault(switch["path"], (switch["os"], switch["model"]))
+    if not tiers:
+        return []  # no switch of the design's (a cloud target: management_plane is reported ignored)
+    pushing = [(path, dialects.platform(os), model, dialects.platform(os).telemetry_push(model))
+               for path, (os, model) in tiers.items()]
+    findings = []
+    silent = [f"{path} ({platform.title}, {model})" for path, platform, model, protocol in pushing if protocol is None]
+    if silent:
+        findings.append(_ignored(
+            "management_plane.telemetry",
+            f"{', '.join(silent)} push no streaming telemetry: their OS has no push on that model "
+            "(docs/reference/dialects.md, Management plane); the other switches push",
+            "poll those switches (SNMP or gNMI), or run those tiers on a switch and OS that push"))
+    for protocol in PROTOCOLS:
+        collectors = getattr(telemetry, protocol)
+        users = [(path, platform) for path, platform, _, used in pushing if used == protocol]
+        named = ", ".join(f"{path} ({platform.title})" for path, platform in users)
+        if users and not collectors:
+            findings.append(_ignored(
+                f"management_plane.telemetry.{protocol}",
+                f"{named} push telemetry only as {protocol} and no {protocol} collector is given: they push nothing",
+                f"add a collector that receives it to management_plane.telemetry.{protocol}"))
+        if collectors and not users:
+            findings.append(_ignored(
+                f"management_plane.telemetry.{protocol}",
+                f"no switch of the design pushes {protocol}: these collectors receive nothing",
+                f"remove management_plane.telemetry.{protocol}, or run a tier on an OS that pushes it"))
+        stopped = [f"{path} ({platform.title})" for path, platform in users if platform.push_stops_gnmi]
+        if collectors and stopped and spec.management_plane.api:
+            findings.append(_ignored(
+                "management_plane.api",
+                f"{', '.join(stopped)} run no gNMI server while they push {protocol}: their OS does not run both "
+                "(docs/reference/dialects.md, Management plane); their management API stays",
+                f"poll them through the {protocol} collector, or remove management_plane.telemetry.{protocol} to "
+                "keep their gNMI server", Severity.INFO))
+    return findings
