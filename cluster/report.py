@@ -10,7 +10,7 @@ from typing import Any
 from cluster.catalog import load_catalog
 from cluster.findings import Finding, Severity, printable
 from cluster.intent.hostnet import address_owner, host_region
-from cluster.intent.management import oob_dhcp_plan
+from cluster.intent.management import PROTOCOLS, oob_dhcp_plan
 from cluster.pipeline import Result, Valid
 from cluster.resizing import resize_text, resized
 from cluster.rules.hosts import fabric_gbps_per_node
@@ -142,6 +142,10 @@ def management_summary(spec: ClusterSpec) -> dict[str, Any]:
         "tacacs": list(plane.tacacs_servers),
         "snmp": plane.snmp is not None,
         "api": plane.api,
+        # collectors by push protocol (cluster.intent.management.PROTOCOLS), every interval_s; None: none
+        "telemetry": ({"interval_s": plane.telemetry.interval_s,
+                       **{key: list(getattr(plane.telemetry, key)) for key in PROTOCOLS}}
+                      if plane.telemetry is not None else None),
         "users": [f"{user.name} ({user.role})" for user in plane.users],
         "credentials": credentials,
         "oob_dhcp": (f"Kea (dhcp/kea-dhcp4-oob.conf) on {dhcp.server}, pool {dhcp.first} - {dhcp.last} for BMCs and "
@@ -300,6 +304,10 @@ def _design_lines(data: dict[str, Any]) -> list[str]:
         services.append(f"SNMP {'on' if plane['snmp'] else 'off'}")
         services.append("SSH, API and gNMI on" if plane["api"] else "SSH on, API off")
         lines.append(f"      {'; '.join(services)}; users {', '.join(plane['users'])}")
+        telemetry = plane["telemetry"]
+        pushed = [f"{key} {', '.join(telemetry[key])}" for key in PROTOCOLS if telemetry and telemetry[key]]
+        lines.append(f"      telemetry pushed every {telemetry['interval_s']} s to {'; '.join(pushed)}" if pushed
+                     else "      telemetry: none pushed (management_plane.telemetry)")
         lines.append(f"      the deploy fills the switch files' placeholders from {', '.join(plane['credentials'])} "
                      "(secret config or the environment)")
         if plane["gateway"]:  # an oob segment (without one, each switch keeps its OS's DHCP)

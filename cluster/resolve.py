@@ -817,6 +817,42 @@ class _Resolver:
                          "other switches send them", "poll those switches (SNMP or gNMI), or run those tiers on "
                          "an OS that sends traps")
 
+    def telemetry(self, plane: sf.ManagementPlane) -> None:
+        """Telemetry collectors are reachable from the switches' management VRF, whose one route is
+        the oob gateway: not a switch's own management address (the upper half of addressing.oob),
+        not an address of the fabric's pools. What the built switches push is checked once they are
+        built (cluster.intent.management.telemetry_findings)."""
+        telemetry = plane.telemetry
+        if telemetry is None:
+            return
+        pools = {key: ipaddress.IPv4Network(getattr(self.raw.addressing, key))
+                 for key in ("oob", "loopbacks", "fabric_links", "hosts")
+                 if _pool_problem(getattr(self.raw.addressing, key)) is None}
+        protocols = ("gnmi_dialout", "grpc_tunnel", "otlp")
+        for protocol in protocols:
+            for index, endpoint in enumerate(getattr(telemetry, protocol)):
+                self._collector(f"management_plane.telemetry.{protocol}[{index}]", endpoint, pools)
+
+    def _collector(self, path: str, endpoint: str, pools: dict[str, ipaddress.IPv4Network]) -> None:
+        address = ipaddress.IPv4Address(endpoint.rpartition(":")[0])
+        oob = pools.get("oob")
+        if oob is not None and oob.prefixlen <= 29:
+            upper = list(oob.subnets(prefixlen_diff=1))[1]
+            if address in upper or address == oob.network_address:
+                self.error(path, f"collector {address} is in the upper half of addressing.oob ({upper}), which holds "
+                           "the switches' own management addresses (or is the segment's network address)",
+                           f"give a collector in the lower half ({next(oob.subnets(prefixlen_diff=1))}) or beyond "
+                           "the oob gateway")
+                return
+        for key in ("loopbacks", "fabric_links", "hosts"):
+            pool = pools.get(key)
+            if pool is not None and address in pool:
+                self.error(path, f"collector {address} is in addressing.{key} ({pool}): the switches push from "
+                           "their management VRF, which reaches the fabric's addresses through the oob gateway only",
+                           "give a collector on the oob segment's lower half or a management network beyond "
+                           "its gateway")
+                return
+
     def access(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.access names a path the target has; SSM needs a way out to reach its endpoints."""
         if cloud.access is None:
@@ -1148,6 +1184,8 @@ class _Resolver:
         self.addressing()
         management_plane = self.management_plane(cloud_target)
         self.trap_receivers(management_plane, fabric, (storage, management, oob))
+        if not cloud_target:
+            self.telemetry(management_plane)
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None

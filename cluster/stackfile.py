@@ -480,6 +480,50 @@ class Snmp(Model):
     trap_receivers: list[Ipv4] = Field(default_factory=list, max_length=8)
 
 
+def _endpoint(value: str) -> str:
+    address, _, port = value.rpartition(":")
+    _ipv4(address)
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"{value!r}: port {port} is not 1-65535")
+    return value
+
+
+# A collector: an IPv4 address and a TCP port, `a.b.c.d:port`
+Endpoint = Annotated[str, Field(pattern=r"^[0-9.]{7,15}:[0-9]{1,5}$", title="IPv4 address:port"),
+                     AfterValidator(_endpoint)]
+
+
+class Telemetry(Model):
+    """Streaming telemetry every switch pushes from its management VRF to collectors, in the
+    protocol its OS has: SONiC gNMI dial-out (config_db TELEMETRY_CLIENT), EOS gNMI through a gRPC
+    tunnel it opens to the collector (`management api gnmi` `transport grpc-tunnel`), Cumulus Linux
+    OpenTelemetry (OTLP over gRPC). Each list names the collectors of one protocol; a switch whose
+    protocol has none pushes nothing (the report says so). Interface counters with PFC and
+    queue counters are what a GPU fabric is watched by."""
+
+    # how often the switches report, in seconds (SONiC report_interval, Cumulus sample-interval); an
+    # EOS collector gives its own interval in the subscription it sends through the tunnel
+    interval_s: Annotated[int, Field(ge=1, le=3600)] = 10
+    # gNMI dial-out collectors, `a.b.c.d:port` (SONiC's dialout client publishes to the first that
+    # answers, the next on failure)
+    gnmi_dialout: list[Endpoint] = Field(default_factory=list, max_length=4)
+    # gRPC tunnel servers, `a.b.c.d:port` (EOS dials each; the collector subscribes to gNMI through it)
+    grpc_tunnel: list[Endpoint] = Field(default_factory=list, max_length=4)
+    # OpenTelemetry collectors' OTLP/gRPC receivers, `a.b.c.d:port` (OTLP's port is 4317)
+    otlp: list[Endpoint] = Field(default_factory=list, max_length=4)
+
+    @model_validator(mode="after")
+    def _collectors(self) -> Telemetry:
+        if not (self.gnmi_dialout or self.grpc_tunnel or self.otlp):
+            raise ValueError("telemetry names no collector: give gnmi_dialout, grpc_tunnel or otlp collectors (the "
+                             "protocol each switch OS pushes: docs/reference/dialects.md), or remove telemetry")
+        for key in ("gnmi_dialout", "grpc_tunnel", "otlp"):
+            values = getattr(self, key)
+            if len(set(values)) != len(values):
+                raise ValueError(f"{key} lists a collector twice")
+        return self
+
+
 def oob_quarters(pool: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:
     """The site's lower half of an oob segment, as (its static first quarter: the gateway, the DHCP
     server and other site equipment; its second quarter: the oob DHCP server's pool). The upper
@@ -510,6 +554,8 @@ class ManagementPlane(Model):
     tacacs_servers: list[Ipv4] = Field(default_factory=list, max_length=8)
     # SNMPv2c polling (community: gpu-cluster:snmp_community); omitted: no SNMP
     snmp: Snmp | None = None
+    # streaming telemetry pushed to collectors on the oob segment or beyond its gateway; omitted: none
+    telemetry: Telemetry | None = None
     # the switches' management API (EOS eAPI, NVUE REST API) and gNMI server, on the management address
     api: bool = True
     # the text shown before login

@@ -129,19 +129,21 @@ def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() ->
 
 
 def test_an_eos_config_with_every_management_service_is_translated() -> None:
-    """AAA, TACACS+, DNS, syslog and SNMP (traps too) are management plane the lab leaves out: an
-    eos.cfg holding them builds, its management port still read."""
+    """AAA, TACACS+, DNS, syslog, SNMP (traps too) and telemetry's gRPC tunnels are management plane
+    the lab leaves out: an eos.cfg holding them builds, its management port still read."""
     import yaml
 
     data = yaml.safe_load((ROOT / "tests/golden/stacks/eos.yaml").read_text())["config"]["gpu-cluster:cluster"]
     data["management_plane"] = {"syslog_servers": ["192.0.2.20"], "dns_servers": ["192.0.2.53"],
-                                "tacacs_servers": ["192.0.2.49"], "snmp": {"trap_receivers": ["192.0.2.162"]}}
+                                "tacacs_servers": ["192.0.2.49"], "snmp": {"trap_receivers": ["192.0.2.162"]},
+                                "telemetry": {"grpc_tunnel": ["172.16.0.72:57400"]}}
     from cluster.pipeline import validate_mapping
 
     eos = validate_mapping("eos", data)
     assert isinstance(eos, Valid) and eos.ok
     files = render_tree(eos.spec, eos.topology)
     assert "tacacs-server host 192.0.2.49" in files["switches/leaf-001-r0/eos.cfg"]
+    assert "      destination 172.16.0.72 port 57400\n" in files["switches/leaf-001-r0/eos.cfg"]
     plan = _built(build_plan(eos.spec, eos.topology, files, Slice()))
     assert all(switch.management is not None for switch in plan.switches)
 

@@ -183,14 +183,18 @@ def test_a_rendered_config_with_a_port_lane_removed_fails(sample: dict[str, Any]
 
 MANAGEMENT_TABLES = ("MGMT_VRF_CONFIG", "MGMT_INTERFACE", "NTP", "NTP_SERVER", "SYSLOG_SERVER", "DNS_NAMESERVER",
                      "TACPLUS", "TACPLUS_SERVER", "AAA", "SNMP", "SNMP_COMMUNITY", "SNMP_AGENT_ADDRESS_CONFIG",
-                     "BANNER_MESSAGE", "GNMI", "VLAN_INTERFACE", "STATIC_ROUTE")
+                     "BANNER_MESSAGE", "GNMI", "VLAN_INTERFACE", "STATIC_ROUTE", "TELEMETRY_CLIENT")
 
 
 def _managed() -> dict[str, dict[str, Any]]:
-    """Every config_db.json of a SONiC fabric and oob with every management service set."""
+    """Every config_db.json of a SONiC fabric and oob with every management service set, streaming
+    telemetry too (gNMI dial-out to two collectors)."""
     from tests.test_management_plane import _designs
 
-    return sonic_configs(run(dict(_designs())["prod-fabric-sonic"]))
+    data = copy.deepcopy(dict(_designs())["prod-fabric-sonic"])
+    data["management_plane"]["telemetry"] = {"gnmi_dialout": ["172.16.0.70:57000", "172.16.0.71:57000"],
+                                             "otlp": ["172.16.0.73:4317"]}
+    return sonic_configs(run(data))
 
 
 def test_every_management_table_is_written_and_validates(sample: dict[str, Any]) -> None:
@@ -204,6 +208,8 @@ def test_every_management_table_is_written_and_validates(sample: dict[str, Any])
     ("MGMT_VRF_CONFIG", None, "Try enable Management VRF"),  # services in `mgmt` need the VRF
     ("MGMT_INTERFACE", "gwaddr", "Must condition"),  # an IPv6 gateway for an IPv4 address
     ("TACPLUS", "passkey", "tacacs+"),  # tacacs+ logins need the key
+    ("TELEMETRY_CLIENT", "dst_group", "Must condition"),  # a subscription to a group that is not there
+    ("TELEMETRY_CLIENT", "dst_addr", "pattern"),  # a collector without its port
 ])
 def test_a_broken_management_table_fails(sample: dict[str, Any], table: str, change: str | None, words: str) -> None:
     config = copy.deepcopy(next(config for path, config in sorted(_managed().items()) if "/leaf-" in path))
@@ -213,6 +219,10 @@ def test_a_broken_management_table_fails(sample: dict[str, Any], table: str, cha
     elif change == "gwaddr":
         key = next(iter(config[table]))
         config[table][key]["gwaddr"] = "fc00::1"
+    elif change == "dst_group":
+        config[table]["Subscription|GPU_FABRIC_COUNTERS"]["dst_group"] = "ELSEWHERE"
+    elif change == "dst_addr":
+        config[table]["DestinationGroup|COLLECTORS"]["dst_addr"] = "172.16.0.70"
     else:
         del config[table]["global"][change]
     assert words in yang.errors(config)

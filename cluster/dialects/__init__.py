@@ -36,6 +36,10 @@ def _any_plan(model: str, gbps: int, lossless: tuple[int, ...]) -> tuple[str, st
     return None
 
 
+def _pushes_none(model: str) -> str | None:
+    return None
+
+
 def _no_column(model: str) -> str:
     return ""
 
@@ -122,6 +126,11 @@ class Platform:
     relays_on_routed_ports: bool = True
     # its configuration can name SNMP trap receivers
     snmp_traps: bool = True
+    # model -> the protocol it pushes streaming telemetry in, a key of management_plane.telemetry
+    # (gnmi_dialout, grpc_tunnel, otlp); None: the model pushes none
+    telemetry_push: Callable[[str], str | None] = _pushes_none
+    # its telemetry push and its gNMI server do not run together: where it pushes, the server is left off
+    push_stops_gnmi: bool = False
 
 
 @cache

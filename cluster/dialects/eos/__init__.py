@@ -63,4 +63,6 @@ PLATFORM = Platform(
     lag_name="Port-Channel{}",
     max_paths=600,  # `maximum-paths 1-600` (Arista AVD v5.0 schema; docs/reference/dialects.md, ECMP width)
     translate=translate,
+    # `management api gnmi` `transport grpc-tunnel` (AVD eos_cli_config_gen management-api-gnmi.j2)
+    telemetry_push=lambda model: "grpc_tunnel",
 )

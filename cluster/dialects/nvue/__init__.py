@@ -19,14 +19,16 @@ from cluster.dialects.nvue.running import translate
 
 
 class NvuePlatform(Entry):
-    """What Cumulus Linux can run on one model: its gNMI server (not on a Spectrum-1 ASIC)."""
+    """What Cumulus Linux can run on one model: its gNMI server and its OpenTelemetry export (neither
+    on a Spectrum-1 ASIC)."""
 
     gnmi: bool = True
+    otlp: bool = True
     source: str
 
 
 #: What a model without an `nvue` catalog entry gets: a switch that runs gNMI (Spectrum-2 and later).
-ANY_NVUE_MODEL = NvuePlatform(source="no nvue entry in the catalog: gNMI runs")
+ANY_NVUE_MODEL = NvuePlatform(source="no nvue entry in the catalog: gNMI and OTLP export run")
 
 
 def nvue_platform(model: str) -> NvuePlatform:
@@ -55,4 +57,7 @@ PLATFORM = Platform(
     max_paths=128,  # `multipaths ebgp 1-128` (NVUE command reference, BGP)
     generic=True,
     translate=translate,
+    # OpenTelemetry export (Cumulus Linux 5.14, Open Telemetry Export): Spectrum-2 and later
+    telemetry_push=lambda model: "otlp" if nvue_platform(model).otlp else None,
+    push_stops_gnmi=True,  # the same page: "When you enable and use Open Telemetry, do not enable and use gNMI streaming"
 )

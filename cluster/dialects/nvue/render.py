@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from cluster.breakout import breakout
 from cluster.dialects.nvue import nvue_platform
+from cluster.intent.management import Collector
 from cluster.intent.oob import OOB_VLAN, oob_l2
 from cluster.intent.qos import QosPlan, QosSide
 from cluster.intent.switch import Switch
@@ -75,10 +76,38 @@ def breakouts(switch: Switch) -> tuple[tuple[str, str], ...]:
     return tuple((f"swp{cage}", f"{split.ports}x") for cage in cages)
 
 
+@dataclass(frozen=True)
+class OtlpExport:
+    """What one switch exports by OpenTelemetry (Cumulus Linux 5.14, Open Telemetry Export): every
+    interface's counters and the buffer occupancy, each `interval_s`, with the per-priority
+    counters of the RoCE and lossless switch priorities (PFC pause frames sent and received, their
+    duration) and the per-class counters of the RoCE traffic class (ECN marks, WRED and no-buffer
+    discards)."""
+
+    collectors: tuple[Collector, ...]
+    interval_s: int
+    switch_priorities: tuple[int, ...]
+    traffic_classes: tuple[int, ...]
+
+
+def otlp_export(switch: Switch, profile: RoceProfile | None) -> OtlpExport | None:
+    """The switch's OTLP export: None without `management_plane.telemetry.otlp`, or on a model
+    Cumulus Linux exports nothing from (Spectrum-1)."""
+    plane = switch.management_plane
+    telemetry = plane.services.telemetry if plane is not None else None
+    if telemetry is None or not telemetry.otlp or not nvue_platform(switch.model).otlp:
+        return None
+    if profile is None:
+        return OtlpExport(telemetry.otlp, telemetry.interval_s, (), ())
+    priorities = tuple(sorted({*profile.plan.lossless, profile.plan.roce.priority}))
+    return OtlpExport(telemetry.otlp, telemetry.interval_s, priorities, (profile.tc(profile.plan.roce.priority),))
+
+
 def render_switch(switch: Switch) -> dict[str, str]:
     profile = RoceProfile(switch.qos) if switch.qos is not None else None
     return {"nvue.sh": render("nvue/startup.j2", switch=switch, oob=oob_l2(switch), profile=profile,
-                              breakouts=breakouts(switch), oob_vlan=OOB_VLAN, gnmi=nvue_platform(switch.model).gnmi)}
+                              breakouts=breakouts(switch), oob_vlan=OOB_VLAN, gnmi=nvue_platform(switch.model).gnmi,
+                              otlp=otlp_export(switch, profile))}
 
 
 QOS_FILE = "nvue.sh"

@@ -78,6 +78,7 @@ PLATFORM = Platform(
     # pull request 2276): a host's routed /31 gets no relay (docs/reference/dialects.md)
     relays_on_routed_ports=False,
     snmp_traps=False,  # config_db has no trap receiver table (sonic-snmp.yang: agent, communities, location, contact)
+    telemetry_push=lambda model: "gnmi_dialout",  # config_db TELEMETRY_CLIENT (sonic-telemetry_client.yang)
     reference_column=("SONiC SKUs", "the speeds SONiC has a port map for (SONiC at another speed is a SCHEMA error)",
                       _skus_column),
 )

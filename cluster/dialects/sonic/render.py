@@ -38,7 +38,7 @@ from typing import Any
 
 from cluster.dialects.sonic import sku_port
 from cluster.dialects.sonic.skus import SonicBuffers, sonic_platforms, sonic_sku
-from cluster.intent.management import ManagementPlane
+from cluster.intent.management import ManagementPlane, Telemetry
 from cluster.intent.oob import DEFAULT_BRIDGE_PRIORITY, OOB_VLAN, OobL2, oob_l2
 from cluster.intent.qos import SWITCH_MTU, QosPlan, QosSide
 from cluster.intent.switch import PFC_WATCHDOG_MS, Switch
@@ -287,6 +287,16 @@ GNMI_PORT = "50052"  # the port of SONiC's own sample CONFIG_DB (sonic-yang-mode
 # starts the server with --noTLS on 127.0.0.1 only (sonic-buildimage dockers/docker-sonic-gnmi)
 GNMI_CERTS = {"server_crt": "/etc/sonic/tls/gnmi-server.cer", "server_key": "/etc/sonic/tls/gnmi-server.key"}
 SNMP_PORT = "161"
+# gNMI dial-out (sonic-telemetry_client.yang; SONiC doc/system-telemetry/dialout.md): one destination group
+# of the collectors, tried in order, and one periodic subscription to COUNTERS_DB. The paths are those a
+# GPU fabric is watched by: every port's counters, PFC pause frames sent and received per priority among
+# them (SAI_PORT_STAT_PFC_<n>_RX_PKTS / _TX_PKTS), the name map that ties a port's OID to its name
+# (dialout.md's own subscription), and the per-queue counters (bytes, packets, drops) of the
+# `COUNTERS/Ethernet*/Queues` virtual path (doc/system-telemetry/grpc_telemetry.md, *Virtual path*).
+TELEMETRY_GROUP = "COLLECTORS"
+TELEMETRY_SUBSCRIPTION = "GPU_FABRIC_COUNTERS"
+TELEMETRY_PATHS = "COUNTERS/Ethernet*,COUNTERS/Ethernet*/Queues,COUNTERS_PORT_NAME_MAP"
+TELEMETRY_RETRY_S = "30"  # dialout.md: the default, stated
 TACACS_PORT = "49"
 USER_GROUPS = {"admin": "sudo,docker", "operator": ""}  # sonic-buildimage build_debian.sh: useradd -G sudo,docker
 
@@ -335,7 +345,23 @@ def management_tables(plane: ManagementPlane) -> dict[str, Any]:
         # certificate asked (client_auth false), password authentication (user_auth)
         tables["GNMI"] = {"certs": dict(GNMI_CERTS),
                           "gnmi": {"client_auth": "false", "port": GNMI_PORT, "user_auth": "password", "vrf": vrf}}
+    if services.telemetry is not None and services.telemetry.gnmi_dialout:
+        tables["TELEMETRY_CLIENT"] = telemetry_client(plane, services.telemetry)
     return tables
+
+
+def telemetry_client(plane: ManagementPlane, telemetry: Telemetry) -> dict[str, Any]:
+    """TELEMETRY_CLIENT: gNMI dial-out of the fabric's counters to the gnmi_dialout collectors, from
+    the management address (without one, the dial-out client's default: the management IP)."""
+    source = {"src_ip": plane.host} if plane.host is not None else {}
+    return {
+        "Global": {"encoding": "JSON_IETF", "retry_interval": TELEMETRY_RETRY_S, **source, "unidirectional": "true"},
+        f"DestinationGroup|{TELEMETRY_GROUP}": {
+            "dst_addr": ",".join(f"{collector.address}:{collector.port}" for collector in telemetry.gnmi_dialout)},
+        f"Subscription|{TELEMETRY_SUBSCRIPTION}": {
+            "dst_group": TELEMETRY_GROUP, "path_target": "COUNTERS_DB", "paths": TELEMETRY_PATHS,
+            "report_interval": str(telemetry.interval_s * 1000), "report_type": "periodic"},
+    }
 
 
 def users_script(name: str, plane: ManagementPlane) -> str:

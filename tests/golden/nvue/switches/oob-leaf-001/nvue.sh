@@ -12,8 +12,14 @@ nv set service ntp default server 172.16.0.1 iburst on
 nv set system ssh-server vrf default
 nv set system api state enabled
 nv set system api listening-address 172.16.240.1
-nv set system gnmi-server listening-address 172.16.240.1
-nv set system gnmi-server state enabled
+nv set system telemetry export vrf default
+nv set system telemetry export otlp grpc destination 172.16.0.72 port 4317
+nv set system telemetry export otlp grpc insecure enabled
+nv set system telemetry export otlp state enabled
+nv set system telemetry interface-stats export state enabled
+nv set system telemetry interface-stats sample-interval 10
+nv set system telemetry buffer-stats export state enabled
+nv set system telemetry buffer-stats sample-interval 10
 nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface swp1 description 'h200-node-001 bmc'
 nv set interface swp1 link speed 1G

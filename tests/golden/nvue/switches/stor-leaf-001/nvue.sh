@@ -13,8 +13,16 @@ nv set service ntp mgmt server 172.16.0.1 iburst on
 nv set system ssh-server vrf mgmt
 nv set system api state enabled
 nv set system api listening-address 172.16.224.1
-nv set system gnmi-server listening-address 172.16.224.1
-nv set system gnmi-server state enabled
+nv set system telemetry export vrf mgmt
+nv set system telemetry export otlp grpc destination 172.16.0.72 port 4317
+nv set system telemetry export otlp grpc insecure enabled
+nv set system telemetry export otlp state enabled
+nv set system telemetry interface-stats export state enabled
+nv set system telemetry interface-stats sample-interval 10
+nv set system telemetry interface-stats switch-priority 1
+nv set system telemetry interface-stats egress-buffer traffic-class 3
+nv set system telemetry buffer-stats export state enabled
+nv set system telemetry buffer-stats sample-interval 10
 nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.192.1/32
 nv set interface swp1 description 'h200-node-001 storage nic0'
