@@ -24,7 +24,7 @@ from cluster import credentials, parts
 from cluster.addressing import fit_default_pools
 from cluster.findings import Finding
 from cluster.inputs import Unreadable, read_text_bounded
-from cluster.intent.management import telemetry_findings
+from cluster.intent.management import telemetry_findings, trap_findings
 from cluster.intent.qos import fabric_qos_intent
 from cluster.intent.storage_qos import storage_port_intent
 from cluster.limits import limit_findings
@@ -147,6 +147,7 @@ def _check(loaded: Loaded, rules: list[Rule] | None, stage: Stage) -> Result:
     stage(f"checking {counted(len(chosen), 'rule')} on {counted(len(topology.switch_nodes), 'switch')}")
     findings.extend(run_rules(chosen, spec, topology, derived))
     findings.extend(telemetry_findings(spec, topology))  # what the built switches push
+    findings.extend(trap_findings(spec, topology))  # and which send SNMP traps
     findings.extend(parts.design_findings(loaded.settings, spec, topology))  # as plan and pulumi up refuse them
     return Valid(loaded=loaded, spec=spec, topology=topology, findings=apply_policy(findings, spec.policy.suppress))
 

@@ -799,24 +799,6 @@ class _Resolver:
         ntp = raw.ntp_servers if raw.ntp_servers is not None else [gateway]
         return raw.model_copy(update={"gateway": gateway, "ntp_servers": ntp})
 
-    def trap_receivers(self, plane: sf.ManagementPlane, fabric: FabricSpec | None,
-                       networks: tuple[NetworkSpec | None, ...]) -> None:
-        """SNMP trap receivers reach NVUE and EOS switches; SONiC's config_db has no trap receiver
-        table (sonic-snmp.yang holds the agent, communities, location and contact only)."""
-        if plane.snmp is None or not plane.snmp.trap_receivers:
-            return
-        tiers = [(f"fabric.{tier}", getattr(fabric, tier)) for tier in ("leaf", "spine", "core")] if fabric else []
-        tiers += [(f"{network.name}.{tier}", getattr(network, tier)) for network in networks if network is not None
-                  for tier in ("leaf", "spine")]
-        silent = [(path, dialects.platform(model.os).title) for path, model in tiers
-                  if not dialects.platform(model.os).snmp_traps]
-        if silent:
-            self.ignored("management_plane.snmp.trap_receivers",
-                         f"{', '.join(f'{path} ({title})' for path, title in silent)} send no SNMP traps: their "
-                         "configuration has no trap receiver (docs/reference/dialects.md, Management plane); the "
-                         "other switches send them", "poll those switches (SNMP or gNMI), or run those tiers on "
-                         "an OS that sends traps")
-
     def telemetry(self, plane: sf.ManagementPlane) -> None:
         """Telemetry collectors are reachable from the switches' management VRF, whose one route is
         the oob gateway: not a switch's own management address (the upper half of addressing.oob),
@@ -1183,7 +1165,6 @@ class _Resolver:
         scheduler = self.scheduler(raw.target, cloud, pools)
         self.addressing()
         management_plane = self.management_plane(cloud_target)
-        self.trap_receivers(management_plane, fabric, (storage, management, oob))
         if not cloud_target:
             self.telemetry(management_plane)
         policy = self.policy()

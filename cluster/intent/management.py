@@ -166,6 +166,31 @@ def _ignored(path: str, message: str, hint: str, severity: Severity = Severity.W
     return Finding("SPEC-IGNORED", severity, path, message, hint)
 
 
+def _built_tiers(topology: Topology) -> dict[str, tuple[str, str]]:
+    """Config path -> (os, model) of every switch tier the design built, in graph order."""
+    tiers: dict[str, tuple[str, str]] = {}
+    for _, switch in topology.switches():
+        tiers.setdefault(switch["path"], (switch["os"], switch["model"]))
+    return tiers
+
+
+def trap_findings(spec: ClusterSpec, topology: Topology) -> list[Finding]:
+    """SNMP trap receivers reach the built tiers whose OS sends traps (Platform.snmp_traps); SONiC's
+    config_db has no trap receiver table (sonic-snmp.yang holds the agent, communities, location and
+    contact only), so its tiers are named."""
+    snmp = spec.management_plane.snmp
+    if snmp is None or not snmp.trap_receivers:
+        return []
+    silent = [f"{path} ({dialects.platform(os).title})" for path, (os, _model) in _built_tiers(topology).items()
+              if not dialects.platform(os).snmp_traps]
+    if not silent:
+        return []
+    return [_ignored("management_plane.snmp.trap_receivers",
+                     f"{', '.join(silent)} send no SNMP traps: their configuration has no trap receiver "
+                     "(docs/reference/dialects.md, Management plane); the other switches send them",
+                     "poll those switches (SNMP or gNMI), or run those tiers on an OS that sends traps")]
+
+
 def telemetry_findings(spec: ClusterSpec, topology: Topology) -> list[Finding]:
     """What the built switches make of `management_plane.telemetry`: each tier pushes in its OS's
     protocol on its model (Platform.telemetry_push). Reported: tiers that push nothing, tiers whose
@@ -174,9 +199,7 @@ def telemetry_findings(spec: ClusterSpec, topology: Topology) -> list[Finding]:
     telemetry = spec.management_plane.telemetry
     if telemetry is None:
         return []
-    tiers: dict[str, tuple[str, str]] = {}  # config path -> (os, model), in graph order
-    for _, switch in topology.switches():
-        tiers.setdefault(switch["path"], (switch["os"], switch["model"]))
+    tiers = _built_tiers(topology)
     if not tiers:
         return []  # no switch of the design's (a cloud target: management_plane is reported ignored)
     pushing = [(path, dialects.platform(os), model, dialects.platform(os).telemetry_push(model))
