@@ -274,9 +274,8 @@ class _Resolver:
     @staticmethod
     def _sized(name: str, leaf: SwitchModel, spine: SwitchModel, raw: sf.Network, devices: int, ports: int) -> NetworkPlan:
         """The network as the builder will size it with these two models."""
-        network = NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
-                              leaf_uplinks=raw.leaf_uplinks,
-                              max_oversubscription=raw.max_oversubscription or NETWORK_RATIO)
+        network = NetworkSpec.from_stack(raw, name=name, leaf=leaf, spine=spine,
+                                         max_oversubscription=raw.max_oversubscription or NETWORK_RATIO)
         return size_network(network, devices, ports, leaf.port_gbps)
 
     def _devices(self, name: str, pools: list[PoolSpec]) -> tuple[int, int]:
@@ -492,21 +491,19 @@ class _Resolver:
         if fabric_nics.count == 0:
             self.error(f"{path}.fabric_nics.count", "a GPU node needs at least one fabric NIC", "set count >= 1")
         transport = (self.raw.fabric.transport if self.raw.fabric else None) or "roce"
-        return PoolSpec(
-            name=pool.name,
+        return PoolSpec.from_stack(
+            pool,
+            ignored=("instance_type", "previous_names"),  # ignored on premises (reported here and in renames)
             index=index,
-            nodes=pool.nodes,
             gpu=gpu,
             # a named server says how many GPUs it carries; otherwise the GPU's board does
             gpus_per_node=pool.gpus_per_node or (server.gpus if pool.server else gpu_entry.gpus_per_node),
             nvlink_domain=gpu_entry.nvlink_domain,
             server=server_name,
-            instance_type=None,
             fabric_nics=fabric_nics,
             fabric_kind=transport,
             storage_nics=self.nics(pool.storage_nics, server.storage_nics),
             management_nics=self.nics(pool.management_nics, server.management_nics),
-            address_block=pool.address_block,
             catalog_nics=tuple(name for name in NIC_SETS if getattr(pool, name) is None),
         )
 
@@ -560,21 +557,19 @@ class _Resolver:
             return None  # reported: cloud.region is required
         fabric = instance.fabric
         other = instance.other_nics or NicLayout(count=1, gbps=0)
-        return PoolSpec(
-            name=pool.name,
+        return PoolSpec.from_stack(
+            pool,
+            ignored=("address_block",),  # ignored on cloud targets (reported above)
             index=index,
-            nodes=pool.nodes,
             gpu=instance.gpu,
             gpus_per_node=instance.gpus,
             nvlink_domain=self.catalog.gpus[instance.gpu].nvlink_domain,
             server=None,
-            instance_type=pool.instance_type,
             fabric_nics=Nics(count=fabric.count, gbps=fabric.gbps),
             fabric_kind=fabric.kind,
             storage_nics=Nics(count=other.count, gbps=other.gbps),
             management_nics=Nics(count=other.count, gbps=other.gbps),
             capacity=pool_capacity(target, self.raw.cloud, pool, path, instance.arch),
-            previous_names=tuple(pool.previous_names),
         )
 
     # ----- fabric and networks
@@ -645,25 +640,8 @@ class _Resolver:
             tiers = Oversubscription(leaf=oversub, spine=oversub, core=oversub)
         if len(set(raw.shared_with)) != len(raw.shared_with):
             self.error("fabric.shared_with", "a network is listed twice", "list storage and management once each")
-        return FabricSpec(
-            transport=transport,
-            design=raw.design,
-            planes=planes,
-            rails=rails,
-            leaf=leaf,
-            spine=spine,
-            core=core,
-            leaves=raw.leaves,
-            spines=raw.spines,
-            cores=raw.cores,
-            pods=raw.pods,
-            leaf_uplinks=raw.leaf_uplinks,
-            spine_uplinks=raw.spine_uplinks,
-            max_oversubscription=tiers,
-            shared_with=tuple(raw.shared_with),
-            fill=raw.fill,
-            uplink_layout=raw.uplink_layout,
-        )
+        return FabricSpec.from_stack(raw, transport=transport, rails=rails, leaf=leaf, spine=spine, core=core,
+                                     max_oversubscription=tiers)
 
     def network(self, name: Literal["storage", "management", "oob"], pools: list[PoolSpec]) -> NetworkSpec | None:
         raw = getattr(self.raw, name) or sf.Network()
@@ -693,17 +671,13 @@ class _Resolver:
         if chosen is not None:
             spine = spine.model_copy(update={"chosen": chosen[1]})
 
-        return NetworkSpec(
+        return NetworkSpec.from_stack(
+            raw,
             name=name,
             leaf=leaf,
             spine=spine,
-            leaves=raw.leaves,
-            spines=raw.spines,
-            leaf_uplinks=raw.leaf_uplinks,
             max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
             targets=self.storage_targets() if name == "storage" else (),
-            lossless=isinstance(raw, sf.StorageNetwork) and raw.lossless,
-            ecn=raw.ecn if isinstance(raw, sf.StorageNetwork) else None,
         )
 
     def storage_targets(self) -> tuple[str, ...]:
@@ -1041,14 +1015,7 @@ class _Resolver:
                 f"recommended ({raw.recommended_gbps_per_gpu}) is below the minimum ({raw.min_gbps_per_gpu})",
                 "set recommended_gbps_per_gpu >= min_gbps_per_gpu",
             )
-        return PolicySpec(
-            min_gbps_per_gpu=raw.min_gbps_per_gpu,
-            recommended_gbps_per_gpu=raw.recommended_gbps_per_gpu,
-            max_switch_hops=raw.max_switch_hops,
-            fail_on=Severity.parse(raw.fail_on),
-            suppress=tuple(raw.suppress),
-            max_degraded_oversubscription=raw.max_degraded_oversubscription,
-        )
+        return PolicySpec.from_stack(raw, fail_on=Severity.parse(raw.fail_on))
 
     def qos(self, fabric: FabricSpec | None) -> sf.Qos | None:
         raw = self.raw.qos
@@ -1151,25 +1118,20 @@ class _Resolver:
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None
-        return ClusterSpec(
-            name=raw.name,
-            target=raw.target,
+        return ClusterSpec.from_stack(
+            raw,
+            ignored=("provisioning",) if cloud_target else (),  # ignored on cloud targets (reported above)
             cloud=cloud,
             pools=tuple(pools),
             fabric=fabric,
             storage=storage,
             management=management,
             oob=oob,
-            addressing=raw.addressing,
             default_pools=tuple(key for key in DEFAULT_POOLS if key not in raw.addressing.model_fields_set),
-            asn=raw.asn,
             qos=self.qos(fabric),
             storage_qos=None if cloud_target else raw.qos or sf.Qos(),
             policy=policy,
-            costs=raw.costs,
             management_plane=management_plane,
-            provisioning=None if cloud_target else raw.provisioning,
-            previous_names=tuple(raw.previous_names),
             filesystem=filesystem,
             home=home,
             scheduler=scheduler,
