@@ -14,6 +14,7 @@ import pytest
 from cluster import clouds
 from cluster import stackfile as sf
 from cluster.clouds import Cloud, cloud
+from cluster.deployment import CloudPlan, cloud_plan
 from cluster.filesystems import plan
 from components.targets import networks
 from tests.conftest import ROOT
@@ -35,8 +36,6 @@ STILL_NAMED: dict[str, tuple[set[str], str]] = {
                            "group, VPC, node images, zones), not yet moved with them"),
     "cluster/exports/kubernetes.py": ({"gke"}, "GKE's multi-network annotations and Network objects, which the "
                                       "Kueue export writes for GKE pools: not yet moved to the record"),
-    "cluster/deployment.py": ({"aws", "gcp", "azure", "eks", "gke", "aks"}, "plan's per-cloud identity, placement, "
-                              "reservation and control-plane lines, not yet moved"),
     "cluster/estimate/fit.py": ({"aws", "gcp", "azure"}, "calibration rows and the regions their designs are "
                                 "validated in: measured data, keyed by where it was measured"),
     "components/offline.py": ({"aws", "gcp", "azure", "eks"}, "the mocks answer the providers' resource and invoke "
@@ -78,6 +77,12 @@ def test_every_folder_with_a_cloud_is_a_target() -> None:
     folders = {path.parent.name for path in (ROOT / "cluster" / "clouds").glob("*/__init__.py")}
     assert set(clouds.clouds()) == folders
     assert all(name == entry.name for name, entry in clouds.clouds().items())
+
+
+def test_every_cloud_has_its_plan_module() -> None:
+    """`plan`'s summary asks each cloud's cluster/clouds/<cloud>/plan.py for what needs the spec."""
+    for name in clouds.names():
+        assert isinstance(cloud_plan(name), CloudPlan), name
 
 
 def test_every_cloud_has_its_components_folder() -> None:
