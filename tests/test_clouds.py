@@ -15,6 +15,7 @@ from cluster import clouds
 from cluster import stackfile as sf
 from cluster.clouds import Cloud, cloud
 from cluster.deployment import CloudPlan, cloud_plan
+from cluster.exports.kubernetes import CloudKubernetes, cloud_kubernetes
 from cluster.filesystems import plan
 from components.targets import networks
 from tests.conftest import ROOT
@@ -34,8 +35,6 @@ STILL_NAMED: dict[str, tuple[set[str], str]] = {
                              "version forms, keyed by scheduler.kind: not yet moved to the clouds' records"),
     "cluster/resolve.py": ({"eks", "gke", "aks"}, "the scheduler.kind checks of those limits (location, resource "
                            "group, VPC, node images, zones), not yet moved with them"),
-    "cluster/exports/kubernetes.py": ({"gke"}, "GKE's multi-network annotations and Network objects, which the "
-                                      "Kueue export writes for GKE pools: not yet moved to the record"),
     "cluster/estimate/fit.py": ({"aws", "gcp", "azure"}, "calibration rows and the regions their designs are "
                                 "validated in: measured data, keyed by where it was measured"),
     "components/offline.py": ({"aws", "gcp", "azure", "eks"}, "the mocks answer the providers' resource and invoke "
@@ -79,10 +78,12 @@ def test_every_folder_with_a_cloud_is_a_target() -> None:
     assert all(name == entry.name for name, entry in clouds.clouds().items())
 
 
-def test_every_cloud_has_its_plan_module() -> None:
-    """`plan`'s summary asks each cloud's cluster/clouds/<cloud>/plan.py for what needs the spec."""
+def test_every_cloud_has_its_plan_and_kubernetes_modules() -> None:
+    """`plan`'s summary asks each cloud's cluster/clouds/<cloud>/plan.py for what needs the spec, the
+    Kueue export its kubernetes.py for what its managed Kubernetes adds."""
     for name in clouds.names():
         assert isinstance(cloud_plan(name), CloudPlan), name
+        assert isinstance(cloud_kubernetes(name), CloudKubernetes), name
 
 
 def test_every_cloud_has_its_components_folder() -> None:

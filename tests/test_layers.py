@@ -12,7 +12,7 @@ import networkx as nx
 from tests.conftest import ROOT
 
 DIALECT_JOBS = ("render", "lldp")  # a dialect's modules of these names; the rest are its platform facts
-CLOUD_JOBS = ("plan",)  # a cloud's modules of these names; the rest are its facts
+CLOUD_JOBS = ("plan", "kubernetes")  # a cloud's modules of these names; the rest are its facts
 
 
 def _unit(module: str) -> str:
@@ -65,7 +65,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
                 "cluster.whatif", "cluster.intent"}),
     ("rules", {"cluster.rules"}),
-    ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.configs", "cluster.readback", "cluster.exports",
+    ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.clouds.kubernetes", "cluster.configs",
+                   "cluster.readback", "cluster.exports",
                    "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
     ("uses", {"cluster.resizing", "cluster.starter", "cluster.report", "cluster.estimate", "cluster.formats",

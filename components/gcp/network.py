@@ -297,7 +297,7 @@ def kubernetes_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: F
     None for bare nodes."""
     if spec.scheduler.kind != "gke":
         return None
-    from cluster.exports.kubernetes import gke_networks_yaml
+    from cluster.clouds.gcp.kubernetes import networks_yaml
 
     instances = [load_catalog().instance("gcp", pool.instance_type or "") for pool in spec.pools]
     gvnic = any(instance is not None and instance.other_nics is not None and instance.other_nics.count >= 2
@@ -308,7 +308,7 @@ def kubernetes_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: F
     def names(ids: list[str]) -> str:
         short = [value.rsplit("/", 1)[-1] for value in ids]
         storage_pair = (short[0], short[1]) if gvnic else None
-        return gke_networks_yaml(storage_pair, [(short[2], subnet) for subnet in short[3:]])
+        return networks_yaml(storage_pair, [(short[2], subnet) for subnet in short[3:]])
 
     ids: list[pulumi.Input[str]] = [storage.network_id, storage.subnet_ids[0], rdma.network_id, *rdma.subnet_ids]
     return pulumi.Output.all(*ids).apply(names)
