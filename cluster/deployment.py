@@ -8,13 +8,64 @@ instance catalog only, so it reads the same offline and live.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from typing import Protocol, cast, runtime_checkable
 
+from cluster import clouds
 from cluster import scheduler as k8s
 from cluster.catalog import load_catalog
 from cluster.clouds import cloud as cloud_target
 from cluster.resolve import access_of
 from cluster.spec import ClusterSpec, PoolSpec
+
+
+@runtime_checkable
+class CloudPlan(Protocol):
+    """A cloud's `plan` module (cluster/clouds/<cloud>/plan.py): what `plan` says of its stacks
+    that needs the spec, beside the facts of its CLOUD. "Managed" means its managed Kubernetes
+    (scheduler.kind), "bare" its bare nodes."""
+
+    RESERVATION_WORDS: str | None  # what to get for pools without a reservation (None: reservations unused)
+    GPU_TAINT: str | None  # the managed pools' own GPU taint, in words (None: the scheduler's)
+    NODE_IMAGE: str | None  # the image managed pools boot regardless of cloud.image (None: the stack's)
+    RUNS_BOOT_SCRIPT: bool  # managed nodes run the stack's boot script (file systems mounted at boot)
+    SCHEDULER_EXTRA: str  # what the managed pools keep, after the scheduler line
+
+    def managed_cluster_where(self, spec: ClusterSpec) -> str: ...
+
+    def control_plane(self, spec: ClusterSpec, cluster: str) -> str: ...
+
+    def kubernetes_network(self, spec: ClusterSpec) -> str | None: ...
+
+    def kubernetes_way_in(self, spec: ClusterSpec) -> str | None: ...
+
+    def joined_todo(self, spec: ClusterSpec) -> list[str]: ...
+
+    def created_todo(self, spec: ClusterSpec) -> list[str]: ...
+
+    def home_volume_note(self, spec: ClusterSpec) -> str: ...
+
+    def storage_subnet_ready(self, spec: ClusterSpec) -> bool: ...
+
+    def identity(self, spec: ClusterSpec) -> str: ...
+
+    def named_image_note(self, spec: ClusterSpec) -> str: ...
+
+    def default_image_line(self, spec: ClusterSpec) -> str | None: ...
+
+    def placement(self, spec: ClusterSpec, pool: PoolSpec) -> str: ...
+
+    def own_routes(self, spec: ClusterSpec) -> str | None: ...
+
+    def reservations(self, spec: ClusterSpec) -> list[str] | None: ...
+
+    def reservation_kind(self, pool: PoolSpec) -> str: ...
+
+
+def cloud_plan(target: str) -> CloudPlan:
+    """The `plan` module of the cloud target `target` (tests/test_clouds.py holds each to CloudPlan)."""
+    return cast("CloudPlan", importlib.import_module(f"cluster.clouds.{clouds.cloud(target).name}.plan"))
 
 
 @dataclass(frozen=True)
@@ -28,7 +79,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
     if not spec.is_cloud or spec.cloud is None:
         return None
     cloud, target = spec.cloud, spec.target
-    provider = cloud_target(target)
+    provider, plan = cloud_target(target), cloud_plan(target)
     catalog = load_catalog()
     creates: list[str] = []
     todo: list[str] = []
@@ -40,7 +91,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         group = (f"{k8s.managed(spec.scheduler.kind).kubernetes_pool} {k8s.pool_name(spec, pool)} of {_cluster(spec)}"
                  if spec.kubernetes else f"one {provider.group}")
         creates.append(f"pool {pool.name}: {pool.nodes} x {pool.instance_type} ({pool.gpus} {pool.gpu} GPUs) in "
-                       f"{group} in {where}, {_placement(spec, pool)}; no public IP on any node")
+                       f"{group} in {where}, {plan.placement(spec, pool)}; no public IP on any node")
         todo.append(provider.quota.format(vcpus=pool.nodes * instance.vcpus, gpus=pool.gpus, gpu=pool.gpu,
                                           region=cloud.region, pool=pool.name, nodes=pool.nodes,
                                           vcpus_per_node=instance.vcpus, instance_type=pool.instance_type))
@@ -48,31 +99,19 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
         creates.append(_control_plane(spec))
     if spec.kubernetes:
         creates.append(_scheduler(spec))
-    aks = spec.scheduler.kind == "aks"
-    if aks and spec.scheduler.create:
-        creates.append("network: a resource group and a VNet (10.0.0.0/16) whose management subnet holds every node "
-                       "of the AKS cluster; the file systems' subnets are in the same VNet, so no peering; no NSG, NAT "
-                       "gateway, Bastion or node identity of the stack's: the cluster's own")
-    elif aks:
-        creates.append("network: " + (
-            "a resource group and a VNet holding only the file systems' own subnets; no management subnet, NSG, NAT "
-            "gateway, Bastion or node identity: the node pools use the AKS cluster's" if _file_systems(spec) else
-            "none: the node pools join the AKS cluster's VNet, identity and outbound path, so the stack creates no "
-            "resource group, VNet, NAT gateway, Bastion or node identity"))
+    managed_network = plan.kubernetes_network(spec)  # None: the stack's own networks, way out and identity
+    if managed_network is not None:
+        creates.append(managed_network)
     else:
         creates.append(_egress(spec))
-        creates.append(_identity(spec))
+        creates.append(plan.identity(spec))
     if spec.filesystem is not None:
         creates.append(_filesystem(spec))
     if spec.home is not None:
         creates.append(_home(spec))
-    if aks and spec.scheduler.create:
-        creates.append("way in: the AKS cluster's private API server (`az aks command invoke --resource-group <group> "
-                       f"--name {spec.scheduler.cluster} --command 'kubectl get nodes'`, the group from `pulumi stack "
-                       "output network`: resource_group), or kubectl from inside the VNet")
-    elif aks:
-        creates.append("way in: the AKS cluster's own (`az aks get-credentials --resource-group "
-                       f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}`, then kubectl)")
+    way_in = plan.kubernetes_way_in(spec)
+    if way_in is not None:
+        creates.append(way_in)
     else:
         creates.append(f"way in: {provider.access[access]}" if access in provider.access else
                        f"way in: none created (cloud.access none): SSH from cloud.ssh_cidrs "
@@ -87,7 +126,7 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
                     "only)")
     if access in provider.client_todo:
         todo.append(provider.client_todo[access])
-    if not cloud.data_buckets and not aks:
+    if not cloud.data_buckets and managed_network is None:
         todo.append("data: the nodes' identity reads no bucket; name the training data's in cloud.data_buckets")
     if provider.kubelet_todo is not None and spec.kubernetes:
         todo.append(provider.kubelet_todo)
@@ -103,128 +142,58 @@ def deployment(spec: ClusterSpec) -> Deployment | None:
 
 
 def _cluster(spec: ClusterSpec) -> str:
-    """The existing managed cluster the node pools join, in words."""
+    """The managed cluster the node pools join, in words."""
     scheduler = spec.scheduler
     service = k8s.managed(scheduler.kind).kubernetes_service
+    where = cloud_plan(spec.target).managed_cluster_where(spec)
     if scheduler.create:
-        where = {"gke": scheduler.location or "", "eks": spec.cloud.region if spec.cloud else "",
-                 "aks": "the stack's resource group"}[scheduler.kind]
         return f"{service} cluster {scheduler.cluster} ({where}, created by the stack)"
-    where = {"eks": spec.cloud.region if spec.cloud else "", "gke": scheduler.location or "",
-             "aks": f"resource group {scheduler.resource_group}"}[scheduler.kind]
     return f"{service} cluster {scheduler.cluster} ({where})"
 
 
 def _control_plane(spec: ClusterSpec) -> str:
     """The control plane a stack with scheduler.create builds, in words."""
-    scheduler = spec.scheduler
-    if scheduler.kind == "gke":
-        return (f"control plane: {_cluster(spec)}, Kubernetes {scheduler.version} on the {k8s.GKE_RELEASE_CHANNEL} "
-                "channel, on the management VPC: VPC-native, multi-networking with GKE Dataplane V2, private nodes and "
-                "a private endpoint only, Workload Identity, no default node pool; deletion protection on")
-    if scheduler.kind == "eks":
-        return (f"control plane: {_cluster(spec)}, Kubernetes {scheduler.version}, a private endpoint only, in "
-                f"/28 subnets of {', '.join(scheduler.zones or [])}; its IAM role (AmazonEKSClusterPolicy); access "
-                "entries (EKS adds the node role's, you as cluster admin); a system node group of "
-                "2 x m5.xlarge in the management subnet; the GPU nodes carry the cluster security group; "
-                "deletion protection on")
-    return (f"control plane: {_cluster(spec)}, Kubernetes {scheduler.version}, a private cluster (no public API "
-            "server), Azure CNI Overlay (pods 10.4.0.0/14, services 10.8.0.0/20), a system-assigned managed "
-            "identity, a system node pool of 3 x Standard_DS4_v2 tainted CriticalAddonsOnly")
+    return cloud_plan(spec.target).control_plane(spec, _cluster(spec))
 
 
 def _scheduler(spec: ClusterSpec) -> str:
     """What the node pools give the scheduler: labels, taints, and the nodes' Kubernetes."""
-    kind = spec.scheduler.kind
-    taint = ("GKE's own nvidia.com/gpu=present:NoSchedule taint" if kind == "gke" else
-             f"the taint {k8s.GPU_TAINT_KEY}={k8s.GPU_TAINT_VALUE}:NoSchedule")
-    extra = {"eks": "; the node group's launch template keeps every EFA interface, the placement and the reservation",
-             "gke": "; the storage VPC and every RDMA subnet attached as additional node networks",
-             "aks": "; one node pool, one scale set, so one InfiniBand network per pool"}[kind]
+    kind, plan = spec.scheduler.kind, cloud_plan(spec.target)
+    taint = plan.GPU_TAINT or f"the taint {k8s.GPU_TAINT_KEY}={k8s.GPU_TAINT_VALUE}:NoSchedule"
     return (f"scheduler: the GPU nodes join {_cluster(spec)} as {k8s.managed(kind).kubernetes_pool}s, each node labelled "
             f"{k8s.POOL_LABEL}=<pool> and carrying {taint}, which the exported Kueue flavors select and "
-            f"tolerate{extra}")
-
-
-# What joining an existing cluster leaves to the user, per kind (the add-ons the pools need to train).
-KUBERNETES_TODO = {
-    "eks": ["scheduler: the EKS cluster must exist in the VPC cloud.vpc_id names; install the EFA device plugin "
-            "(vpc.amazonaws.com/efa), the NVIDIA device plugin or GPU Operator, and Kueue v0.16+ (then `kubectl "
-            "apply -f kubernetes/kueue.yaml`); EKS gives the node role its access entry itself"],
-    "gke": ["scheduler: the GKE cluster must have multi-networking and GKE Dataplane V2 on; apply `pulumi stack output "
-            "kubernetes_networks` (the Network objects the Jobs' interface annotations name), then install Kueue "
-            "v0.16+ and the gIB NCCL plugin (Cluster Toolkit's gke-a3-ultragpu nccl-installer)",
-            "way in: GKE nodes are on the cluster's own VPC, not the management VPC: reach them with kubectl (the "
-            "stack's IAP rule and Cloud NAT serve the management VPC only; cloud.access / egress none drop them); "
-            "private nodes reach the internet through the cluster VPC's Cloud NAT"],
-    "aks": ["scheduler: register the subscription's AKSInfinibandSupport feature (nodes of a pool on one "
-            "InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
-            "guide does, and Kueue v0.16+"],
-}
-
-
-# What a GKE cluster the stack created (scheduler.create) leaves to the user.
-GKE_CREATED_TODO = [
-    "scheduler: the control plane has only a private endpoint: run kubectl from inside the management VPC (a VM "
-    "reached through IAP, or a VPN); apply `pulumi stack output kubernetes_networks` (the Network objects the Jobs' "
-    "interface annotations name), then install Kueue v0.16+ and the gIB NCCL plugin (Cluster Toolkit's "
-    "gke-a3-ultragpu nccl-installer)",
-    "upgrades: the REGULAR channel upgrades the control plane in GKE's maintenance windows; the GPU node pools "
-    "have auto-upgrade off",
-]
-
-
-# What an EKS or AKS cluster the stack created (scheduler.create) leaves to the user.
-EKS_CREATED_TODO = [
-    "scheduler: the control plane has only a private endpoint: run kubectl from inside the VPC (a node through "
-    "Session Manager, or a VPN); install the EFA device plugin (vpc.amazonaws.com/efa), the NVIDIA device plugin or "
-    "GPU Operator, and Kueue v0.16+ (then `kubectl apply -f kubernetes/kueue.yaml`); with cloud.vpc_id the VPC "
-    "must have DNS support and DNS hostnames on (the private endpoint's name resolves only so)",
-    "upgrades: the control plane stays at its version until you raise scheduler.version (one minor at a time); "
-    "the node groups follow their launch template",
-]
-AKS_CREATED_TODO = [
-    "scheduler: register the subscription's AKSInfinibandSupport feature before `pulumi up` (nodes of a pool on "
-    "one InfiniBand network), install NVIDIA's Network Operator and GPU Operator as Azure's aks-rdma-infiniband "
-    "guide does, and Kueue v0.16+; the API server is private: kubectl from inside the VNet or `az aks command "
-    "invoke`",
-]
-CREATED_TODO = {"gke": GKE_CREATED_TODO, "eks": EKS_CREATED_TODO, "aks": AKS_CREATED_TODO}
+            f"tolerate{plan.SCHEDULER_EXTRA}")
 
 
 def _not_created(spec: ClusterSpec) -> list[str]:
     """What a training cluster needs that this stack does not create, said plainly."""
-    target = spec.target
-    provider = cloud_target(target)
+    provider, plan = cloud_target(spec.target), cloud_plan(spec.target)
+    # managed nodes that do not run the stack's boot script mount nothing it creates
+    unmounted = spec.kubernetes and not plan.RUNS_BOOT_SCRIPT
     if spec.scheduler.create:
-        lines = list(CREATED_TODO[spec.scheduler.kind])
+        lines = plan.created_todo(spec)
     elif spec.kubernetes:
-        lines = list(KUBERNETES_TODO[spec.scheduler.kind])
-        if spec.scheduler.kind == "aks" and _file_systems(spec):
-            lines.append("network: the node pools are on the AKS cluster's VNet, the stack's file systems on the "
-                         "stack's VNet (10.0.0.0/16): peer the two (their address spaces must not overlap) for the "
-                         "nodes to reach them")
+        lines = plan.joined_todo(spec)
     else:
         lines = [
             f"scheduler: none created (scheduler.kind none): the nodes boot as bare VMs in their {provider.group}s, "
             f"joined to no Slurm controller and no Kubernetes cluster; the exported Kueue objects select the labels "
             f"{provider.provider}'s managed Kubernetes sets and schedule nothing until these nodes join "
             f"{provider.kubernetes_pools} of yours (scheduler.kind {provider.kubernetes} builds them)"]
-    if spec.filesystem is not None and spec.scheduler.kind in ("gke", "aks"):
+    if spec.filesystem is not None and unmounted:
         lines.append(f"shared storage: {k8s.managed(spec.scheduler.kind).kubernetes_service} nodes do not run the "
                      "stack's boot script, so "
                      f"nothing mounts {spec.filesystem.mount}: mount the file system through the provider's Lustre CSI "
                      "driver")
-    if spec.home is not None and spec.scheduler.kind in ("gke", "aks"):
+    if spec.home is not None and unmounted:
         lines.append(f"home: {k8s.managed(spec.scheduler.kind).kubernetes_service} nodes do not run the stack's boot "
                      "script, so nothing "
                      f"mounts {spec.home.mount}: give pods the share as an NFS volume (`pulumi stack output network`: "
-                     "home.source)" + (", from a VNet peered with the stack's" if spec.scheduler.kind == "aks"
-                                          and not spec.scheduler.create else ""))
+                     "home.source)" + plan.home_volume_note(spec))
     if spec.filesystem is None:
         lines.append(f"shared storage: none created ({provider.lustre.short}; storage.filesystem creates one)"
-                     + ("" if spec.scheduler.kind == "aks" else ": the storage network's subnet is ready for it "
-                        "(`pulumi stack output network`: subnets.storage)"))
+                     + (": the storage network's subnet is ready for it (`pulumi stack output network`: "
+                        "subnets.storage)" if plan.storage_subnet_ready(spec) else ""))
     else:
         lines.append(f"shared storage: the node image must carry the Lustre client, or the boot script leaves "
                      f"{spec.filesystem.mount} unmounted (it says so in the boot log); the file system is protected, so "
@@ -232,7 +201,7 @@ def _not_created(spec: ClusterSpec) -> list[str]:
     if spec.home is None:
         lines.append(f"home: none created ({provider.home.short}; storage.home creates one): users' "
                      "homes stay on each node's root volume")
-    elif spec.scheduler.kind not in ("gke", "aks"):
+    elif not unmounted:
         lines.append(f"home: the NFS share covers each node's {spec.home.mount} at boot, after the image's own "
                      f"{spec.home.mount} is copied onto it without overwriting; the share is protected like the "
                      "shared file system")
@@ -243,13 +212,9 @@ def _home(spec: ClusterSpec) -> str:
     home = spec.home
     assert home is not None
     where = cloud_target(spec.target).home.where
-    mounted = ("mounted at /home on every node at boot" if spec.scheduler.kind in ("none", "eks")
-               else "not mounted by the node pools")
+    unmounted = spec.kubernetes and not cloud_plan(spec.target).RUNS_BOOT_SCRIPT
+    mounted = "not mounted by the node pools" if unmounted else "mounted at /home on every node at boot"
     return f"home: {home.service}, {home.capacity_gib:,} GiB, {where}, {mounted}; protected"
-
-
-def _file_systems(spec: ClusterSpec) -> bool:
-    return spec.filesystem is not None or spec.home is not None
 
 
 def _filesystem(spec: ClusterSpec) -> str:
@@ -261,29 +226,12 @@ def _filesystem(spec: ClusterSpec) -> str:
             "protected")
 
 
-def _identity(spec: ClusterSpec) -> str:
-    """What the nodes are allowed to do, in one line."""
-    assert spec.cloud is not None
-    data = ", ".join(spec.cloud.data_buckets) or "none"
-    if spec.target == "aws":
-        return ("identity: an instance profile reading the account's ECR images and the S3 buckets in "
-                f"cloud.data_buckets ({data}); IMDSv2 only, hop limit 2; encrypted root volumes; an S3 gateway "
-                "endpoint on the private route table" + ("" if spec.cloud.vpc_id is None else " (new VPCs only)"))
-    if spec.target == "gcp":
-        return ("identity: a service account with Artifact Registry read, log and metric write, and storage read on "
-                f"the buckets in cloud.data_buckets ({data}); Shielded VM (vTPM, integrity monitoring)"
-                + ("" if spec.cloud.ssh_public_key else "; OS Login"))
-    registries = ", ".join(registry.rsplit("/", 1)[-1] for registry in spec.cloud.registries) or "none"
-    return ("identity: a user-assigned managed identity on every scale set: Storage Blob Data Reader on the "
-            f"accounts in cloud.data_buckets ({data.count('/subscriptions/') or 'none'}), AcrPull on the registries "
-            f"in cloud.registries ({registries}); managed disks encrypted at rest by the platform")
-
-
 def _images(spec: ClusterSpec) -> list[str]:
     """The default image once, then each image the stack names, with the pools that boot it."""
     assert spec.cloud is not None
-    if spec.scheduler.kind in NODE_IMAGE:
-        return [f"image: {NODE_IMAGE[spec.scheduler.kind]}"]
+    plan = cloud_plan(spec.target)
+    if spec.kubernetes and plan.NODE_IMAGE is not None:
+        return [f"image: {plan.NODE_IMAGE}"]
     lines = []
     if any(pool.capacity is not None and pool.capacity.default_image for pool in spec.pools):
         lines.append(f"image: the default is {cloud_target(spec.target).default_image_words}; check it is published "
@@ -293,66 +241,37 @@ def _images(spec: ClusterSpec) -> list[str]:
         if pool.capacity is not None and not pool.capacity.default_image:
             named.setdefault(pool.capacity.image, []).append(pool.name)
     lines += [f"image: {image} (pool(s) {', '.join(pools)}) must carry {cloud_target(spec.target).image_needs}"
-              + (" and join the EKS cluster itself (nodeadm; EKS bootstraps only its own AMIs)"
-                 if spec.scheduler.kind == "eks" else "")
-              for image, pools in named.items()]
-    if spec.scheduler.kind == "eks" and any(pool.capacity is not None and pool.capacity.default_image
-                                            for pool in spec.pools):
-        lines[0] = ("image: the node group's EKS-optimized Amazon Linux 2023 NVIDIA AMI (ami_type AL2023_*_NVIDIA): "
-                    "add the EFA installer and a Lustre client to it, or name an EKS-ready AMI in cloud.image")
+              + plan.named_image_note(spec) for image, pools in named.items()]
+    default_line = plan.default_image_line(spec)
+    if default_line is not None and any(pool.capacity is not None and pool.capacity.default_image
+                                        for pool in spec.pools):
+        lines[0] = default_line
     return lines
-
-
-# GKE and AKS node pools boot the service's own node image (cloud.image is SPEC-IGNORED there).
-NODE_IMAGE = {"gke": "GKE's node image (Container-Optimized OS) with the NVIDIA driver GKE installs for the node "
-                     "pool's accelerator (gpu_driver_version LATEST); cloud.image is not used",
-              "aks": "AKS's Ubuntu node image; the InfiniBand and GPU drivers come from NVIDIA's Network Operator and "
-                     "GPU Operator; cloud.image is not used"}
-
-
-def _placement(spec: ClusterSpec, pool: PoolSpec) -> str:
-    assert spec.cloud is not None
-    if spec.scheduler.kind == "gke":
-        return "placed by its reservation" if pool.capacity is not None and pool.capacity.reservation else "on demand"
-    if spec.scheduler.kind == "aks":
-        return "on demand"
-    if spec.target == "aws":
-        if pool.capacity is not None and pool.capacity.reserved:
-            return "placed by its reservation (no new placement group)"
-        return "in a new cluster placement group"
-    if spec.target == "gcp":
-        if pool.capacity is not None and pool.capacity.reservation is not None:
-            return ("placed by its reservation (no workload policy), template updates applied only when a VM is "
-                    "recreated; `pulumi up` waits until every VM runs")
-        return "placed by a HIGH_THROUGHPUT workload policy; `pulumi up` waits until every VM runs"
-    return "in one placement group (one InfiniBand fabric)"
 
 
 def _egress(spec: ClusterSpec) -> str:
     assert spec.cloud is not None
     if spec.cloud.egress == "none":
         return "way out: none (cloud.egress none): nodes cannot pull images or packages without a proxy of yours"
-    if spec.target == "aws" and spec.cloud.vpc_id is not None:
-        return f"way out: the existing VPC {spec.cloud.vpc_id}'s own routes (no NAT gateway created)"
-    return f"way out: {cloud_target(spec.target).egress}"
+    return cloud_plan(spec.target).own_routes(spec) or f"way out: {cloud_target(spec.target).egress}"
 
 
 def _reservations(spec: ClusterSpec) -> list[str]:
     """What each reservation must hold (type, zone, nodes of every pool that draws on it), or why
     pools without one may not start."""
     assert spec.cloud is not None
-    cloud = spec.cloud
-    if spec.target == "azure":
-        return [f"capacity: {spec.nodes} ND VMs in {cloud.region}: the scale set asks for them on demand "
-                "(reservations are not used on Azure); arrange capacity with Azure ahead of time"]
+    cloud, plan = spec.cloud, cloud_plan(spec.target)
+    instead = plan.reservations(spec)
+    if instead is not None:
+        return instead
     lines = []
     unreserved = [pool for pool in spec.pools if pool.capacity is None or pool.capacity.reservation is None]
     if unreserved:
         nodes = sum(pool.nodes for pool in unreserved)
         names = ", ".join(pool.name for pool in unreserved)
         lines.append(f"reservation: none: pool(s) {names}, {nodes} GPU nodes on demand in one zone are rarely "
-                     "available at once; get a Capacity Block / ODCR (AWS) or a reservation (GCP) and name it in "
-                     "cloud.reservation or the pool's cloud.reservation")
+                     f"available at once; get {_reservation_words()} and name it in cloud.reservation or the pool's "
+                     "cloud.reservation")
     sharing: dict[str, list[PoolSpec]] = {}
     for pool in spec.pools:
         if pool.capacity is not None and pool.capacity.reservation is not None:
@@ -360,9 +279,14 @@ def _reservations(spec: ClusterSpec) -> list[str]:
     for reservation, pools in sharing.items():
         first = pools[0]
         assert first.capacity is not None
-        kind = ("reservation" if spec.target == "gcp" else
-                "Capacity Block" if first.capacity.market == "capacity-block" else "ODCR")
+        kind = plan.reservation_kind(first)
         lines.append(f"reservation: {kind} {reservation} must exist in {first.capacity.zone or cloud.region} with room "
                      f"for {sum(pool.nodes for pool in pools)} x {first.instance_type} (pool(s) "
                      f"{', '.join(pool.name for pool in pools)}), and be active whenever the group launches")
     return lines
+
+
+def _reservation_words() -> str:
+    """What the clouds that use reservations call one, for pools that have none."""
+    words = [plan.RESERVATION_WORDS for plan in map(cloud_plan, clouds.names()) if plan.RESERVATION_WORDS]
+    return " or ".join(words)

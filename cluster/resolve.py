@@ -52,6 +52,8 @@ SPECIAL_RANGES = {
     "240.0.0.0/4": "reserved (RFC 1112), with the broadcast address",
 }
 NETWORK_RATIO = 3.0  # default max_oversubscription of storage, management and out-of-band leaves
+# The cloud targets as a hint offers them, in the stack file's order (cluster.stackfile.Target).
+CLOUD_CHOICES = " or ".join(", ".join(sf.TARGETS[1:]).rsplit(", ", 1))
 DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10",
                  "oob": "172.16.0.0/16"}
 
@@ -274,9 +276,8 @@ class _Resolver:
     @staticmethod
     def _sized(name: str, leaf: SwitchModel, spine: SwitchModel, raw: sf.Network, devices: int, ports: int) -> NetworkPlan:
         """The network as the builder will size it with these two models."""
-        network = NetworkSpec(name=name, leaf=leaf, spine=spine, leaves=raw.leaves, spines=raw.spines,
-                              leaf_uplinks=raw.leaf_uplinks,
-                              max_oversubscription=raw.max_oversubscription or NETWORK_RATIO)
+        network = NetworkSpec.from_stack(raw, name=name, leaf=leaf, spine=spine,
+                                         max_oversubscription=raw.max_oversubscription or NETWORK_RATIO)
         return size_network(network, devices, ports, leaf.port_gbps)
 
     def _devices(self, name: str, pools: list[PoolSpec]) -> tuple[int, int]:
@@ -450,12 +451,12 @@ class _Resolver:
         path = f"node_pools[{index}]"
         if pool.cloud is not None:
             self.ignored(f"{path}.cloud", "a pool's cloud settings are ignored on premises",
-                         "remove it, or set target to aws, gcp or azure")
+                         f"remove it, or set target to {CLOUD_CHOICES}")
         if pool.instance_type is not None:
             self.ignored(
                 f"{path}.instance_type",
                 "instance_type is ignored on premises; the NICs come from fabric_nics and the server catalog",
-                "remove instance_type, or set target to aws, gcp or azure",
+                f"remove instance_type, or set target to {CLOUD_CHOICES}",
             )
         server_name = pool.server
         same = _same_key(server_name or "", self.catalog.servers)
@@ -492,21 +493,19 @@ class _Resolver:
         if fabric_nics.count == 0:
             self.error(f"{path}.fabric_nics.count", "a GPU node needs at least one fabric NIC", "set count >= 1")
         transport = (self.raw.fabric.transport if self.raw.fabric else None) or "roce"
-        return PoolSpec(
-            name=pool.name,
+        return PoolSpec.from_stack(
+            pool,
+            ignored=("instance_type", "previous_names"),  # ignored on premises (reported here and in renames)
             index=index,
-            nodes=pool.nodes,
             gpu=gpu,
             # a named server says how many GPUs it carries; otherwise the GPU's board does
             gpus_per_node=pool.gpus_per_node or (server.gpus if pool.server else gpu_entry.gpus_per_node),
             nvlink_domain=gpu_entry.nvlink_domain,
             server=server_name,
-            instance_type=None,
             fabric_nics=fabric_nics,
             fabric_kind=transport,
             storage_nics=self.nics(pool.storage_nics, server.storage_nics),
             management_nics=self.nics(pool.management_nics, server.management_nics),
-            address_block=pool.address_block,
             catalog_nics=tuple(name for name in NIC_SETS if getattr(pool, name) is None),
         )
 
@@ -560,21 +559,19 @@ class _Resolver:
             return None  # reported: cloud.region is required
         fabric = instance.fabric
         other = instance.other_nics or NicLayout(count=1, gbps=0)
-        return PoolSpec(
-            name=pool.name,
+        return PoolSpec.from_stack(
+            pool,
+            ignored=("address_block",),  # ignored on cloud targets (reported above)
             index=index,
-            nodes=pool.nodes,
             gpu=instance.gpu,
             gpus_per_node=instance.gpus,
             nvlink_domain=self.catalog.gpus[instance.gpu].nvlink_domain,
             server=None,
-            instance_type=pool.instance_type,
             fabric_nics=Nics(count=fabric.count, gbps=fabric.gbps),
             fabric_kind=fabric.kind,
             storage_nics=Nics(count=other.count, gbps=other.gbps),
             management_nics=Nics(count=other.count, gbps=other.gbps),
             capacity=pool_capacity(target, self.raw.cloud, pool, path, instance.arch),
-            previous_names=tuple(pool.previous_names),
         )
 
     # ----- fabric and networks
@@ -645,25 +642,8 @@ class _Resolver:
             tiers = Oversubscription(leaf=oversub, spine=oversub, core=oversub)
         if len(set(raw.shared_with)) != len(raw.shared_with):
             self.error("fabric.shared_with", "a network is listed twice", "list storage and management once each")
-        return FabricSpec(
-            transport=transport,
-            design=raw.design,
-            planes=planes,
-            rails=rails,
-            leaf=leaf,
-            spine=spine,
-            core=core,
-            leaves=raw.leaves,
-            spines=raw.spines,
-            cores=raw.cores,
-            pods=raw.pods,
-            leaf_uplinks=raw.leaf_uplinks,
-            spine_uplinks=raw.spine_uplinks,
-            max_oversubscription=tiers,
-            shared_with=tuple(raw.shared_with),
-            fill=raw.fill,
-            uplink_layout=raw.uplink_layout,
-        )
+        return FabricSpec.from_stack(raw, transport=transport, rails=rails, leaf=leaf, spine=spine, core=core,
+                                     max_oversubscription=tiers)
 
     def network(self, name: Literal["storage", "management", "oob"], pools: list[PoolSpec]) -> NetworkSpec | None:
         raw = getattr(self.raw, name) or sf.Network()
@@ -693,17 +673,13 @@ class _Resolver:
         if chosen is not None:
             spine = spine.model_copy(update={"chosen": chosen[1]})
 
-        return NetworkSpec(
+        return NetworkSpec.from_stack(
+            raw,
             name=name,
             leaf=leaf,
             spine=spine,
-            leaves=raw.leaves,
-            spines=raw.spines,
-            leaf_uplinks=raw.leaf_uplinks,
             max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
             targets=self.storage_targets() if name == "storage" else (),
-            lossless=isinstance(raw, sf.StorageNetwork) and raw.lossless,
-            ecn=raw.ecn if isinstance(raw, sf.StorageNetwork) else None,
         )
 
     def storage_targets(self) -> tuple[str, ...]:
@@ -839,7 +815,7 @@ class _Resolver:
         """cloud.access names a path the target has; SSM needs a way out to reach its endpoints."""
         if cloud.access is None:
             return
-        offered = ACCESS[target]
+        offered = (*clouds.cloud(target).access, "none")
         if cloud.access not in offered:
             self.error("cloud.access", f"access {cloud.access} is not offered on {target}",
                        f"use one of {', '.join(offered)} (default {offered[0]})")
@@ -873,38 +849,37 @@ class _Resolver:
 
     def identity(self, target: str, cloud: sf.Cloud) -> None:
         """data_buckets and registries in the form the target's identity grants take."""
+        entry = clouds.cloud(target)
         for index, bucket in enumerate(cloud.data_buckets):
-            form, example = DATA_FORMS[target]
+            form, example = entry.data_buckets
             if not re.fullmatch(form, bucket):
                 self.error(f"cloud.data_buckets[{index}]", f"{bucket!r} is not a {example.split(':')[0]}",
                            f"give {example}")
+        owners = " and ".join(other.provider for other in clouds.clouds().values() if other.registries)
         for index, registry in enumerate(cloud.registries):
-            if target != "azure":
-                self.ignored(f"cloud.registries[{index}]", f"registries is Azure's: {target} nodes read the "
-                             f"{'account' if target == 'aws' else 'project'}'s registry", "remove it")
-            elif not re.fullmatch(AZURE_REGISTRY, registry):
-                self.error(f"cloud.registries[{index}]", f"{registry!r} is not a container registry resource id",
-                           "give /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerRegistry/"
-                           "registries/<name>")
+            if entry.registries is None:
+                self.ignored(f"cloud.registries[{index}]", f"registries is {owners}'s: {target} nodes read the "
+                             f"{entry.own_registry}'s registry", "remove it")
+            elif not re.fullmatch(entry.registries[0], registry):
+                what, form = entry.registries[1].split(": ", 1)
+                self.error(f"cloud.registries[{index}]", f"{registry!r} is not {what}", f"give {form}")
 
     def login(self, target: str, cloud: sf.Cloud) -> None:
         """cloud.ssh_public_key as the provider takes it; required on Azure, whose scale set has
         password login disabled and so no other way in (cluster.sshkeys)."""
         key = cloud.ssh_public_key
-        aks = self.raw.scheduler is not None and self.raw.scheduler.kind == "aks"
+        entry = clouds.cloud(target)
+        login = entry.login_key
+        managed = self.raw.scheduler is not None and self.raw.scheduler.kind == entry.kubernetes
         if key is None:
-            if target == "azure" and not aks:
-                self.error("cloud.ssh_public_key",
-                           "cloud.ssh_public_key is required on azure: password login is disabled, so without a key "
-                           "the scale set has no login method and Azure refuses it",
-                           "add `ssh_public_key: ssh-ed25519 AAAA... you@example` (the one line of your "
-                           "~/.ssh/id_ed25519.pub, or an RSA key of at least 2048 bits)")
+            if login.required is not None and not managed:
+                self.error("cloud.ssh_public_key", login.required, login.required_hint)
             return
-        problem = provider_key_problem(target, key)
+        takers = [other.login_key for other in clouds.clouds().values() if other.login_key.user_form]
+        problem = provider_key_problem(entry.provider, login, key, " or ".join(other.user_form for other in takers))
         if problem is not None:
-            hint = ("give the one line of your id_ed25519.pub or id_rsa.pub (RSA of at least 2048 bits) as it is, "
-                    "without a user: prefix" if target == "azure" else
-                    "give the one line of your id_ed25519.pub as it is (GCP also takes `user:` in front)")
+            hint = login.hint or ("give the one line of your id_ed25519.pub as it is "
+                                  f"({'; '.join(other.user_note for other in takers)})")
             self.error("cloud.ssh_public_key", f"cloud.ssh_public_key cannot log in on {target}: {problem}", hint)
 
     def scheduler(self, target: str, cloud: sf.Cloud | None, pools: list[PoolSpec]) -> sf.Scheduler:
@@ -948,14 +923,13 @@ class _Resolver:
             self.error("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and "
                        "without cloud.vpc_id the stack creates a VPC of its own",
                        f"set cloud.vpc_id to the VPC of EKS cluster {raw.cluster or '<name>'}")
-        if raw.kind == "aks" and cloud is not None:
-            # The node pools are the AKS cluster's: its VNet, kubelet identity, outbound path and access
-            # (components/azure/network.py creates none of the stack's own for them).
-            for key, what in AKS_UNUSED.items():
+        if raw.kind == offered and cloud is not None:
+            # cloud keys that configure what the stack creates for bare nodes only
+            for key, what in clouds.cloud(target).bare_only_keys.items():
                 if key in cloud.model_fields_set:
-                    self.ignored(f"cloud.{key}", f"cloud.{key} {what}; with kind aks the node pools are the AKS "
-                                 "cluster's, so the stack creates none", f"remove cloud.{key}, or use scheduler.kind: "
-                                 "none")
+                    self.ignored(f"cloud.{key}", f"cloud.{key} {what}; with kind {raw.kind} the node pools are the "
+                                 f"{raw.kind.upper()} cluster's, so the stack creates none",
+                                 f"remove cloud.{key}, or use scheduler.kind: none")
         if raw.kind == "aks" and not raw.create and raw.resource_group is None:
             self.error("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent "
                        "pool is created in its cluster's resource group", "add the AKS cluster's resource group")
@@ -1059,14 +1033,7 @@ class _Resolver:
                 f"recommended ({raw.recommended_gbps_per_gpu}) is below the minimum ({raw.min_gbps_per_gpu})",
                 "set recommended_gbps_per_gpu >= min_gbps_per_gpu",
             )
-        return PolicySpec(
-            min_gbps_per_gpu=raw.min_gbps_per_gpu,
-            recommended_gbps_per_gpu=raw.recommended_gbps_per_gpu,
-            max_switch_hops=raw.max_switch_hops,
-            fail_on=Severity.parse(raw.fail_on),
-            suppress=tuple(raw.suppress),
-            max_degraded_oversubscription=raw.max_degraded_oversubscription,
-        )
+        return PolicySpec.from_stack(raw, fail_on=Severity.parse(raw.fail_on))
 
     def qos(self, fabric: FabricSpec | None) -> sf.Qos | None:
         raw = self.raw.qos
@@ -1108,7 +1075,7 @@ class _Resolver:
         if cloud_target:
             if raw.cloud is None:
                 self.error("cloud", f"cloud.region is required on {raw.target}", "add `cloud: {region: ..., zone: ...}`")
-            elif raw.target in ("aws", "gcp") and raw.cloud.zone is None:
+            elif clouds.cloud(raw.target).zone_suffix is not None and raw.cloud.zone is None:
                 self.error("cloud.zone", f"cloud.zone is required on {raw.target}", "add the zone the GPUs are in")
             if raw.cloud is not None:
                 self.login(raw.target, raw.cloud)
@@ -1170,63 +1137,34 @@ class _Resolver:
         policy = self.policy()
         if any(finding.severity == Severity.ERROR for finding in self.findings):
             return None
-        return ClusterSpec(
-            name=raw.name,
-            target=raw.target,
+        return ClusterSpec.from_stack(
+            raw,
+            ignored=("provisioning",) if cloud_target else (),  # ignored on cloud targets (reported above)
             cloud=cloud,
             pools=tuple(pools),
             fabric=fabric,
             storage=storage,
             management=management,
             oob=oob,
-            addressing=raw.addressing,
             default_pools=tuple(key for key in DEFAULT_POOLS if key not in raw.addressing.model_fields_set),
-            asn=raw.asn,
             qos=self.qos(fabric),
             storage_qos=None if cloud_target else raw.qos or sf.Qos(),
             policy=policy,
-            costs=raw.costs,
             management_plane=management_plane,
-            provisioning=None if cloud_target else raw.provisioning,
-            previous_names=tuple(raw.previous_names),
             filesystem=filesystem,
             home=home,
             scheduler=scheduler,
         )
 
 
-# cloud.data_buckets per target: S3 and GCS bucket names (their naming rules), Azure storage accounts.
-DATA_FORMS = {
-    "aws": (r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", "an S3 bucket name: 3-63 lower-case letters, digits, dots, hyphens"),
-    "gcp": (r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]", "a GCS bucket name: 3-63 lower-case letters, digits, dots, _, -"),
-    "azure": (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
-              r"Microsoft\.Storage/storageAccounts/[a-z0-9]{3,24}",
-              "a storage account resource id: /subscriptions/<id>/resourceGroups/<group>/providers/"
-              "Microsoft.Storage/storageAccounts/<name>"),
-}
-AZURE_REGISTRY = (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
-                  r"Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}")
-
 def _normal(value: str) -> str:
-    """Azure writes a location as `eastus` or `East US`."""
+    """A location as the provider writes it, for comparison: `eastus` and `East US` are one."""
     return value.replace(" ", "").lower()
 
 
-# Access paths per target, the default first (cloud.access).
-ACCESS = {"aws": ("ssm", "none"), "gcp": ("iap", "none"), "azure": ("bastion", "none")}
-
-
-# cloud keys that configure what the stack creates for bare Azure nodes only (scheduler aks creates none of it).
-AKS_UNUSED = {
-    "access": "picks the way in (Azure Bastion)", "egress": "picks the way out (a NAT gateway)",
-    "ssh_cidrs": "admits SSH through the management NSG", "ssh_public_key": "is the scale set's admin login",
-    "data_buckets": "are read by the stack's node identity", "registries": "are pulled from by the stack's node identity",
-}
-
-
 def access_of(cloud: sf.Cloud, target: str) -> str:
-    """cloud.access, or the target's default."""
-    return cloud.access or ACCESS[target][0]
+    """cloud.access, or the target's default (the first way in its CLOUD offers)."""
+    return cloud.access or next(iter(clouds.cloud(target).access), "none")
 
 
 def resolve(data: dict[str, Any], rule_ids: tuple[str, ...], catalog: Catalog | None = None,

@@ -6,7 +6,8 @@ mapping or reports SCHEMA findings. Nothing downstream re-reads the raw mapping.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +22,36 @@ MAX_TOTAL_NODES = 200_000
 
 class Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # A spec resolved from one stack-file model (`given_as`) shares some fields with it by name: the
+    # ones resolution changes are `resolved`, each with why; `from_stack` copies the others as given.
+    given_as: ClassVar[type[sf.Model] | None] = None
+    resolved: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def copied(cls, given: type[sf.Model]) -> tuple[str, ...]:
+        """The fields this spec takes from `given` as the stack file gives them: both have them by
+        name, and resolution changes none of them."""
+        return tuple(name for name in cls.model_fields if name in given.model_fields and name not in cls.resolved)
+
+    @classmethod
+    def from_stack(cls, given: sf.Model, ignored: Iterable[str] = (), **decided: object) -> Self:
+        """The spec of `given`: its copied fields as given, the ones in `ignored` (keys the resolver
+        reports as ignored on this target) left at the spec's default, and what the resolver
+        `decided`: the `resolved` fields and those the stack file does not have. Passing a copied
+        field, or ignoring one without a default, is a defect of the caller."""
+        if cls.given_as is None or not isinstance(given, cls.given_as):
+            raise TypeError(f"{cls.__name__} is not resolved from a {type(given).__name__}")
+        copied = cls.copied(type(given))
+        skipped = set(ignored)
+        if stray := sorted(skipped - set(copied)):
+            raise TypeError(f"{cls.__name__}: {', '.join(stray)} are not copied from the stack file, so not ignored")
+        if repeated := sorted(set(copied) & set(decided)):
+            raise TypeError(f"{cls.__name__}: {', '.join(repeated)} are copied from the stack file, not decided")
+        if no_default := sorted(name for name in skipped if cls.model_fields[name].is_required()):
+            raise TypeError(f"{cls.__name__}: {', '.join(no_default)} have no default to leave them at")
+        values = {name: getattr(given, name) for name in copied if name not in skipped}
+        return cls.model_validate(values | decided)
 
 
 class SwitchModel(Spec):
@@ -84,6 +115,16 @@ class PoolCapacity(Spec):
 
 
 class PoolSpec(Spec):
+    given_as = sf.NodePool
+    resolved = {
+        "gpu": "the server's or the instance type's GPU where the stack file names none",
+        "gpus_per_node": "the server's, the GPU board's or the instance type's count where the stack file gives none",
+        "server": "the GPU's default server where the stack file names none; none on cloud targets",
+        "fabric_nics": "the server's or the instance type's NICs where the stack file gives none, as Nics",
+        "storage_nics": "the server's or the instance type's NICs where the stack file gives none, as Nics",
+        "management_nics": "the server's or the instance type's NICs where the stack file gives none, as Nics",
+    }
+
     name: str
     index: int
     nodes: int
@@ -91,7 +132,7 @@ class PoolSpec(Spec):
     gpus_per_node: int
     nvlink_domain: int
     server: str | None
-    instance_type: str | None
+    instance_type: str | None = None  # cloud targets: as the stack file gives it
     fabric_nics: Nics
     fabric_kind: str  # roce | infiniband | efa | rdma | gpudirect-tcpx(o)
     storage_nics: Nics
@@ -146,6 +187,15 @@ class Oversubscription(Spec):
 
 
 class FabricSpec(Spec):
+    given_as = sf.Fabric
+    resolved = {
+        "transport": "the leaf switch's where the stack file gives none",
+        "leaf": "the switch model as deployed, from the catalog",
+        "spine": "the switch model as deployed, from the catalog",
+        "core": "the switch model as deployed, from the catalog",
+        "max_oversubscription": "one ratio becomes that ratio on every tier",
+    }
+
     transport: Literal["roce", "infiniband"]
     design: Literal["rail-optimized", "rack-tor"]
     planes: int
@@ -166,6 +216,14 @@ class FabricSpec(Spec):
 
 
 class NetworkSpec(Spec):
+    given_as = sf.Network  # sf.StorageNetwork for storage, whose lossless and ecn are copied too
+    resolved = {
+        "leaf": "the switch model as deployed, from the catalog",
+        "spine": "the switch model as deployed, from the catalog",
+        "max_oversubscription": "3.0 where the stack file gives none (cluster.resolve.NETWORK_RATIO)",
+        "targets": "the ranges clear of the design's address pools (cluster.resolve.storage_targets)",
+    }
+
     name: Literal["storage", "management", "oob"]
     leaf: SwitchModel
     spine: SwitchModel
@@ -179,6 +237,9 @@ class NetworkSpec(Spec):
 
 
 class PolicySpec(Spec):
+    given_as = sf.Policy
+    resolved = {"fail_on": "the severity the word names"}
+
     min_gbps_per_gpu: float
     recommended_gbps_per_gpu: float
     max_switch_hops: int | None
@@ -209,6 +270,19 @@ class HomePlan(Spec):
 
 
 class ClusterSpec(Spec):
+    given_as = sf.StackFile
+    resolved = {
+        "cloud": "the project or subscription the stack's provider settings supply filled in",
+        "scheduler": "the kind the target offers and its node pool names checked; none on premises",
+        "fabric": "switch models and counts resolved; none on cloud targets (the provider's fabric)",
+        "storage": "switch models and counts resolved; none on cloud targets",
+        "management": "switch models and counts resolved; none on cloud targets",
+        "oob": "switch models and counts resolved; none on cloud targets",
+        "qos": "the defaults where RoCE QoS applies and the stack file gives none; none where it does not apply",
+        "policy": "fail_on as a severity",
+        "management_plane": "the gateway and NTP servers filled in on premises",
+    }
+
     name: str
     target: Target
     cloud: sf.Cloud | None

@@ -1,11 +1,9 @@
 """SSH public keys as the providers take them: `cloud.ssh_public_key` checked before deploying.
 
 A public key line is `type base64 [comment]` (OpenSSH authorized_keys, sshd(8)); its base64 is
-an SSH wire blob whose first field repeats the type (RFC 4253 section 6.6). GCP's `ssh-keys`
-metadata takes `user:type base64 [comment]`; Azure's `linuxConfiguration.ssh.publicKeys[].keyData`
-takes the key alone, RSA of at least 2048 bits or Ed25519 (learn.microsoft.com "Detailed steps:
-Create and manage SSH keys for authentication to a Linux VM in Azure", Supported SSH key formats;
-the pinned pulumi-azure-native SshPublicKey.key_data: "at least 2048-bit and in ssh-rsa format").
+an SSH wire blob whose first field repeats the type (RFC 4253 section 6.6). Some providers take a
+`user:` prefix, some only some key types: each cloud's `LoginKey` says which, with its source
+(cluster/clouds/<cloud>/).
 """
 
 from __future__ import annotations
@@ -14,15 +12,31 @@ import base64
 import binascii
 import re
 import struct
+from dataclasses import dataclass
 
 # What `ssh-keygen -t` writes today; DSA is gone from OpenSSH 9.8.
 KEY_TYPES = frozenset({
     "ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
     "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
 })
-AZURE_KEY_TYPES = ("ssh-rsa", "ssh-ed25519")
-AZURE_MIN_RSA_BITS = 2048
 USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$")  # a Linux user name (useradd's portable set)
+
+
+@dataclass(frozen=True)
+class LoginKey:
+    """cloud.ssh_public_key as one provider takes it (each cloud's CLOUD.login_key)."""
+
+    hint: str = ""  # how to give a key that cannot log in ("": the one line of id_ed25519.pub, cluster.resolve)
+    # why a `user:` prefix is refused, {user!r} the prefix and {user_form} the form that has one
+    # (None: the provider takes one)
+    no_user: str | None = None
+    user_form: str = ""  # where the provider takes `user:type base64`: that form, as messages name it
+    user_note: str = ""  # the same, as a hint adds it
+    types: tuple[str, ...] = ()  # the key types it takes (): any OpenSSH writes
+    types_words: str = ""  # those types, in words
+    min_rsa_bits: int = 0
+    required: str | None = None  # bare nodes: why they have no login without a key (None: the key is optional)
+    required_hint: str = ""
 
 
 def _fields(blob: bytes) -> list[bytes]:
@@ -76,24 +90,24 @@ def key_problem(key: str) -> str | None:
     return None
 
 
-def provider_key_problem(target: str, text: str) -> str | None:
-    """Why `cloud.ssh_public_key` cannot log in on `target`, or None."""
+def provider_key_problem(provider: str, login: LoginKey, text: str, user_form: str) -> str | None:
+    """Why `cloud.ssh_public_key` cannot log in on `provider`, which takes keys as `login` says, or
+    None; `user_form` is the form with a `user:` prefix, as a refusal of one names it."""
     user, key = split_user(text)
     if user is not None:
-        if target == "azure":
-            return (f"Azure's keyData takes the key alone; the {user!r}: prefix (GCP's ssh-keys form) makes it "
-                    "invalid (the scale set's user is azureuser)")
+        if login.no_user is not None:
+            return login.no_user.format(user=user, user_form=user_form)
         if not USER.match(user):
             return f"{user!r} is not a Linux user name (lowercase letters, digits, '_', '.', '-')"
     problem = key_problem(key)
     if problem is not None:
         return problem
-    if target == "azure":
+    if login.types:
         key_type, data = key.split(" ")[:2]
-        if key_type not in AZURE_KEY_TYPES:
-            return f"Azure takes RSA (at least {AZURE_MIN_RSA_BITS} bits) or Ed25519 keys, not {key_type}"
+        if key_type not in login.types:
+            return f"{provider} takes {login.types_words}, not {key_type}"
         if key_type == "ssh-rsa":
             bits = _mpint_bits(_fields(base64.b64decode(data))[2])
-            if bits < AZURE_MIN_RSA_BITS:
-                return f"Azure takes RSA keys of at least {AZURE_MIN_RSA_BITS} bits; this one has {bits}"
+            if bits < login.min_rsa_bits:
+                return f"{provider} takes RSA keys of at least {login.min_rsa_bits} bits; this one has {bits}"
     return None

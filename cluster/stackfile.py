@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -286,6 +286,7 @@ ReservationId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_./:-]{1,200}$")]
 # registry, so the stack-file reference and a bad target's message name every choice (a test holds
 # it to the registry's folders).
 Target = Literal["onprem", "aws", "gcp", "azure"]
+TARGETS: tuple[str, ...] = get_args(Target)  # in that order, which messages and the starter list them in
 Market = Literal["on-demand", "capacity-block", "spot"]
 
 

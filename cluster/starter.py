@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from cluster import stackfile as sf
 from cluster.loader import EXAMPLES
 
 NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")  # the cluster's name: a DNS label
@@ -26,7 +27,7 @@ STARTER = """\
 config:
   gpu-cluster:cluster:
     name: <name>                     # the cluster's name (a DNS label): hosts, switches, build/<name>/
-    target: onprem                   # onprem | aws | gcp | azure (cloud: cloud.region, a pool's instance_type)
+    target: onprem                   # <targets> (cloud: cloud.region, a pool's instance_type)
     node_pools:
       - name: gpu                    # a DNS label: its hosts are gpu-node-001, gpu-node-002, ...
         nodes: 4
@@ -60,7 +61,7 @@ config:
     #   recommended_gbps_per_gpu: 400               # below it: a warning
     #   fail_on: error               # error | warning: the severity that fails validate (exit 1)
     #   suppress: []                 # rule ids to report as info instead
-"""
+""".replace("<targets>", " | ".join(sf.TARGETS))
 
 # A project folder needs these beside its stacks/ for `pulumi up`; `init` writes them when absent.
 PULUMI_YAML = """\

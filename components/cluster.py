@@ -10,7 +10,7 @@ from typing import TypedDict
 
 import pulumi
 
-from cluster import parts, settings
+from cluster import clouds, parts, settings
 from cluster.resolve import access_of
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
@@ -50,7 +50,8 @@ class GpuCluster(pulumi.ComponentResource):
     node_group_ids: dict[str, pulumi.Output[str]]
     network: dict[str, object]
     access: dict[str, object]
-    # scheduler gke: the Network objects of the node pools' additional networks, as YAML to apply
+    # the objects its managed Kubernetes needs for the node pools' additional networks, as YAML to
+    # apply (GKE's Network objects), else None
     kubernetes_networks: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -69,7 +70,7 @@ class GpuCluster(pulumi.ComponentResource):
             gate = core_gate(self, args.part, args.core_stack, args.design_sha256)
         common: _Common = {"spec": spec, "topology": topology, "artifacts_dir": directory, "gate": gate}
         # Clouds: one explicit provider built from `cloud` (region, zone, project, subscription), so
-        # the stack's aws:region / gcp:project / azure-native:location cannot send the resources
+        # the stack's provider settings (region, project, location) cannot send the resources
         # elsewhere; every resource of the cluster inherits it through its parent.
         provider = networks(spec.target).provider(self, f"{name}-{spec.target}", spec)
         self.management = ManagementNetwork(
@@ -99,8 +100,8 @@ class GpuCluster(pulumi.ComponentResource):
         self.network = network_outputs(spec, self.management.attachment, self.storage.attachment,
                                        self.fabric.attachments)
         self.access = access_outputs(spec, self.management.attachment)
-        self.kubernetes_networks = (gke_networks(spec, self.storage.attachment, self.fabric.attachments)
-                                    if spec.scheduler.kind == "gke" else None)
+        self.kubernetes_networks = networks(spec.target).kubernetes_networks(spec, self.storage.attachment,
+                                                                             self.fabric.attachments)
         self.register_outputs({"node_group_ids": self.node_group_ids, "target": spec.target, "network": self.network,
                                "access": self.access, **(recorded or {})})
 
@@ -130,54 +131,27 @@ def network_outputs(spec: ClusterSpec, management: NetworkAttachment, storage: N
     }
 
 
-def gke_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments) -> pulumi.Output[str]:
-    """The GKE Network objects (YAML) of the node pools' additional networks, named from the
-    deployed VPCs and subnets: the storage gVNIC when the machines have a second gVNIC, and one per
-    subnet of the RDMA VPC (every GKE pool is in cloud.zone: the resolver holds it so)."""
-    from cluster.catalog import load_catalog
-    from cluster.exports.kubernetes import gke_networks_yaml
-
-    instances = [load_catalog().instance("gcp", pool.instance_type or "") for pool in spec.pools]
-    gvnic = any(instance is not None and instance.other_nics is not None and instance.other_nics.count >= 2
-                for instance in instances)
-    rdma = fabric.layouts["rdma-vpc"]
-    assert rdma.network_id is not None and storage.network_id is not None
-
-    def names(ids: list[str]) -> str:
-        short = [value.rsplit("/", 1)[-1] for value in ids]
-        storage_pair = (short[0], short[1]) if gvnic else None
-        return gke_networks_yaml(storage_pair, [(short[2], subnet) for subnet in short[3:]])
-
-    ids: list[pulumi.Input[str]] = [storage.network_id, storage.subnet_ids[0], rdma.network_id, *rdma.subnet_ids]
-    return pulumi.Output.all(*ids).apply(names)
-
-
 def access_outputs(spec: ClusterSpec, management: NetworkAttachment) -> dict[str, object]:
     """The way in the stack created (cloud.access) and what to reach it with."""
     if not spec.is_cloud or spec.cloud is None:
         return {}
-    if spec.scheduler.kind == "aks":  # the node pools are the AKS cluster's: its API server is the way in
-        return {"method": "kubectl", "command": "az aks get-credentials --resource-group "
-                f"{spec.scheduler.resource_group} --name {spec.scheduler.cluster}"}
+    cloud = clouds.cloud(spec.target)
+    if spec.kubernetes and cloud.kubernetes_access is not None:  # the managed cluster's API server is the way in
+        return {"method": "kubectl", "command": cloud.kubernetes_access.format(
+            resource_group=spec.scheduler.resource_group, cluster=spec.scheduler.cluster)}
     method = access_of(spec.cloud, spec.target)
-    found: dict[str, object] = {"method": method, "command": ACCESS_COMMANDS.get(method, "")}
+    found: dict[str, object] = {"method": method, "command": {**cloud.access_commands, "none": NO_ACCESS}.get(method, "")}
     if management.instance_profile is not None:
         found["instance_profile"] = management.instance_profile
     if management.access_id is not None:
         found["bastion" if method == "bastion" else "firewall_rule"] = management.access_id
-    if spec.target == "azure":
+    if management.scope is not None:  # the resource group the way in is in
         found["resource_group"] = management.scope
     return found
 
 
-# How to use each way in (docs/guides/cloud.md, "Reaching a node"); <...> are what the user picks.
-ACCESS_COMMANDS = {
-    "ssm": "aws ssm start-session --target <instance id>",
-    "iap": "gcloud compute ssh <vm> --zone <zone> --tunnel-through-iap",
-    "bastion": "az network bastion ssh --name <bastion> --resource-group <resource_group> --target-resource-id <vm id> "
-               "--auth-type ssh-key --username azureuser --ssh-key ~/.ssh/id_ed25519",
-    "none": "ssh over your own VPN or peering, from cloud.ssh_cidrs",
-}
+# How to use access none (docs/guides/cloud.md, "Reaching a node"); each cloud's CLOUD has its own ways in.
+NO_ACCESS = "ssh over your own VPN or peering, from cloud.ssh_cidrs"
 
 
 class _Common(TypedDict):

@@ -34,6 +34,9 @@ class Networks(Protocol):
 
     def fabric(self, parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments: ...
 
+    def kubernetes_networks(self, spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments
+                            ) -> pulumi.Output[str] | None: ...
+
 
 class NodePools(Protocol):
     """A target's `node_pool` module: one pool's nodes; returns the provider's group id."""

@@ -14,51 +14,59 @@ import pytest
 from cluster import clouds
 from cluster import stackfile as sf
 from cluster.clouds import Cloud, cloud
+from cluster.deployment import CloudPlan, cloud_plan
+from cluster.exports.kubernetes import CloudKubernetes, cloud_kubernetes
 from cluster.filesystems import plan
 from components.targets import networks
 from tests.conftest import ROOT
 from tests.test_dialects import names_in_code
 
-# Modules that still name a cloud, and why. The list only shrinks: a module that no longer names
-# them fails test_still_named_is_current until it leaves the list.
+# Modules that still name a cloud (its target, or the scheduler.kind of its managed Kubernetes), and
+# why. The list only shrinks: a module that no longer names them fails test_still_named_is_current
+# until it leaves the list.
 STILL_NAMED: dict[str, tuple[set[str], str]] = {
-    "cluster/stackfile.py": ({"aws", "gcp", "azure"}, "the `target` Literal, spelled out so the stack-file reference "
-                             "and a bad target's message list every choice (test_the_stack_file_targets_are_the_folders)"),
+    "cluster/stackfile.py": ({"aws", "gcp", "azure", "eks", "gke", "aks"}, "the `target` and `scheduler.kind` "
+                             "Literals, spelled out so the stack-file reference and a bad value's message list every "
+                             "choice (test_the_stack_file_targets_are_the_folders)"),
     "cluster/dialects/sonic/render.py": ({"azure"}, "SONiC's own buffer profile key `AZURE`, no cloud"),
-    "cluster/resolve.py": ({"aws", "gcp", "azure"}, "per-cloud checks of the contract not yet moved: "
-                           "data_buckets and registries forms, the login key"),
-    "cluster/sshkeys.py": ({"gcp", "azure"}, "the key types each provider takes, used by resolve's login check"),
-    "cluster/deployment.py": ({"aws", "gcp", "azure"}, "plan's per-cloud identity, placement and reservation lines "
-                              "not yet moved"),
-    "cluster/starter.py": ({"aws", "gcp", "azure"}, "the starter stack file's comment lists the targets"),
+    "cluster/catalog/__init__.py": ({"gke"}, "an instance type's `gke_accelerator`, a key of the instance catalog "
+                                    "(instances.yaml), which holds every cloud's instance types"),
+    "cluster/scheduler.py": ({"eks", "gke", "aks"}, "each managed Kubernetes' name limits, default versions and "
+                             "version forms, keyed by scheduler.kind: not yet moved to the clouds' records"),
+    "cluster/resolve.py": ({"eks", "gke", "aks"}, "the scheduler.kind checks of those limits (location, resource "
+                           "group, VPC, node images, zones), not yet moved with them"),
     "cluster/estimate/fit.py": ({"aws", "gcp", "azure"}, "calibration rows and the regions their designs are "
                                 "validated in: measured data, keyed by where it was measured"),
-    "components/cluster.py": ({"aws", "gcp", "azure"}, "GpuCluster's per-cloud outputs (GKE networks, AKS) not yet "
-                              "moved to components/<cloud>/"),
-    "components/offline.py": ({"aws", "gcp", "azure"}, "the mocks answer the providers' resource and invoke tokens "
-                              "(`aws:fsx/...`), which are the providers' own names"),
-    "policy/gpu_cluster_policies.py": ({"aws", "gcp", "azure"}, "CrossGuard checks the providers' resources by "
-                                       "their type tokens (`aws:ec2/...`), which are the providers' own names"),
+    "components/offline.py": ({"aws", "gcp", "azure", "eks"}, "the mocks answer the providers' resource and invoke "
+                              "tokens (`aws:fsx/...`, `aws:eks/...`), which are the providers' own names"),
+    "policy/gpu_cluster_policies.py": ({"aws", "gcp", "azure", "eks", "gke", "aks"}, "CrossGuard checks the "
+                                       "providers' resources by their type tokens (`aws:ec2/...`), which are the "
+                                       "providers' own names"),
 }
 
 
-def _own(relative: str) -> str | None:
-    """The cloud whose folder holds the module, if any."""
+def _names(name: str) -> set[str]:
+    """What names a cloud: its target and the scheduler.kind of its managed Kubernetes (`eks`)."""
+    return {name, clouds.cloud(name).kubernetes}
+
+
+def _own(relative: str) -> set[str]:
+    """The names of the cloud whose folder holds the module, if any."""
     parts = relative.split("/")
     if parts[0] == "cluster" and parts[1] == "clouds" and len(parts) > 3:
-        return parts[2]
+        return _names(parts[2])
     if parts[0] == "components" and len(parts) > 2 and parts[1] in clouds.clouds():
-        return parts[1]
-    return None
+        return _names(parts[1])
+    return set()
 
 
 def offenders() -> dict[str, set[str]]:
-    names = set(clouds.names())
+    names = {word for name in clouds.names() for word in _names(name)}
     result = {}
     for folder in ("cluster", "components", "policy"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            named = names_in_code(path, names) - {_own(relative) or ""}
+            named = names_in_code(path, names) - _own(relative)
             if named:
                 result[relative] = named
     return result
@@ -68,6 +76,14 @@ def test_every_folder_with_a_cloud_is_a_target() -> None:
     folders = {path.parent.name for path in (ROOT / "cluster" / "clouds").glob("*/__init__.py")}
     assert set(clouds.clouds()) == folders
     assert all(name == entry.name for name, entry in clouds.clouds().items())
+
+
+def test_every_cloud_has_its_plan_and_kubernetes_modules() -> None:
+    """`plan`'s summary asks each cloud's cluster/clouds/<cloud>/plan.py for what needs the spec, the
+    Kueue export its kubernetes.py for what its managed Kubernetes adds."""
+    for name in clouds.names():
+        assert isinstance(cloud_plan(name), CloudPlan), name
+        assert isinstance(cloud_kubernetes(name), CloudKubernetes), name
 
 
 def test_every_cloud_has_its_components_folder() -> None:
@@ -117,7 +133,7 @@ def test_a_new_cloud_is_one_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "              home=Home(service='Lab NFS', short='NFS', default_gib=1, smallest_gib=1, largest_gib=2,\n"
         "                        options='defaults', where='here'),\n"
         "              default_images={}, default_image_words='', image_needs='', quota='', egress='',\n"
-        "              topology_labels=('lab/block',))\n")
+        "              topology_labels=('lab/block',), data_buckets=('[a-z]{3,9}', 'a lab bucket name'))\n")
     monkeypatch.setattr(clouds, "__path__", [*clouds.__path__, str(tmp_path)])
     clouds.clouds.cache_clear()
     try:

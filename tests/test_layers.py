@@ -12,16 +12,19 @@ import networkx as nx
 from tests.conftest import ROOT
 
 DIALECT_JOBS = ("render", "lldp")  # a dialect's modules of these names; the rest are its platform facts
+CLOUD_JOBS = ("plan", "kubernetes")  # a cloud's modules of these names; the rest are its facts
 
 
 def _unit(module: str) -> str:
     """cluster.intent.switch -> cluster.render; cluster.pipeline -> cluster.pipeline. A dialect's
     modules sit in the layer of their job, whichever folder they are in: cluster.dialects.sonic
     and its other modules (its platform facts) -> cluster.dialects, cluster.dialects.sonic.render ->
-    cluster.dialects.render."""
+    cluster.dialects.render; cluster.clouds.aws.plan -> cluster.clouds.plan."""
     parts = module.split(".")
     if parts[:2] == ["cluster", "dialects"] and len(parts) > 3 and parts[3] in DIALECT_JOBS:
         return f"cluster.dialects.{parts[3]}"
+    if parts[:2] == ["cluster", "clouds"] and len(parts) > 3 and parts[3] in CLOUD_JOBS:
+        return f"cluster.clouds.{parts[3]}"
     return ".".join(parts[:2])
 
 
@@ -62,12 +65,13 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("derive", {"cluster.addressing", "cluster.bisection", "cluster.ecmp", "cluster.reach",
                 "cluster.whatif", "cluster.intent"}),
     ("rules", {"cluster.rules"}),
-    ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.configs", "cluster.readback", "cluster.exports",
+    ("artifacts", {"cluster.render", "cluster.dialects.render", "cluster.clouds.kubernetes", "cluster.configs",
+                   "cluster.readback", "cluster.exports",
                    "cluster.verify", "cluster.artifacts"}),
     ("pipeline", {"cluster.pipeline"}),
     ("uses", {"cluster.resizing", "cluster.starter", "cluster.report", "cluster.estimate", "cluster.formats",
-              "cluster.report_html", "cluster.deployment", "cluster.lab", "cluster.publish", "cluster.importer",
-              "cluster.change"}),
+              "cluster.report_html", "cluster.deployment", "cluster.clouds.plan", "cluster.lab", "cluster.publish",
+              "cluster.importer", "cluster.change"}),
     ("cli", {"cluster.commands", "cluster.cli", "cluster.cli_reference", "cluster.__main__"}),
 ))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from cluster.folders import registered
+from cluster.sshkeys import LoginKey
 
 
 def round_up(value: float, step: int) -> int:
@@ -66,6 +67,7 @@ class Cloud:
     quota: str  # the quota a pool needs, with {vcpus} {gpus} {gpu} {region} {pool} {nodes} {vcpus_per_node} {instance_type}
     egress: str  # the way out it creates, in `plan`'s words
     topology_labels: tuple[str, ...]  # the node labels of its network topology, widest first (Kueue levels)
+    data_buckets: tuple[str, str]  # cloud.data_buckets: the form of one, as a regular expression and in words
     # the prefix of numbered topology labels, one per layer of an instance type's topology (catalog
     # topology_layers), which replace topology_labels where given
     topology_layer: str | None = None
@@ -84,6 +86,11 @@ class Cloud:
     provider_settings: Mapping[str, str] = field(default_factory=dict)
     own_keys: tuple[str, ...] = ()  # `cloud` keys only this target uses
     access: Mapping[str, str] = field(default_factory=dict)  # cloud.access mode -> the way in it creates, in words
+    # cloud.access mode -> how to use that way in (the stack's `access` output), <...> what the user picks
+    access_commands: Mapping[str, str] = field(default_factory=dict)
+    # with its managed Kubernetes, whose API server is then the way in: the command that reaches it,
+    # {resource_group} and {cluster} from `scheduler` (None: cloud.access stays the way in)
+    kubernetes_access: str | None = None
     zone_suffix: str | None = None  # a zone's name after its region's, as a regular expression (None: no zones used)
     zone_form: str = ""  # that form in words, `{region}` the region
     capacity_unused: str | None = None  # why zone, market and reservation are not used there (None: they are)
@@ -94,6 +101,14 @@ class Cloud:
     registry_todo: str | None = None  # when cloud.registries is empty on bare nodes
     kubelet_todo: str | None = None  # what its managed Kubernetes nodes run as, when the user must grant it
     named_image_todo: str | None = None  # when a pool names its own image
+    login_key: LoginKey = field(default_factory=LoginKey)  # cloud.ssh_public_key as it takes it
+    # cloud.registries: the form of one as a regular expression and in words, where its nodes'
+    # identity is granted the registries it names; None where they read the registry of `own_registry`
+    registries: tuple[str, str] | None = None
+    own_registry: str = ""  # what holds the registry its nodes read: `account`
+    # with its managed Kubernetes: `cloud` keys that configure what the stack creates for bare nodes
+    # only, each -> what it does there
+    bare_only_keys: Mapping[str, str] = field(default_factory=dict)
 
 
 @cache

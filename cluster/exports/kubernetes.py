@@ -19,11 +19,13 @@ the vendored CRDs of Kueue's v0.20 line check them in the tests).
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import importlib
+from collections.abc import Mapping
+from typing import Any, Protocol, cast, runtime_checkable
 
 import yaml
 
+from cluster import clouds
 from cluster.catalog import Instance, load_catalog
 from cluster.clouds import cloud
 from cluster.exports.hierarchy import nvlink_domains
@@ -42,8 +44,10 @@ INSTANCE_TYPE = "node.kubernetes.io/instance-type"  # well-known label, set from
 ZONE = "topology.kubernetes.io/zone"
 # The providers' topology labels, widest first (hostname follows), are each cloud's
 # `topology_labels` (cluster/clouds/<name>/).
-# GKE taints GPU nodes nvidia.com/gpu:NoSchedule; Google's own flavor tolerates it (same file).
-GKE_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+# The GPU taint's toleration: Google's managed Kubernetes taints GPU nodes nvidia.com/gpu:NoSchedule
+# itself, and Google's own flavor tolerates it (same file); the stack's managed pools carry the same
+# taint (cluster.scheduler).
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 SAMPLE_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.53"  # Kueue's own samples use it; replace it
@@ -165,7 +169,7 @@ def _cloud_objects(spec: ClusterSpec, topology_name: str) -> list[dict[str, Any]
         count = sum(pool.nodes for pool in pools)
         flavor: dict[str, Any] = {"nodeLabels": selector, "topologyName": topologies[pools[0].name][0]}
         if cloud(spec.target).gpu_taint_tolerated or spec.kubernetes:
-            flavor["tolerations"] = [dict(GKE_GPU_TOLERATION)]
+            flavor["tolerations"] = [dict(GPU_TOLERATION)]
         objects.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": flavor})
         vendor = "amd.com/gpu" if catalog.gpus[instance.gpu].vendor == "amd" else "nvidia.com/gpu"
         quota: dict[str, int | str] = {"cpu": count * instance.vcpus, "memory": f"{count * instance.memory_gib}Gi"}
@@ -265,11 +269,11 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
         # training container sees them only mounted (nccl/<pool>.env says the same).
         volumes = [(f"nccl-host-{index}", path) for index, path in enumerate(instance.nccl.mounts)]
         container["volumeMounts"] = [{"name": volume, "mountPath": path, "readOnly": True} for volume, path in volumes]
-        host = GKE_HOST_PATHS if spec.scheduler.kind == "gke" else {}
+        host = cloud_kubernetes(spec.target).HOST_PATHS if spec.kubernetes else {}
         pod["volumes"] = [{"name": volume, "hostPath": {"path": host.get(path, path)}} for volume, path in volumes]
     annotations = {annotation: level}
-    if spec.scheduler.kind == "gke" and instance is not None:
-        annotations.update(gke_interfaces(instance))
+    if spec.kubernetes and instance is not None:
+        annotations.update(cloud_kubernetes(spec.target).pod_annotations(instance))
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -284,52 +288,20 @@ def _job(spec: ClusterSpec, pool: PoolSpec, name: str, nodes: int, level: str,
     }
 
 
-# GKE multi-networking: the Network objects of a node pool's additional networks (gVNIC storage
-# VPC, one per RDMA subnet), and a pod's annotations that give it the RDMA interfaces. Names and
-# shapes as Cluster Toolkit's gke-a3-ultragpu NCCL example uses them (examples/gke-a3-ultragpu/
-# nccl-jobset-example.yaml: `networking.gke.io/default-interface: 'eth0'`, and
-# `networking.gke.io/interfaces` listing eth0 on "default", then eth2..eth9 on rdma-0..rdma-7).
-GKE_NETWORKING = "networking.gke.io/v1"
-# Where GKE's gIB installer DaemonSet puts the plugin on the node (COS has no /usr/local), mounted
-# at /usr/local/gib in the container (the same NCCL example's `gib` volume).
-GKE_HOST_PATHS = {"/usr/local/gib": "/home/kubernetes/bin/gib"}
-GKE_GVNIC_NETWORK = "gvnic-1"
+@runtime_checkable
+class CloudKubernetes(Protocol):
+    """A cloud's `kubernetes` module (cluster/clouds/<cloud>/kubernetes.py): what the export adds for
+    the pools of its managed Kubernetes (scheduler.kind)."""
+
+    HOST_PATHS: Mapping[str, str]  # an NCCL host path -> where its nodes have it
+    KUEUE_HEADER: str  # what to apply before the Jobs
+
+    def pod_annotations(self, instance: Instance) -> dict[str, str]: ...
 
 
-def gke_rdma_network(index: int) -> str:
-    """The Network object of the RDMA VPC's subnet `index`."""
-    return f"rdma-{index}"
-
-
-def gke_interfaces(instance: Instance) -> dict[str, str]:
-    """A pod's annotations that attach every RDMA NIC of the node (the interface after the node's
-    gVNICs, eth0 the pod's default network)."""
-    gvnics = instance.other_nics.count if instance.other_nics else 1
-    interfaces = [{"interfaceName": "eth0", "network": "default"}]
-    interfaces += [{"interfaceName": f"eth{gvnics + index}", "network": gke_rdma_network(index)}
-                   for index in range(instance.fabric.count)]
-    return {"networking.gke.io/default-interface": "eth0",
-            "networking.gke.io/interfaces": json.dumps(interfaces, separators=(",", ":"))}
-
-
-def gke_network_objects(gvnic: tuple[str, str] | None, rdma: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """GKENetworkParamSet and Network per additional node network ((VPC name, subnet name) each):
-    the storage gVNIC in NetDevice mode, the RDMA subnets in RDMA mode."""
-    named = ([(GKE_GVNIC_NETWORK, gvnic, "NetDevice")] if gvnic is not None else [])
-    named += [(gke_rdma_network(index), pair, "RDMA") for index, pair in enumerate(rdma)]
-    objects: list[dict[str, Any]] = []
-    for name, (vpc, subnet), mode in named:
-        objects.append({"apiVersion": GKE_NETWORKING, "kind": "GKENetworkParamSet", "metadata": {"name": name},
-                        "spec": {"vpc": vpc, "vpcSubnet": subnet, "deviceMode": mode}})
-        objects.append({"apiVersion": GKE_NETWORKING, "kind": "Network", "metadata": {"name": name},
-                        "spec": {"type": "Device", "parametersRef": {"group": "networking.gke.io",
-                                                                      "kind": "GKENetworkParamSet", "name": name}}})
-    return objects
-
-
-def gke_networks_yaml(gvnic: tuple[str, str] | None, rdma: list[tuple[str, str]]) -> str:
-    """The GKE Network objects as one YAML file (`kubectl apply -f`)."""
-    return _dump(gke_network_objects(gvnic, rdma))
+def cloud_kubernetes(target: str) -> CloudKubernetes:
+    """The `kubernetes` module of the cloud target `target` (tests/test_clouds.py holds each to the protocol)."""
+    return cast("CloudKubernetes", importlib.import_module(f"cluster.clouds.{clouds.cloud(target).name}.kubernetes"))
 
 
 def _dump(documents: list[Any]) -> str:
@@ -344,9 +316,8 @@ def kueue_yaml(spec: ClusterSpec, topology: Topology) -> str:
         header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster ({KUEUE},\n"
                   f"# Kueue v0.16+). Nodes are selected by labels they carry ({selected}) and placed by the\n"
                   f"# topology labels {spec.target}'s Kubernetes sets ({', '.join(levels)}); nothing to label by hand.\n")
-        if spec.scheduler.kind == "gke":
-            header += ("# The Jobs' networking.gke.io/interfaces name the cluster's Network objects: apply\n"
-                       "# `pulumi stack output kubernetes_networks` first.\n")
+        if spec.kubernetes:
+            header += cloud_kubernetes(spec.target).KUEUE_HEADER
     else:
         header = (f"# Kueue topology-aware scheduling for stack {spec.name}, generated by gpu-cluster from the\n"
                   f"# validated topology graph ({KUEUE}, Kueue v0.16+). Label the nodes first (node-labels.yaml).\n")

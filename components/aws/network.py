@@ -303,3 +303,9 @@ def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAtt
         egress=[{**ALL_TRAFFIC, "self": True, "description": "EFA"}],
         tags=_tags(args, f"{name}-efa-sg", "fabric"), opts=child(parent))
     return FabricAttachments({"efa": NetworkAttachment("fabric", (subnet,), (group.id,), network_id=vpc_id, zones=zones)})
+
+
+def kubernetes_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments
+                        ) -> pulumi.Output[str] | None:
+    """No objects to apply: EKS attaches the EFA interfaces through the launch template."""
+    return None

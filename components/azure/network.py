@@ -260,3 +260,9 @@ def _home(parent: pulumi.Resource, name: str, args: StorageNetworkArgs, group: p
 def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAttachments:
     """InfiniBand comes with the scale set: no resource, one attachment naming the layout."""
     return FabricAttachments({"infiniband": NetworkAttachment("fabric", scope=args.management.scope)})
+
+
+def kubernetes_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments
+                        ) -> pulumi.Output[str] | None:
+    """No objects to apply: AKS's node pools reach InfiniBand through NVIDIA's Network Operator."""
+    return None

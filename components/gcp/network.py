@@ -287,3 +287,28 @@ def _gpu_vpcs(parent: pulumi.Resource, name: str, args: GpuFabricArgs, count: in
         subnets.append(_subnet(parent, f"{name}{nic}-subnet", args, vpc, gpu_nic_cidr(nic)))
         _internal(parent, f"{name}{nic}-internal", vpc, gpu_nic_cidr(nic))
     return NetworkAttachment("fabric", tuple(subnet.id for subnet in subnets))
+
+
+def kubernetes_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments
+                        ) -> pulumi.Output[str] | None:
+    """scheduler gke: the GKE Network objects (YAML) of the node pools' additional networks, named
+    from the deployed VPCs and subnets: the storage gVNIC when the machines have a second gVNIC, and
+    one per subnet of the RDMA VPC (every GKE pool is in cloud.zone: the resolver holds it so).
+    None for bare nodes."""
+    if spec.scheduler.kind != "gke":
+        return None
+    from cluster.clouds.gcp.kubernetes import networks_yaml
+
+    instances = [load_catalog().instance("gcp", pool.instance_type or "") for pool in spec.pools]
+    gvnic = any(instance is not None and instance.other_nics is not None and instance.other_nics.count >= 2
+                for instance in instances)
+    rdma = fabric.layouts["rdma-vpc"]
+    assert rdma.network_id is not None and storage.network_id is not None
+
+    def names(ids: list[str]) -> str:
+        short = [value.rsplit("/", 1)[-1] for value in ids]
+        storage_pair = (short[0], short[1]) if gvnic else None
+        return networks_yaml(storage_pair, [(short[2], subnet) for subnet in short[3:]])
+
+    ids: list[pulumi.Input[str]] = [storage.network_id, storage.subnet_ids[0], rdma.network_id, *rdma.subnet_ids]
+    return pulumi.Output.all(*ids).apply(names)

@@ -48,3 +48,9 @@ def fabric(parent: pulumi.Resource, name: str, args: GpuFabricArgs) -> FabricAtt
     """GPU fabric switch files (leaves, spines, cores)."""
     _write(parent, args)
     return FabricAttachments()
+
+
+def kubernetes_networks(spec: ClusterSpec, storage: NetworkAttachment, fabric: FabricAttachments
+                        ) -> pulumi.Output[str] | None:
+    """No objects to apply: no managed Kubernetes on premises."""
+    return None

@@ -62,10 +62,16 @@ CLOUD = Cloud(
     # User Guide "Regions and Zones"; the letters of today's regions stop at f, and gpu-cluster carves a
     # fabric subnet per letter a-k, the block after them holding EKS control-plane subnets:
     # components/addressing.py zone_cidr, control_plane_cidr).
+    access_commands={"ssm": "aws ssm start-session --target <instance id>"},
     zone_suffix=r"[a-k]",
     zone_form="the region's name and a letter, as {region}a",
     capacity_blocks=True,
     client_todo={"ssm": "client: the AWS CLI with the Session Manager plugin on your machine"},
+    # An S3 bucket name: 3-63 lower-case letters, digits, dots and hyphens (S3 User Guide, "General
+    # purpose bucket naming rules"); the nodes read the account's ECR, so no registries.
+    data_buckets=(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
+                  "an S3 bucket name: 3-63 lower-case letters, digits, dots, hyphens"),
+    own_registry="account",
     named_image_todo="encryption: a named AMI's root volume is encrypted only if its snapshot is or the account's "
                      "EBS encryption by default is on",
 )

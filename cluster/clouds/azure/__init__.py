@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from cluster.clouds import Cloud, Home, Lustre, round_up
+from cluster.sshkeys import LoginKey
 
 # Azure Managed Lustre (AMLFS-Durable-Premium-40 / 125 / 250 / 500): a minimum that is also the
 # increment, 48 / 16 / 8 / 4 TiB (Azure/ai-infrastructure-on-azure storage_references/aks/
@@ -86,12 +87,50 @@ CLOUD = Cloud(
     own_keys=("subscription",),
     access={"bastion": "Azure Bastion (Standard, native-client tunneling) in AzureBastionSubnet "
                        "(`az network bastion ssh ... --auth-type ssh-key --username azureuser`)"},
+    access_commands={"bastion": "az network bastion ssh --name <bastion> --resource-group <resource_group> "
+                                "--target-resource-id <vm id> --auth-type ssh-key --username azureuser "
+                                "--ssh-key ~/.ssh/id_ed25519"},
+    # AKS: the node pools are the AKS cluster's, so its API server is the way in
+    kubernetes_access="az aks get-credentials --resource-group {resource_group} --name {cluster}",
     # The scale set is bought on demand; reservations and markets are not used there.
     capacity_unused="the scale set asks for its VMs on demand; arrange capacity with Azure ahead of time",
     key_todo="login: the scale set's only login is cloud.ssh_public_key for azureuser; the example stack's "
              "placeholder key logs nobody in: put your own key there",
     registry_todo="images: the nodes' identity pulls from no Azure Container Registry; name yours in "
                   "cloud.registries (AcrPull)",
+    # The scale set's linuxConfiguration.ssh.publicKeys[].keyData takes the key alone, RSA of at
+    # least 2048 bits or Ed25519 (learn.microsoft.com "Detailed steps: Create and manage SSH keys
+    # for authentication to a Linux VM in Azure", Supported SSH key formats; the pinned
+    # pulumi-azure-native SshPublicKey.key_data: "at least 2048-bit and in ssh-rsa format"), and
+    # password login is disabled (components/azure/node_pool.py), so bare nodes need the key.
+    login_key=LoginKey(
+        hint="give the one line of your id_ed25519.pub or id_rsa.pub (RSA of at least 2048 bits) as it is, "
+             "without a user: prefix",
+        no_user="Azure's keyData takes the key alone; the {user!r}: prefix ({user_form}) makes it invalid (the "
+                "scale set's user is azureuser)",
+        types=("ssh-rsa", "ssh-ed25519"), types_words="RSA (at least 2048 bits) or Ed25519 keys", min_rsa_bits=2048,
+        required="cloud.ssh_public_key is required on azure: password login is disabled, so without a key the "
+                 "scale set has no login method and Azure refuses it",
+        required_hint="add `ssh_public_key: ssh-ed25519 AAAA... you@example` (the one line of your "
+                      "~/.ssh/id_ed25519.pub, or an RSA key of at least 2048 bits)"),
+    # A storage account resource id: the nodes' identity gets Storage Blob Data Reader on it, and
+    # AcrPull on each container registry named (components/azure/network.py).
+    data_buckets=(r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
+                  r"Microsoft\.Storage/storageAccounts/[a-z0-9]{3,24}",
+                  "a storage account resource id: /subscriptions/<id>/resourceGroups/<group>/providers/"
+                  "Microsoft.Storage/storageAccounts/<name>"),
+    registries=(r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[A-Za-z0-9_.()-]{1,90}/providers/"
+                r"Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}",
+                "a container registry resource id: /subscriptions/<id>/resourceGroups/<group>/providers/"
+                "Microsoft.ContainerRegistry/registries/<name>"),
+    # With AKS the node pools are the AKS cluster's: its VNet, kubelet identity, outbound path and
+    # access (components/azure/network.py creates none of the stack's own for them).
+    bare_only_keys={
+        "access": "picks the way in (Azure Bastion)", "egress": "picks the way out (a NAT gateway)",
+        "ssh_cidrs": "admits SSH through the management NSG", "ssh_public_key": "is the scale set's admin login",
+        "data_buckets": "are read by the stack's node identity",
+        "registries": "are pulled from by the stack's node identity",
+    },
     kubelet_todo="identity: AKS nodes run as the cluster's kubelet identity (the stack creates none): grant it "
                  "AcrPull and Storage Blob Data Reader where the nodes need them",
 )

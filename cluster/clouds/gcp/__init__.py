@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cluster.clouds import Cloud, Home, Lustre, round_up
+from cluster.sshkeys import LoginKey
 
 # Google Cloud Managed Lustre: per tier a minimum, a step and a maximum (cloud.google.com/managed-lustre/
 # docs/performance-tiers: 1000 MB/s/TiB from 9,000 GiB in 9,000 GiB steps up to 1,530,000 GiB,
@@ -68,8 +69,17 @@ CLOUD = Cloud(
                    "(`gcloud compute ssh <vm> --tunnel-through-iap`)"},
     # A zone's name is its region's, a dash and a letter: "us-central1" + "-b"
     # (cloud.google.com/compute/docs/regions-zones).
+    access_commands={"iap": "gcloud compute ssh <vm> --zone <zone> --tunnel-through-iap"},
     zone_suffix=r"-[a-z]",
     zone_form="the region's name, a dash and a letter, as {region}-b",
+    # The `ssh-keys` metadata takes `user:type base64 [comment]` (cloud.google.com/compute/docs/
+    # connect/add-ssh-keys); the user is optional here (components/gcp/node_pool.py adds one).
+    login_key=LoginKey(user_form="GCP's ssh-keys form", user_note="GCP also takes `user:` in front"),
+    # A GCS bucket name: 3-63 lower-case letters, digits, dots, _ and - (cloud.google.com/storage/
+    # docs/buckets#naming); the nodes read the project's Artifact Registry, so no registries.
+    data_buckets=(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]",
+                  "a GCS bucket name: 3-63 lower-case letters, digits, dots, _, -"),
+    own_registry="project",
     os_login_todo="login: OS Login is on; grant your users roles/compute.osLogin (and IAP-secured Tunnel User for "
                   "IAP) on the project",
 )
