@@ -853,7 +853,7 @@ class _Resolver:
         for index, bucket in enumerate(cloud.data_buckets):
             form, example = entry.data_buckets
             if not re.fullmatch(form, bucket):
-                self.error(f"cloud.data_buckets[{index}]", f"{bucket!r} is not a {example.split(':')[0]}",
+                self.error(f"cloud.data_buckets[{index}]", f"{bucket!r} is not {example.split(':')[0]}",
                            f"give {example}")
         owners = " and ".join(other.provider for other in clouds.clouds().values() if other.registries)
         for index, registry in enumerate(cloud.registries):
