@@ -8,10 +8,16 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 - fabric RDMA devices: the stack file's `fabric_nics.devices`, else the server catalog's
   (cluster/catalog/servers.yaml, e.g. a DGX H100's mlx5_0,3,4,5,6,9,10,11), else the generic
   `mlx5_{r}`, which no vendor promises (`fabric_device_source` says which one a pool got);
-- fabric netdevs: the stack file's `fabric_nics.interfaces`; without them `qos.sh` finds each
-  rail's netdev from its RDMA device at run time. `rail{r}` names the host end in the cabling and
-  verify files only; storage netdevs `stor{i}`, management netdevs `mgmt{i}` (override with
-  `interfaces` on storage_nics / management_nics).
+- fabric netdevs: the stack file's `fabric_nics.interfaces`, else `rail{r}`, storage netdevs
+  `stor{i}`, management netdevs `mgmt{i}` (override with `interfaces` on storage_nics /
+  management_nics); hosts/<pool>/netnames.sh pins the names the stack file does not give, by MAC
+  (a rail's netdev found from its RDMA device, as qos.sh finds it).
+
+A host port, like a switch port, has a plan port and one OS name. The plan port is the NIC's
+label (`HostPort`: `gpu-nic0`, `stor-nic1p2`, `bmc`), cabling.csv's a_port, which a technician
+reads on the cage. Its OS name (`host_port_names`) is the netdev (`rail0`, `stor1`, `mgmt0`), or
+on an InfiniBand fabric the HCA port (`mlx5_0/1`) as ibnetdiscover reports it: cabling.csv's
+a_name, the switches' port descriptions, the verify files and the netplan files all use it.
 """
 
 from __future__ import annotations
@@ -98,12 +104,6 @@ def host_interfaces(pool: PoolSpec, network: str) -> list[str]:
     return names[network](pool)
 
 
-def host_port_label(network: str, nic: int, port: int, ports_per_nic: int) -> str:
-    """How a switch port description names the host's end: `nic2`, `storage nic0 port1`."""
-    label = f"nic{nic}" if network == "fabric" else f"{network} nic{nic}"
-    return f"{label} port{port}" if ports_per_nic > 1 else label
-
-
 class PlanPort(NamedTuple):
     """A switch's end of a cable in the cabling plan: main port `p<n>`, fixed uplink port `u<n>`
     (both from 1), or the switch's own management port `mgmt0`; as cabling.csv writes it."""
@@ -144,6 +144,17 @@ class HostPort(NamedTuple):
     def position(self) -> int:
         """The port's position among the host's ports on its network (NIC-major, as rails count)."""
         return self.nic * self.ports_per_nic + self.port
+
+
+def host_port_names(pool: PoolSpec, network: str, transport: str) -> list[str]:
+    """The OS name of each of a pool's ports on `network`, by `HostPort.position` (a BMC's is 0): its
+    netdev (`host_interfaces`), its HCA port on an InfiniBand fabric (`mlx5_0/1`, as ibnetdiscover
+    reports it: an IB port has no netdev that LLDP or a switch sees), `bmc` on the oob network."""
+    if network == "oob":
+        return [BMC_PORT]
+    if network == FABRIC and transport == "infiniband":
+        return [f"{device}/1" for device in fabric_devices(pool)]
+    return host_interfaces(pool, network)
 
 
 def management_port(switch: SwitchNode) -> str:

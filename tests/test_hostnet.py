@@ -203,8 +203,12 @@ def _sh(ns: str, *argv: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
 
 
 def test_netnames_pins_the_labels_by_mac_and_netplan_merges_them(namespaces: list[str], tmp_path: Path) -> None:
+    """netnames.sh in a namespace over a fake sysfs: the management port found by its address, the
+    storage ports and the rails by their RDMA devices (a rail whose device lists two netdevs by
+    the GID table's netdev, as qos.sh reads it); netplan merges its file with the host's and
+    renames each NIC to the name cabling.csv and the switches give it."""
     data = copy.deepcopy(DEV)
-    data["node_pools"][0]["storage_nics"] = {"count": 2, "gbps": 200, "devices": ["mlx5_1", "mlx5_2"]}
+    data["node_pools"][0]["storage_nics"] = {"count": 2, "gbps": 200, "devices": ["mlx5_8", "mlx5_9"]}
     tree = tree_of(data)
     script = tmp_path / "netnames.sh"
     script.write_text(tree["hosts/h200/netnames.sh"])
@@ -214,8 +218,16 @@ def test_netnames_pins_the_labels_by_mac_and_netplan_merges_them(namespaces: lis
     sysfs = tmp_path / "sys"
     macs = {"enp9s0": _sh(host, "cat", "/sys/class/net/enp9s0/address").stdout.strip(),
             "ens1f1np1": "b8:3f:d2:00:00:01", "ens2f1np1": "b8:3f:d2:00:00:02"}
-    for rdma, netdev in (("mlx5_1", "ens1f1np1"), ("mlx5_2", "ens2f1np1")):
+    devices = {"mlx5_8": "ens1f1np1", "mlx5_9": "ens2f1np1"}
+    for rail in range(8):
+        devices[f"mlx5_{rail}"] = f"ens{rail + 3}f0np0"
+        macs[f"ens{rail + 3}f0np0"] = f"b8:3f:d2:00:01:{rail:02x}"
+    for rdma, netdev in devices.items():
         (sysfs / "class/infiniband" / rdma / "device/net" / netdev).mkdir(parents=True)
+    # rail 7's PCI function also carries a representor: its netdev is the GID table's
+    (sysfs / "class/infiniband/mlx5_7/device/net/eth9").mkdir()
+    (sysfs / "class/infiniband/mlx5_7/ports/1/gid_attrs/ndevs").mkdir(parents=True)
+    (sysfs / "class/infiniband/mlx5_7/ports/1/gid_attrs/ndevs/0").write_text("ens10f0np0\n")
     for netdev, mac in macs.items():
         (sysfs / "class/net" / netdev).mkdir(parents=True)
         (sysfs / "class/net" / netdev / "address").write_text(mac + "\n")
@@ -226,13 +238,39 @@ def test_netnames_pins_the_labels_by_mac_and_netplan_merges_them(namespaces: lis
     generated = netplan_generate(tmp_path / "root", {"59-gpu-cluster-names.yaml": names,
                                                      "60-gpu-cluster.yaml": tree["hosts/h200/netplan/h200-node-003.yaml"]})
     assert generated.returncode == 0, generated.stderr
-    for label, netdev in (("mgmt0", "enp9s0"), ("stor0", "ens1f1np1"), ("stor1", "ens2f1np1")):
+    pinned = {"mgmt0": "enp9s0", "stor0": "ens1f1np1", "stor1": "ens2f1np1",
+              **{f"rail{rail}": f"ens{rail + 3}f0np0" for rail in range(8)}}
+    for label, netdev in pinned.items():
         link = (tmp_path / "root/run/systemd/network" / f"10-netplan-{label}.link").read_text()
         assert f"PermanentMACAddress={macs[netdev]}" in link and f"Name={label}" in link
     assert "Address=10.176.0.4/31" in (tmp_path / "root/run/systemd/network/10-netplan-mgmt0.network").read_text()
+    # the rails' names are the host ends of the fabric cables as cabling.csv and the leaves name them
+    rows = [row.split(",") for row in tree["cabling.csv"].splitlines() if ",h200-node-003," in row and ",fabric," in row]
+    assert sorted(row[10] for row in rows) == sorted(f"rail{rail}" for rail in range(8))
     # another host's planned address is not on this one: exit 3, naming the stack key
     missing = _sh(host, "bash", str(script), "h200-node-002", env=env)
     assert missing.returncode == 3 and "management_nics.interfaces" in missing.stderr
+    # a rail's RDMA device that is not on the host: exit 3, naming the stack key
+    shutil.rmtree(sysfs / "class/infiniband/mlx5_4")
+    gone = _sh(host, "bash", str(script), "h200-node-003", env=env)
+    assert gone.returncode == 3 and "mlx5_4 of rail 4" in gone.stderr and "fabric_nics.devices" in gone.stderr
+
+
+def test_netnames_leaves_the_rails_the_stack_file_names_and_is_absent_when_it_names_every_netdev() -> None:
+    """Rails named by fabric_nics.interfaces are the host's own names (qos.sh checks that each
+    exists): netnames.sh does not rename them; with every netdev named it is not rendered at all."""
+    data = copy.deepcopy(DEV)
+    pool = data["node_pools"][0]
+    pool["fabric_nics"] = {"count": 8, "gbps": 400, "interfaces": [f"ens{r}np0" for r in range(8)]}
+    tree = tree_of(data)
+    assert "RAIL_NAMES" not in tree["hosts/h200/netnames.sh"]
+    assert "MGMT_NAMES=(mgmt0)" in tree["hosts/h200/netnames.sh"]
+    pool["management_nics"] = {"count": 1, "gbps": 25, "interfaces": ["eno1"]}
+    pool["storage_nics"] = {"count": 2, "gbps": 200, "interfaces": ["ens20np0", "ens21np0"]}
+    assert "hosts/h200/netnames.sh" not in tree_of(data)
+    del pool["fabric_nics"]["interfaces"]
+    rails_only = tree_of(data)["hosts/h200/netnames.sh"]
+    assert "MGMT_NAMES=()" in rails_only and "RAIL_NAMES=(rail0 rail1 rail2 rail3 rail4 rail5 rail6 rail7)" in rails_only
 
 
 def _relay_of(nvue: str) -> tuple[str, list[str]]:

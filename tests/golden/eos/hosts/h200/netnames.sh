@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Pins the netdev names of hosts/h200/netplan/<host>.yaml (mgmt0, stor0) to this host's NICs
-# (pool h200 of stack golden-eos), by MAC address in a netplan file that netplan merges with it.
+# Pins the netdev names of a host of pool h200 (stack golden-eos) to its NICs, by MAC address in a
+# netplan file that netplan merges with hosts/h200/netplan/<host>.yaml: mgmt0, stor0, rail0, rail1.
+# These are the names cabling.csv's a_name, the switches' port descriptions and verify give the host's ports.
 # Run it once on the installed host (an installer late-command), then `netplan apply` or reboot.
 # Management port i: the netdev holding its planned address, which the DHCP server (provisioning)
-# gave it when the host was installed over the network. Storage port i: the netdev of RDMA device
-# node_pools[0].storage_nics.devices[i], read from sysfs as qos.sh reads the rails'.
+# gave it when the host was installed over the network.
+# Storage port i: the netdev of RDMA device node_pools[0].storage_nics.devices[i], read from sysfs
+# as qos.sh reads the rails'.
+# Rail r: the netdev of its RDMA device (RAIL_RDMA[r]), read from sysfs exactly as qos.sh reads it, so
+# qos.sh finds the renamed netdev by the same device; NCCL names RDMA devices, which keep their names.
 # Usage: netnames.sh [HOSTNAME]   (default: hostname -s; NETPLAN_DIR names another folder than /etc/netplan)
 # Exit 2: not a node of this pool. Exit 3: a port's netdev is not on this host (the message names the stack key).
 set -euo pipefail
@@ -19,6 +23,8 @@ esac
 MGMT_NAMES=(mgmt0)
 STORAGE_NAMES=(stor0)
 STORAGE_RDMA=()
+RAIL_NAMES=(rail0 rail1)
+RAIL_RDMA=(mlx5_0 mlx5_1)
 count() { echo "$#"; }  # an array's length, written so the template engine reads no comment in it
 fail() {
   echo "netnames.sh: $HOST: $1" >&2
@@ -47,6 +53,19 @@ for i in "${!STORAGE_NAMES[@]}"; do
   done
   [ "$(count "${found[@]}")" -eq 1 ] || fail "RDMA device $rdma (node_pools[0].storage_nics.devices[$i]) has $(count "${found[@]}") netdevs (${found[*]:-none}); set node_pools[0].storage_nics.interfaces"
   pin "${STORAGE_NAMES[$i]}" "${found[0]}"
+done
+for i in "${!RAIL_NAMES[@]}"; do
+  rdma="${RAIL_RDMA[$i]}"
+  [ -d "$SYSFS/class/infiniband/$rdma" ] || fail "RDMA device $rdma of rail $i (${RAIL_NAMES[$i]}) not found in $SYSFS/class/infiniband; set node_pools[0].fabric_nics.devices to this host's devices in rail order"
+  found=()
+  for net in "$SYSFS/class/infiniband/$rdma/device/net/"*; do
+    if [ -e "$net" ]; then found+=("${net##*/}"); fi
+  done
+  if [ "$(count "${found[@]}")" -ne 1 ] && [ -r "$SYSFS/class/infiniband/$rdma/ports/1/gid_attrs/ndevs/0" ]; then
+    found=("$(cat "$SYSFS/class/infiniband/$rdma/ports/1/gid_attrs/ndevs/0")")
+  fi
+  [ "$(count "${found[@]}")" -eq 1 ] || fail "RDMA device $rdma of rail $i has $(count "${found[@]}") netdevs (${found[*]:-none}); set node_pools[0].fabric_nics.interfaces"
+  pin "${RAIL_NAMES[$i]}" "${found[0]}"
 done
 next=$(mktemp "$OUT.XXXXXX")
 printf '%s\n' "${lines[@]}" > "$next"
