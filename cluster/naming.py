@@ -79,7 +79,7 @@ def fabric_interfaces_given(pool: PoolSpec) -> list[str]:
 
 
 def fabric_interfaces(pool: PoolSpec) -> list[str]:
-    """Netdev of each fabric port, in rail order, as cabling and verify files name the host end."""
+    """Netdev of each fabric port, in rail order: the stack file's, else `rail<r>`, which netnames.sh pins."""
     return list(_given(pool.fabric_nics, "interfaces")) or [f"rail{port}" for port in range(pool.fabric_nics.ports)]
 
 
