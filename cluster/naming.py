@@ -31,6 +31,10 @@ from cluster.records import SwitchNode
 from cluster.spec import Nics, PoolSpec
 
 FABRIC = "fabric"
+#: A host port's netdev by its position where the stack file names none (netnames.sh pins it), and
+#: the generic RDMA device of a fabric port where neither the stack file nor the catalog names one.
+NETDEV_FORMS = {FABRIC: "rail{}", "storage": "stor{}", "management": "mgmt{}"}
+GENERIC_RDMA_DEVICE = "mlx5_{}"
 
 
 def number(index: int) -> str:
@@ -60,7 +64,7 @@ def _catalog_devices(pool: PoolSpec) -> tuple[str, ...]:
 def fabric_devices(pool: PoolSpec) -> list[str]:
     """RDMA device of each fabric port, in rail order: stack file, else server catalog, else mlx5_<r>."""
     given = _given(pool.fabric_nics, "devices") or _catalog_devices(pool)
-    return list(given) or [f"mlx5_{port}" for port in range(pool.fabric_nics.ports)]
+    return list(given) or [GENERIC_RDMA_DEVICE.format(port) for port in range(pool.fabric_nics.ports)]
 
 
 def fabric_device_source(pool: PoolSpec) -> str:
@@ -73,6 +77,10 @@ def fabric_device_source(pool: PoolSpec) -> str:
             f"`rdma link show` on a host and set {pool.path}.fabric_nics.devices")
 
 
+def _netdevs(nics: Nics, network: str) -> list[str]:
+    return list(_given(nics, "interfaces")) or [NETDEV_FORMS[network].format(port) for port in range(nics.ports)]
+
+
 def fabric_interfaces_given(pool: PoolSpec) -> list[str]:
     """Netdev of each fabric port as the stack file names them; [] = found from the RDMA device on the host."""
     return list(_given(pool.fabric_nics, "interfaces"))
@@ -80,11 +88,11 @@ def fabric_interfaces_given(pool: PoolSpec) -> list[str]:
 
 def fabric_interfaces(pool: PoolSpec) -> list[str]:
     """Netdev of each fabric port, in rail order: the stack file's, else `rail<r>`, which netnames.sh pins."""
-    return list(_given(pool.fabric_nics, "interfaces")) or [f"rail{port}" for port in range(pool.fabric_nics.ports)]
+    return _netdevs(pool.fabric_nics, FABRIC)
 
 
 def storage_interfaces(pool: PoolSpec) -> list[str]:
-    return list(_given(pool.storage_nics, "interfaces")) or [f"stor{port}" for port in range(pool.storage_nics.ports)]
+    return _netdevs(pool.storage_nics, "storage")
 
 
 def management_interfaces_given(pool: PoolSpec) -> list[str]:
@@ -93,8 +101,7 @@ def management_interfaces_given(pool: PoolSpec) -> list[str]:
 
 
 def management_interfaces(pool: PoolSpec) -> list[str]:
-    given = list(_given(pool.management_nics, "interfaces"))
-    return given or [f"mgmt{port}" for port in range(pool.management_nics.ports)]
+    return _netdevs(pool.management_nics, "management")
 
 
 def host_interfaces(pool: PoolSpec, network: str) -> list[str]:
