@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Pins the netdev names of a host of pool dgx (stack golden-ib) to its NICs, by MAC address in a
-# netplan file that netplan merges with hosts/dgx/netplan/<host>.yaml: mgmt0, mgmt1, stor0, stor1.
-# These are the names cabling.csv's a_name, the switches' port descriptions and verify give the host's ports.
+# Pins the netdev names of a host of pool dgx (stack golden-ib) to its NICs by MAC address:
+# mgmt0, mgmt1, stor0, stor1. These are the names cabling.csv's a_name, the switches' port descriptions and
+# verify give the host's ports.
+# Management and storage ports: in a netplan file that netplan merges with hosts/dgx/netplan/<host>.yaml.
 # Run it once on the installed host (an installer late-command), then `netplan apply` or reboot.
 # Management port i: the netdev holding its planned address, which the DHCP server (provisioning)
 # gave it when the host was installed over the network.
