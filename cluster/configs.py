@@ -8,7 +8,7 @@ and the verify files) is `cluster.artifacts.render_tree`; nothing touches the di
   hosts/<pool>/qos.sh + nccl.env + nccl-socket.sh   (qos.sh: RoCE only)
   hosts/<pool>/storage-qos.sh                       (the storage ports' side of the storage QoS plan)
   hosts/<pool>/netplan/<host>.yaml                  (management and storage ports, per host)
-  hosts/<pool>/netnames.sh                          (pins those netdev names where the stack file gives none)
+  hosts/<pool>/netnames.sh                          (pins those and the rails' netdev names where the stack file gives none)
   dhcp/kea-dhcp4.conf                               (with `provisioning`: the management network's DHCP)
   dhcp/kea-dhcp4-oob.conf                           (with `management_plane.dhcp_server`: the oob segment's DHCP)
   inventory.json                                    (loopback, ASN, management address, dialect per switch)
@@ -112,7 +112,7 @@ def config_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses | 
         networks = list(host_networks(spec, topology, addresses, pool, port_names))
         for network in networks:
             yield f"hosts/{pool.name}/netplan/{network.host}.yaml", render_netplan(network)
-        names = net_names(spec, pool, networks)
+        names = net_names(spec, topology, pool, networks)
         if names is not None:
             yield f"hosts/{pool.name}/netnames.sh", render_netnames(names)
     plan = dhcp_plan(spec, topology, addresses, port_names)

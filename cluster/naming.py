@@ -8,10 +8,16 @@ Host NICs, per pool, in rail order (port r of the node is rail r):
 - fabric RDMA devices: the stack file's `fabric_nics.devices`, else the server catalog's
   (cluster/catalog/servers.yaml, e.g. a DGX H100's mlx5_0,3,4,5,6,9,10,11), else the generic
   `mlx5_{r}`, which no vendor promises (`fabric_device_source` says which one a pool got);
-- fabric netdevs: the stack file's `fabric_nics.interfaces`; without them `qos.sh` finds each
-  rail's netdev from its RDMA device at run time. `rail{r}` names the host end in the cabling and
-  verify files only; storage netdevs `stor{i}`, management netdevs `mgmt{i}` (override with
-  `interfaces` on storage_nics / management_nics).
+- fabric netdevs: the stack file's `fabric_nics.interfaces`, else `rail{r}`, storage netdevs
+  `stor{i}`, management netdevs `mgmt{i}` (override with `interfaces` on storage_nics /
+  management_nics); hosts/<pool>/netnames.sh pins the names the stack file does not give, by MAC
+  (a rail's netdev found from its RDMA device, as qos.sh finds it).
+
+A host port, like a switch port, has a plan port and one OS name. The plan port is the NIC's
+label (`HostPort`: `gpu-nic0`, `stor-nic1p2`, `bmc`), cabling.csv's a_port, which a technician
+reads on the cage. Its OS name (`host_port_names`) is the netdev (`rail0`, `stor1`, `mgmt0`), or
+on an InfiniBand fabric the HCA port (`mlx5_0/1`) as ibnetdiscover reports it: cabling.csv's
+a_name, the switches' port descriptions, the verify files and the netplan files all use it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ from cluster.records import SwitchNode
 from cluster.spec import Nics, PoolSpec
 
 FABRIC = "fabric"
+#: A host port's netdev by its position where the stack file names none (netnames.sh pins it), and
+#: the generic RDMA device of a fabric port where neither the stack file nor the catalog names one.
+NETDEV_FORMS = {FABRIC: "rail{}", "storage": "stor{}", "management": "mgmt{}"}
+GENERIC_RDMA_DEVICE = "mlx5_{}"
 
 
 def number(index: int) -> str:
@@ -54,7 +64,7 @@ def _catalog_devices(pool: PoolSpec) -> tuple[str, ...]:
 def fabric_devices(pool: PoolSpec) -> list[str]:
     """RDMA device of each fabric port, in rail order: stack file, else server catalog, else mlx5_<r>."""
     given = _given(pool.fabric_nics, "devices") or _catalog_devices(pool)
-    return list(given) or [f"mlx5_{port}" for port in range(pool.fabric_nics.ports)]
+    return list(given) or [GENERIC_RDMA_DEVICE.format(port) for port in range(pool.fabric_nics.ports)]
 
 
 def fabric_device_source(pool: PoolSpec) -> str:
@@ -67,18 +77,22 @@ def fabric_device_source(pool: PoolSpec) -> str:
             f"`rdma link show` on a host and set {pool.path}.fabric_nics.devices")
 
 
+def _netdevs(nics: Nics, network: str) -> list[str]:
+    return list(_given(nics, "interfaces")) or [NETDEV_FORMS[network].format(port) for port in range(nics.ports)]
+
+
 def fabric_interfaces_given(pool: PoolSpec) -> list[str]:
     """Netdev of each fabric port as the stack file names them; [] = found from the RDMA device on the host."""
     return list(_given(pool.fabric_nics, "interfaces"))
 
 
 def fabric_interfaces(pool: PoolSpec) -> list[str]:
-    """Netdev of each fabric port, in rail order, as cabling and verify files name the host end."""
-    return list(_given(pool.fabric_nics, "interfaces")) or [f"rail{port}" for port in range(pool.fabric_nics.ports)]
+    """Netdev of each fabric port, in rail order: the stack file's, else `rail<r>`, which netnames.sh pins."""
+    return _netdevs(pool.fabric_nics, FABRIC)
 
 
 def storage_interfaces(pool: PoolSpec) -> list[str]:
-    return list(_given(pool.storage_nics, "interfaces")) or [f"stor{port}" for port in range(pool.storage_nics.ports)]
+    return _netdevs(pool.storage_nics, "storage")
 
 
 def management_interfaces_given(pool: PoolSpec) -> list[str]:
@@ -87,8 +101,7 @@ def management_interfaces_given(pool: PoolSpec) -> list[str]:
 
 
 def management_interfaces(pool: PoolSpec) -> list[str]:
-    given = list(_given(pool.management_nics, "interfaces"))
-    return given or [f"mgmt{port}" for port in range(pool.management_nics.ports)]
+    return _netdevs(pool.management_nics, "management")
 
 
 def host_interfaces(pool: PoolSpec, network: str) -> list[str]:
@@ -96,12 +109,6 @@ def host_interfaces(pool: PoolSpec, network: str) -> list[str]:
     order: the one place that maps a network to a host's interface names."""
     names = {"fabric": fabric_interfaces, "storage": storage_interfaces, "management": management_interfaces}
     return names[network](pool)
-
-
-def host_port_label(network: str, nic: int, port: int, ports_per_nic: int) -> str:
-    """How a switch port description names the host's end: `nic2`, `storage nic0 port1`."""
-    label = f"nic{nic}" if network == "fabric" else f"{network} nic{nic}"
-    return f"{label} port{port}" if ports_per_nic > 1 else label
 
 
 class PlanPort(NamedTuple):
@@ -144,6 +151,17 @@ class HostPort(NamedTuple):
     def position(self) -> int:
         """The port's position among the host's ports on its network (NIC-major, as rails count)."""
         return self.nic * self.ports_per_nic + self.port
+
+
+def host_port_names(pool: PoolSpec, network: str, transport: str) -> list[str]:
+    """The OS name of each of a pool's ports on `network`, by `HostPort.position` (a BMC's is 0): its
+    netdev (`host_interfaces`), its HCA port on an InfiniBand fabric (`mlx5_0/1`, as ibnetdiscover
+    reports it: an IB port has no netdev that LLDP or a switch sees), `bmc` on the oob network."""
+    if network == "oob":
+        return [BMC_PORT]
+    if network == FABRIC and transport == "infiniband":
+        return [f"{device}/1" for device in fabric_devices(pool)]
+    return host_interfaces(pool, network)
 
 
 def management_port(switch: SwitchNode) -> str:

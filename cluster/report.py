@@ -158,7 +158,10 @@ def host_network(spec: ClusterSpec, topology: Topology) -> dict[str, Any]:
     if spec.is_cloud or spec.fabric is None:
         return {}
     storage = [str(host_region(spec, "storage")), *(spec.storage.targets if spec.storage else ())]
-    named = {pool.name: all(bool(nics.interfaces) for nics in (pool.management_nics, pool.storage_nics) if nics.ports)
+    # the NIC sets whose netdevs netnames.sh pins unless the stack file names them (an InfiniBand rail has none)
+    pinned = ("management_nics", "storage_nics") if spec.fabric.transport == "infiniband" else \
+        ("management_nics", "storage_nics", "fabric_nics")
+    named = {pool.name: all(bool(nics.interfaces) for nics in (getattr(pool, key) for key in pinned) if nics.ports)
              for pool in spec.pools}
     data: dict[str, Any] = {
         "files": "netplan (systemd-networkd) per host: hosts/<pool>/netplan/<host>.yaml",

@@ -202,9 +202,22 @@ def _sh(ns: str, *argv: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, timeout=60, **kwargs)
 
 
+def _link_file(text: str) -> dict[str, dict[str, str]]:
+    """A systemd .link file as {section: {key: value}}."""
+    parser = configparser.ConfigParser()
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read_string(text)
+    return {section: dict(parser[section]) for section in parser.sections()}
+
+
 def test_netnames_pins_the_labels_by_mac_and_netplan_merges_them(namespaces: list[str], tmp_path: Path) -> None:
+    """netnames.sh in a namespace over a fake sysfs: the management port found by its address, the
+    storage ports and the rails by their RDMA devices (a rail whose device lists two netdevs by
+    the GID table's netdev, as qos.sh reads it); netplan merges its file with the host's and
+    renames the management and storage NICs, a .link file per rail renames the rail, each to
+    the name cabling.csv and the switches give it."""
     data = copy.deepcopy(DEV)
-    data["node_pools"][0]["storage_nics"] = {"count": 2, "gbps": 200, "devices": ["mlx5_1", "mlx5_2"]}
+    data["node_pools"][0]["storage_nics"] = {"count": 2, "gbps": 200, "devices": ["mlx5_8", "mlx5_9"]}
     tree = tree_of(data)
     script = tmp_path / "netnames.sh"
     script.write_text(tree["hosts/h200/netnames.sh"])
@@ -214,25 +227,89 @@ def test_netnames_pins_the_labels_by_mac_and_netplan_merges_them(namespaces: lis
     sysfs = tmp_path / "sys"
     macs = {"enp9s0": _sh(host, "cat", "/sys/class/net/enp9s0/address").stdout.strip(),
             "ens1f1np1": "b8:3f:d2:00:00:01", "ens2f1np1": "b8:3f:d2:00:00:02"}
-    for rdma, netdev in (("mlx5_1", "ens1f1np1"), ("mlx5_2", "ens2f1np1")):
+    devices = {"mlx5_8": "ens1f1np1", "mlx5_9": "ens2f1np1"}
+    for rail in range(8):
+        devices[f"mlx5_{rail}"] = f"ens{rail + 3}f0np0"
+        macs[f"ens{rail + 3}f0np0"] = f"b8:3f:d2:00:01:{rail:02x}"
+    for rdma, netdev in devices.items():
         (sysfs / "class/infiniband" / rdma / "device/net" / netdev).mkdir(parents=True)
+    # rail 7's PCI function also carries a representor: its netdev is the GID table's
+    (sysfs / "class/infiniband/mlx5_7/device/net/eth9").mkdir()
+    (sysfs / "class/infiniband/mlx5_7/ports/1/gid_attrs/ndevs").mkdir(parents=True)
+    (sysfs / "class/infiniband/mlx5_7/ports/1/gid_attrs/ndevs/0").write_text("ens10f0np0\n")
     for netdev, mac in macs.items():
         (sysfs / "class/net" / netdev).mkdir(parents=True)
         (sysfs / "class/net" / netdev / "address").write_text(mac + "\n")
-    env = {**os.environ, "NETNAMES_SYSFS": str(sysfs), "NETPLAN_DIR": str(tmp_path)}
+    links = tmp_path / "links"
+    links.mkdir()
+    env = {**os.environ, "NETNAMES_SYSFS": str(sysfs), "NETPLAN_DIR": str(tmp_path), "LINK_DIR": str(links)}
     done = _sh(host, "bash", str(script), "h200-node-003", env=env)
     assert done.returncode == 0, done.stderr
     names = (tmp_path / "59-gpu-cluster-names.yaml").read_text()
     generated = netplan_generate(tmp_path / "root", {"59-gpu-cluster-names.yaml": names,
                                                      "60-gpu-cluster.yaml": tree["hosts/h200/netplan/h200-node-003.yaml"]})
     assert generated.returncode == 0, generated.stderr
-    for label, netdev in (("mgmt0", "enp9s0"), ("stor0", "ens1f1np1"), ("stor1", "ens2f1np1")):
-        link = (tmp_path / "root/run/systemd/network" / f"10-netplan-{label}.link").read_text()
+    networkd = tmp_path / "root/run/systemd/network"
+    for label, netdev in {"mgmt0": "enp9s0", "stor0": "ens1f1np1", "stor1": "ens2f1np1"}.items():
+        link = (networkd / f"10-netplan-{label}.link").read_text()
         assert f"PermanentMACAddress={macs[netdev]}" in link and f"Name={label}" in link
-    assert "Address=10.176.0.4/31" in (tmp_path / "root/run/systemd/network/10-netplan-mgmt0.network").read_text()
+    assert "Address=10.176.0.4/31" in (networkd / "10-netplan-mgmt0.network").read_text()
+    # the rails are renamed by .link files only: no .network hands a rail to systemd-networkd (qos.sh configures it)
+    assert not list(networkd.glob("*rail*")), sorted(path.name for path in networkd.iterdir())
+    assert sorted(path.name for path in links.iterdir()) == sorted(f"10-gpu-cluster-rail{r}.link" for r in range(8))
+    for rail in range(8):
+        ours = _link_file((links / f"10-gpu-cluster-rail{rail}.link").read_text())
+        assert ours == {"Match": {"PermanentMACAddress": macs[f"ens{rail + 3}f0np0"]}, "Link": {"Name": f"rail{rail}"}}
+        # the same rename as netplan's own set-name writes it (netplan generate: its .link file, less WakeOnLan)
+        same = netplan_generate(tmp_path / "same", {"59-rail.yaml": yaml.safe_dump({"network": {"version": 2, "ethernets": {
+            f"rail{rail}": {"match": {"macaddress": macs[f"ens{rail + 3}f0np0"]}, "set-name": f"rail{rail}"}}}})})
+        assert same.returncode == 0, same.stderr
+        theirs = _link_file((tmp_path / f"same/run/systemd/network/10-netplan-rail{rail}.link").read_text())
+        theirs["Link"].pop("WakeOnLan", None)
+        assert ours == theirs
+    # the rails' names are the host ends of the fabric cables as cabling.csv and the leaves name them
+    rows = [row.split(",") for row in tree["cabling.csv"].splitlines() if ",h200-node-003," in row and ",fabric," in row]
+    assert sorted(row[10] for row in rows) == sorted(f"rail{rail}" for rail in range(8))
     # another host's planned address is not on this one: exit 3, naming the stack key
     missing = _sh(host, "bash", str(script), "h200-node-002", env=env)
     assert missing.returncode == 3 and "management_nics.interfaces" in missing.stderr
+    # a rail's RDMA device that is not on the host: exit 3, naming the stack key
+    shutil.rmtree(sysfs / "class/infiniband/mlx5_4")
+    gone = _sh(host, "bash", str(script), "h200-node-003", env=env)
+    assert gone.returncode == 3 and "mlx5_4 of rail 4" in gone.stderr and "fabric_nics.devices" in gone.stderr
+
+
+def test_netnames_leaves_the_rails_the_stack_file_names_and_is_absent_when_it_names_every_netdev(
+        tmp_path: Path) -> None:
+    """Rails named by fabric_nics.interfaces are the host's own names (qos.sh checks that each
+    exists): netnames.sh does not rename them; with every netdev named it is not rendered at all."""
+    data = copy.deepcopy(DEV)
+    pool = data["node_pools"][0]
+    pool["fabric_nics"] = {"count": 8, "gbps": 400, "interfaces": [f"ens{r}np0" for r in range(8)]}
+    tree = tree_of(data)
+    assert "RAIL_NAMES" not in tree["hosts/h200/netnames.sh"]
+    assert "MGMT_NAMES=(mgmt0)" in tree["hosts/h200/netnames.sh"]
+    pool["management_nics"] = {"count": 1, "gbps": 25, "interfaces": ["eno1"]}
+    pool["storage_nics"] = {"count": 2, "gbps": 200, "interfaces": ["ens20np0", "ens21np0"]}
+    assert "hosts/h200/netnames.sh" not in tree_of(data)
+    del pool["fabric_nics"]["interfaces"]
+    rails_only = tree_of(data)["hosts/h200/netnames.sh"]
+    assert "MGMT_NAMES=()" in rails_only and "RAIL_NAMES=(rail0 rail1 rail2 rail3 rail4 rail5 rail6 rail7)" in rails_only
+    # run: a .link file per rail and no netplan file (the stack file names every netplan port)
+    sysfs, links = tmp_path / "sys", tmp_path / "links"
+    links.mkdir()
+    for rail in range(8):
+        (sysfs / "class/infiniband" / f"mlx5_{rail}" / "device/net" / f"enp{rail}s0np0").mkdir(parents=True)
+        (sysfs / "class/net" / f"enp{rail}s0np0").mkdir(parents=True)
+        (sysfs / "class/net" / f"enp{rail}s0np0" / "address").write_text(f"02:00:00:00:00:{rail:02x}\n")
+    (tmp_path / "netnames.sh").write_text(rails_only)
+    done = subprocess.run(["bash", str(tmp_path / "netnames.sh"), "h200-node-001"], capture_output=True, text=True,
+                          env={**os.environ, "NETNAMES_SYSFS": str(sysfs), "NETPLAN_DIR": str(tmp_path),
+                               "LINK_DIR": str(links)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "59-gpu-cluster-names.yaml").exists()
+    assert "PermanentMACAddress=02:00:00:00:00:05\n\n[Link]\nName=rail5\n" in (
+        links / "10-gpu-cluster-rail5.link").read_text()
 
 
 def _relay_of(nvue: str) -> tuple[str, list[str]]:

@@ -180,7 +180,7 @@ def test_wrong_number_of_device_names_is_a_schema_error() -> None:
 def test_switch_ports_name_their_peers_with_addresses_and_asns(prod_files: dict[str, str]) -> None:
     nvue = prod_files["switches/leaf-001-r3/nvue.sh"]
     assert "nv set interface swp1 link breakout 2x" in nvue  # SN5600 at 400G: two ports per OSFP cage
-    assert "nv set interface swp1s0 description 'h200-node-001 nic3'" in nvue
+    assert "nv set interface swp1s0 description 'h200-node-001 rail3'" in nvue
     assert "nv set router bgp autonomous-system 4200001004" in nvue
     spine = prod_files["switches/spine-001/nvue.sh"]
     assert "nv set router bgp autonomous-system 4200000000" in spine

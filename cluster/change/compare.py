@@ -1,12 +1,12 @@
 """Two built designs compared as physical work: switches, cables, rendered files, host ports and
 the bill of materials.
 
-A cable is known by its two physical ends: device and plan port (`p3`, `u1`, `gpu-nic2`), never by
-the name an OS gives the port, so a switch whose naming changes (another model or dialect) keeps
-its cables. A cable of OLD that NEW does not have is removed, one NEW has and OLD does not is
-added, and a removed and an added cable that share an end (the host port, or the lower switch's
-port, first; else the upper switch's port) are one cable moved: its other end is unplugged and
-plugged elsewhere.
+A cable is known by its two physical ends: device and plan port (`p3`, `u1`, a host NIC's label
+`gpu-nic2`), never by the name an OS gives the port (`swp3`, `rail2`), so a switch whose naming
+changes (another model or dialect) keeps its cables. A cable of OLD that NEW does not have is
+removed, one NEW has and OLD does not is added, and a removed and an added cable that share an end
+(the host port, or the lower switch's port, first; else the upper switch's port) are one cable
+moved: its other end is unplugged and plugged elsewhere.
 """
 
 from __future__ import annotations
@@ -42,16 +42,19 @@ class SwitchChange:
 @dataclass(frozen=True)
 class CableEnd:
     """One end of a cable: device, plan port, the port as the device's OS names it, and the
-    front-panel cage (1-based; None for a host port, a fixed uplink port or a management port)."""
+    front-panel cage (1-based; None for a host port, a fixed uplink port or a management port).
+    Shown by its OS name and what the technician finds it by: a switch port's cage, a host port's
+    NIC label (its plan port, `gpu-nic0`)."""
 
     device: str
     port: str
     name: str
     cage: int | None
+    host: bool = False
 
     def __str__(self) -> str:
-        cage = f" (cage {self.cage})" if self.cage is not None and self.name != self.port else ""
-        return f"{self.device} {self.name}{cage}"
+        where = f" (cage {self.cage})" if self.cage is not None else f" ({self.port})" if self.host else ""
+        return f"{self.device} {self.name}{where if self.name != self.port else ''}"
 
 
 @dataclass(frozen=True)
@@ -181,7 +184,7 @@ def _ends(topology: Topology, cable: Cable) -> tuple[CableEnd, CableEnd]:
     switches = topology.switch_nodes
     lower_cage = (cage(switches[cable.a_device], cable.a_port)
                   if isinstance(cable.a_port, PlanPort) and cable.a_device in switches else None)
-    return (CableEnd(cable.a_device, str(cable.a_port), cable.a_name, lower_cage),
+    return (CableEnd(cable.a_device, str(cable.a_port), cable.a_name, lower_cage, isinstance(cable.a_port, HostPort)),
             CableEnd(cable.b_device, str(cable.b_port), cable.b_name, cage(switches[cable.b_device], cable.b_port)))
 
 

@@ -1,7 +1,8 @@
 """The cabling plan: every cable, device/port to device/port, with speed and media.
 
 Switch ports come from cluster.ports (one numbering for cabling, configs and verification).
-A switch's own management port is `mgmt0`; a host's BMC port is `bmc`.
+A switch's own management port is `mgmt0`; a host's BMC port is `bmc`. A host port's plan port is
+its NIC label (`gpu-nic0`), its name the netdev netnames.sh pins (`rail0`): cluster.naming.
 
 Media follow the tier, under stated distance assumptions (MEDIA_RULES): copper in the rack,
 AOC across a row, transceivers and fibre from leaf to spine, single-mode fibre between halls.
@@ -15,7 +16,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.naming import HostPort, PlanPort, plan_port_name
+from cluster.naming import HostPort, PlanPort, host_port_names, plan_port_name
 from cluster.records import CableData, Ports
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, NETWORKS, Topology
@@ -37,8 +38,9 @@ MEDIA_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
     ("oob", "leaf-spine"): ("optics-mmf", 50, "out-of-band uplinks: transceivers + multimode fibre"),
 }
 LINK_ORDER = ("host-leaf", "switch-mgmt", "leaf-spine", "spine-core")
-# a_port / b_port: the plan's port (`p3`, `u1`, `mgmt0`, a host's `gpu-nic2`); a_name / b_name: that
-# port as the device's OS names it (`swp2s0`, `Ethernet8`, `Ethernet3/5`), as configs and `verify` do.
+# a_port / b_port: the plan's port (`p3`, `u1`, `mgmt0`, a host's NIC label `gpu-nic2`); a_name / b_name:
+# that port as the device's OS names it (`swp2s0`, `Ethernet8`, `Ethernet3/5`; a host's netdev `rail2`,
+# `stor0`, or its HCA port `mlx5_2/1` on InfiniBand), as the configs and `verify` do.
 COLUMNS = ("cable", "network", "link", "a_device", "a_port", "b_device", "b_port", "gbps", "media", "max_m",
            "a_name", "b_name")
 
@@ -142,11 +144,17 @@ def cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | Non
     """Every cable, by network (fabric, storage, management, oob), then tier, then device order;
     with `devices`, only the cables that end on one of them (numbered as in the whole plan)."""
     switches = topology.switch_nodes
+    pools = {pool.name: pool for pool in spec.pools}
+    transport = spec.fabric.transport if spec.fabric is not None else "roce"
+    host_names: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> its hosts' port names
     for run in runs(spec, topology, devices):
         data = run.data
         lower, upper, network = data["lower"], data["upper"], data["network"]
         if topology.nodes[lower]["kind"] == "host":
-            lower_names = [str(port) for port in run.lower_ports]
+            key = (topology.host(lower)["pool"], network)
+            if key not in host_names:
+                host_names[key] = host_port_names(pools[key[0]], network, transport)
+            lower_names = [host_names[key][port.position] for port in run.lower_ports if isinstance(port, HostPort)]
         else:
             lower_names = [plan_port_name(switches[lower], port) for port in run.lower_ports
                            if isinstance(port, PlanPort)]

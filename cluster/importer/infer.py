@@ -23,6 +23,7 @@ from cluster.importer.links import HostLink, Sorted, sort_links
 from cluster.importer.observe import Observed, shown_description
 from cluster.importer.roles import HostRole, SwitchRole, roles
 from cluster.importer.switches import Naming, choose, model_by_pattern, model_in
+from cluster.naming import GENERIC_RDMA_DEVICE, NETDEV_FORMS
 from cluster.topology import FABRIC
 
 T = TypeVar("T")
@@ -409,8 +410,10 @@ class Inference:
         return self.design
 
 
-#: The names the product gives a host's ports by position, where the stack file names none.
-CONVENTION = {FABRIC: ("rail{}", "mlx5_{}/1"), "storage": ("stor{}",), "management": ("mgmt{}",)}
+#: The names the product gives a host's ports by position, where the stack file names none
+#: (cluster.naming: a netdev, or an InfiniBand HCA port).
+CONVENTION = {network: (form, f"{GENERIC_RDMA_DEVICE}/1") if network == FABRIC else (form,)
+              for network, form in NETDEV_FORMS.items()}
 
 
 def _name_at(position: int, network: str, names: list[str]) -> str:

@@ -23,7 +23,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cluster.addressing import HOST_REGIONS, Addresses, pow2, spread_index
-from cluster.naming import HostPort, host_interfaces, management_interfaces, storage_interfaces, switch_port
+from cluster.naming import (
+    HostPort,
+    fabric_devices,
+    fabric_interfaces,
+    fabric_interfaces_given,
+    host_interfaces,
+    management_interfaces,
+    storage_interfaces,
+    switch_port,
+)
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import Topology
 
@@ -39,8 +48,8 @@ class NetPort:
 
     network: str
     position: int  # among the host's ports of that network (NIC-major)
-    netdev: str  # the stack file's name for it, else the label netplan names it by (mgmt0, stor1)
-    label: str  # the cabling plan's name of the host end (mgmt-nic0, stor-nic1)
+    netdev: str  # its OS name: the stack file's, else the one netnames.sh pins (mgmt0, stor1): cabling.csv a_name
+    label: str  # its plan port, the NIC's label (mgmt-nic0, stor-nic1): cabling.csv a_port
     address: str  # a.b.c.d/31, the host end
     gateway: str  # a.b.c.d, the leaf's end
     switch: str  # the leaf and its port (`mgmt-leaf-001 swp3`)
@@ -97,7 +106,7 @@ class DhcpSubnet:
     address: str  # the host's address, the only one handed out
     router: str  # the leaf's end: the relay's giaddr and the host's gateway
     host: str
-    port: str  # the host end (cabling label)
+    port: str  # the host end as its OS names it (mgmt0), as the relay port's description does
     switch: str  # the leaf and its port
 
 
@@ -197,7 +206,7 @@ def dhcp_plan(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             for port in network.management:
                 subnets.append(DhcpSubnet(id=(int(ipaddress.IPv4Address(port.ip)) - base) // 2 + 1,
                                           subnet=port.network_prefix, address=port.ip, router=port.gateway,
-                                          host=network.host, port=port.label, switch=port.switch))
+                                          host=network.host, port=port.netdev, switch=port.switch))
     next_server = (provisioning.next_server or provisioning.dhcp_server) if provisioning.boot_filename else None
     return DhcpPlan(spec.name, provisioning.dhcp_server, next_server, provisioning.boot_filename,
                     tuple(sorted(subnets, key=lambda subnet: subnet.id)))
@@ -237,25 +246,35 @@ def dhcp_relay(spec: ClusterSpec, ports: Iterator[tuple[str, str, str, str | Non
 
 @dataclass(frozen=True)
 class NetNames:
-    """What a pool's netnames.sh needs: the names its netplan files use and how each is found."""
+    """What a pool's netnames.sh needs: the netdev names the stack file does not give (its netplan
+    files' management and storage ports, its fabric rails) and how each is found on a host."""
 
     stack: str
     pool: str
     path: str
-    management: tuple[str, ...]  # netdev labels of the management ports, in order
+    management: tuple[str, ...]  # netdev names of the management ports, in order ((): the stack file names them)
     storage: tuple[str, ...]
     storage_devices: tuple[str, ...]  # storage_nics.devices: RDMA device per storage port ((): not given)
+    rails: tuple[str, ...]  # netdev name of each fabric rail (rail0..) ((): the stack file names them, or InfiniBand)
+    rail_devices: tuple[str, ...]  # the RDMA device of each rail, as qos.sh finds the rail by it
     hosts: tuple[tuple[str, tuple[str, ...]], ...]  # (host, its management addresses in port order)
 
     @property
     def labels(self) -> tuple[str, ...]:
-        return (*self.management, *self.storage)
+        return (*self.management, *self.storage, *self.rails)
 
 
-def net_names(spec: ClusterSpec, pool: PoolSpec, networks: list[HostNetwork]) -> NetNames | None:
-    """The netnames.sh view of a pool whose netdevs the stack file does not name (None when it does)."""
-    if not networks or networks[0].named:
+def net_names(spec: ClusterSpec, topology: Topology, pool: PoolSpec, networks: list[HostNetwork]) -> NetNames | None:
+    """The netnames.sh view of a pool (None when the stack file names every netdev it has): its
+    netplan files' ports unless the stack file names them, and on a RoCE fabric its rails unless
+    `fabric_nics.interfaces` names them (those are the host's own names, which qos.sh checks)."""
+    named = not networks or networks[0].named
+    roce = spec.fabric is not None and spec.fabric.transport == "roce"
+    rails = () if fabric_interfaces_given(pool) or not roce else tuple(fabric_interfaces(pool))
+    if named and not rails:
         return None
-    return NetNames(spec.name, pool.name, pool.path, tuple(management_interfaces(pool)),
-                    tuple(storage_interfaces(pool)), pool.storage_nics.devices,
-                    tuple((network.host, tuple(port.ip for port in network.management)) for network in networks))
+    addresses = {network.host: tuple(port.ip for port in network.management) for network in networks}
+    return NetNames(spec.name, pool.name, pool.path, () if named else tuple(management_interfaces(pool)),
+                    () if named else tuple(storage_interfaces(pool)), () if named else pool.storage_nics.devices,
+                    rails, tuple(fabric_devices(pool)) if rails else (),
+                    tuple((host, addresses.get(host, ())) for host in topology.hosts_by_pool[pool.name]))

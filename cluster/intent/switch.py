@@ -22,7 +22,7 @@ from cluster.intent.bgp import BgpPolicy, bgp_policies, bgp_policy
 from cluster.intent.hostnet import DhcpRelay, dhcp_relay
 from cluster.intent.management import ManagementPlane, management_plane, services
 from cluster.intent.qos import SWITCH_MTU, QosPlan
-from cluster.naming import host_port_label, management_port, switch_port
+from cluster.naming import host_port_names, management_port, switch_port
 from cluster.records import CableData, SwitchNode
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -158,6 +158,8 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
     indexes = port_indexes(topology)
     pools = {pool.name: pool for pool in spec.pools}
     shared = set(spec.fabric.shared_with) if spec.fabric else set()
+    transport = spec.fabric.transport if spec.fabric is not None else "roce"
+    host_names: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> its hosts' port names
     links = addresses.links
     wanted = sorted(names if names is not None else [name for name, _ in topology.switches()])
     widths = ecmp_widths(topology, wanted)
@@ -182,13 +184,16 @@ def switch_views(spec: ClusterSpec, topology: Topology, addresses: Addresses,
             port_index = indexes[(name, peer, network, index)]
             if peer_data["kind"] == "host":
                 role = "host"
-                if network == "oob":
-                    description = f"{peer} bmc"
-                else:
+                # the host's end as its OS names it (cluster.naming.host_port_names), as cabling.csv's a_name
+                # and the verify files do: `rail0`, `stor1`, `bmc`
+                pool_key = (peer_data["pool"], network)
+                if pool_key not in host_names:
+                    host_names[pool_key] = host_port_names(pools[pool_key[0]], network, transport)
+                position = 0  # a BMC
+                if network != "oob":
                     nic, nic_port = edge["ports"][index]
-                    pool = pools[peer_data["pool"]]
-                    nics = pool.nics(network)
-                    description = f"{peer} {host_port_label(network, nic, nic_port, nics.ports_per_nic)}"
+                    position = nic * pools[pool_key[0]].nics(network).ports_per_nic + nic_port
+                description = f"{peer} {host_names[pool_key][position]}"
             else:
                 peer_switch = switches[peer]
                 role = "down" if edge["upper"] == name else "up"

@@ -419,8 +419,9 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
            networks: tuple[str, ...]) -> list[tuple[str, str, str, str]] | None:
     """The lab's cables as the rendered cabling plan (the file a technician follows) lays them:
     (a device, its port, b device, its port) of every row of `networks` with both ends in
-    the lab, a switch port as the switch names it, a host's plan port (`gpu-nic3`, `gpu-nic1p2`,
-    `stor-nic0`) as its netdev (its rail's, or the name its netplan file gives it). A row naming a
+    the lab, a switch port as the switch names it, a host's plan port (the NIC label a technician
+    reads: `gpu-nic3`, `gpu-nic1p2`, `stor-nic0`) as its netdev, the one name cabling.csv's a_name,
+    the switches' descriptions and netnames.sh give it (`rail3`, `stor0`). A row naming a
     port the design does not give that device, or a port twice, is a LAB-INPUT finding (None: no
     plan to read). Crossed rows are wired as written, so `lab check` shows them."""
     text = tree.text(CABLING, "the cabling plan the lab wires its veths from")
@@ -460,8 +461,8 @@ def _wired(tree: _Tree, spec: ClusterSpec, topology: Topology, devices: set[str]
 
 
 def _plan_ports(pool: PoolSpec, network: str, names: list[str]) -> dict[str, str]:
-    """A host's plan ports on `network` as cabling.csv names them (`gpu-nic3`, `gpu-nic1p2`,
-    `mgmt-nic0`) -> their netdevs."""
+    """A host's plan ports on `network` as cabling.csv's a_port names them (`gpu-nic3`, `gpu-nic1p2`,
+    `mgmt-nic0`) -> their netdevs `names` (by position, as cluster.naming.host_port_names gives a_name)."""
     per_nic = pool.nics(network).ports_per_nic
     return {str(HostPort(network, position // per_nic, position % per_nic, per_nic)): name
             for position, name in enumerate(names)}

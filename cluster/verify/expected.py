@@ -22,7 +22,7 @@ from typing import NamedTuple
 from cluster import naming
 from cluster.dialects import platform
 from cluster.exports.cabling import runs as cabling_runs
-from cluster.spec import ClusterSpec, PoolSpec
+from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
 BMC_PORT = naming.BMC_PORT
@@ -57,16 +57,6 @@ class Cable(NamedTuple):
         return f"{self.lower} <-> {self.upper}"
 
 
-def _host_ends(pool: PoolSpec, network: str, transport: str) -> list[str]:
-    """Each of a pool's host ports on `network` (by position) as the host reports it: its netdev,
-    or its HCA and port on InfiniBand; its BMC on the oob network."""
-    if network == "oob":
-        return [BMC_PORT]
-    if network == "fabric" and transport == "infiniband":
-        return [f"{device}/1" for device in naming.fabric_devices(pool)]
-    return naming.host_interfaces(pool, network)
-
-
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
     """Every cable of an on-prem design with both ends as devices report them (with `devices`,
     those that end on one of them). Cloud designs have none."""
@@ -82,8 +72,8 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
             pool = pools[topology.host(lower)["pool"]]
             key = (pool.name, network)
             if key not in host_ends:
-                host_ends[key] = _host_ends(pool, network, transport)
-            lower_ports = [host_ends[key][0 if port.network == "oob" else port.position] for port in run.lower_ports
+                host_ends[key] = naming.host_port_names(pool, network, transport)
+            lower_ports = [host_ends[key][port.position] for port in run.lower_ports
                            if isinstance(port, naming.HostPort)]
         else:
             switch = topology.switch(lower)

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Pins the netdev names of hosts/dgx/netplan/<host>.yaml (mgmt0, mgmt1, stor0, stor1) to this host's NICs
-# (pool dgx of stack golden-ib), by MAC address in a netplan file that netplan merges with it.
+# Pins the netdev names of a host of pool dgx (stack golden-ib) to its NICs by MAC address:
+# mgmt0, mgmt1, stor0, stor1. These are the names cabling.csv's a_name, the switches' port descriptions and
+# verify give the host's ports.
+# Management and storage ports: in a netplan file that netplan merges with hosts/dgx/netplan/<host>.yaml.
 # Run it once on the installed host (an installer late-command), then `netplan apply` or reboot.
 # Management port i: the netdev holding its planned address, which the DHCP server (provisioning)
-# gave it when the host was installed over the network. Storage port i: the netdev of RDMA device
-# node_pools[0].storage_nics.devices[i], read from sysfs as qos.sh reads the rails'.
+# gave it when the host was installed over the network.
+# Storage port i: the netdev of RDMA device node_pools[0].storage_nics.devices[i], read from sysfs
+# as qos.sh reads the rails'.
 # Usage: netnames.sh [HOSTNAME]   (default: hostname -s; NETPLAN_DIR names another folder than /etc/netplan)
 # Exit 2: not a node of this pool. Exit 3: a port's netdev is not on this host (the message names the stack key).
 set -euo pipefail

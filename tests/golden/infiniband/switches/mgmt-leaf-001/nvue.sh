@@ -17,19 +17,19 @@ nv set system gnmi-server listening-address 172.16.232.1
 nv set system gnmi-server state enabled
 nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.224.1/32
-nv set interface swp1 description 'dgx-node-001 management nic0'
+nv set interface swp1 description 'dgx-node-001 mgmt0'
 nv set interface swp1 link speed 400G
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.176.0.1/31
-nv set interface swp2 description 'dgx-node-001 management nic1'
+nv set interface swp2 description 'dgx-node-001 mgmt1'
 nv set interface swp2 link speed 400G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.176.0.3/31
-nv set interface swp3 description 'dgx-node-002 management nic0'
+nv set interface swp3 description 'dgx-node-002 mgmt0'
 nv set interface swp3 link speed 400G
 nv set interface swp3 link mtu 9216
 nv set interface swp3 ip address 10.176.0.5/31
-nv set interface swp4 description 'dgx-node-002 management nic1'
+nv set interface swp4 description 'dgx-node-002 mgmt1'
 nv set interface swp4 link speed 400G
 nv set interface swp4 link mtu 9216
 nv set interface swp4 ip address 10.176.0.7/31

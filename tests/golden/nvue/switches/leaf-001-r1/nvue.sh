@@ -25,11 +25,11 @@ nv set system telemetry buffer-stats export state enabled
 nv set system telemetry buffer-stats sample-interval 10
 nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.0.2/32
-nv set interface swp1 description 'h200-node-001 nic1'
+nv set interface swp1 description 'h200-node-001 rail1'
 nv set interface swp1 link speed 400G
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.128.0.3/31
-nv set interface swp2 description 'h200-node-002 nic1'
+nv set interface swp2 description 'h200-node-002 rail1'
 nv set interface swp2 link speed 400G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.128.0.7/31

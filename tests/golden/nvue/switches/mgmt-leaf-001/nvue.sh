@@ -23,11 +23,11 @@ nv set system telemetry buffer-stats export state enabled
 nv set system telemetry buffer-stats sample-interval 10
 nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.224.1/32
-nv set interface swp1 description 'h200-node-001 management nic0'
+nv set interface swp1 description 'h200-node-001 mgmt0'
 nv set interface swp1 link speed 25G
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.176.0.1/31
-nv set interface swp2 description 'h200-node-002 management nic0'
+nv set interface swp2 description 'h200-node-002 mgmt0'
 nv set interface swp2 link speed 25G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.176.0.3/31

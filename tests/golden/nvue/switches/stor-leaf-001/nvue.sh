@@ -25,11 +25,11 @@ nv set system telemetry buffer-stats export state enabled
 nv set system telemetry buffer-stats sample-interval 10
 nv set system message pre-login 'Authorized access only. Activity may be monitored.'
 nv set interface lo ip address 10.0.192.1/32
-nv set interface swp1 description 'h200-node-001 storage nic0'
+nv set interface swp1 description 'h200-node-001 stor0'
 nv set interface swp1 link speed 200G
 nv set interface swp1 link mtu 9216
 nv set interface swp1 ip address 10.160.0.1/31
-nv set interface swp2 description 'h200-node-002 storage nic0'
+nv set interface swp2 description 'h200-node-002 stor0'
 nv set interface swp2 link speed 200G
 nv set interface swp2 link mtu 9216
 nv set interface swp2 ip address 10.160.0.3/31

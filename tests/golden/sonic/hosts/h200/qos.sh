@@ -16,7 +16,7 @@ SYSFS="${QOS_SYSFS:-/sys}"  # the sysfs root; tests point it at a fake tree
 
 # --- Rails: the RDMA device of each rail, in rail order, from the generic default mlx5_<rail>, not documented for hgx-h200: check `rdma link show` on a host and set node_pools[0].fabric_nics.devices.
 # --- Each rail's netdev is read from its RDMA device ($SYSFS/class/infiniband/<dev>/device/net/),
-# --- so no netdev renaming (udev rule, systemd .link) is needed on the host.
+# --- so it finds each rail whatever its netdev is called, before or after netnames.sh names it.
 # --- A missing device stops the script here (exit 3), before anything is changed.
 RDMA=(mlx5_0 mlx5_1)
 RAILS=()
