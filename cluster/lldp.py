@@ -66,7 +66,8 @@ MAU_SPEED = re.compile(r"^(\d{1,5})(G|M)?(?:ig)?base", re.IGNORECASE)
 
 
 def is_mac(text: str) -> bool:
-    return bool(MAC.match(text.strip()))
+    stripped = text.strip()
+    return 12 <= len(stripped) <= 17 and bool(MAC.match(stripped))  # (the lengths MAC matches: most names are not)
 
 
 def lldpd_age(text: object) -> float | None:
