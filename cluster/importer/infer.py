@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from cluster.catalog import load_catalog
 from cluster.dialects import generic, platform
-from cluster.importer.links import HostLink, Sorted, sort_links
+from cluster.importer.links import HostLink, Sorted, Uplink, sort_links
 from cluster.importer.observe import Observed, shown_description
 from cluster.importer.roles import HostRole, SwitchRole, roles
 from cluster.importer.switches import Naming, choose, model_by_pattern, model_in
@@ -108,6 +108,9 @@ class Inference:
             if isinstance(role, HostRole):
                 self.hosts[role.pool][role.index] = device
         self.namings: dict[tuple[str, str], Naming] = {}
+        self.uplinks_of: dict[str, list[Uplink]] = defaultdict(list)  # lower switch -> its uplinks, read once
+        for link in self.links.uplinks:
+            self.uplinks_of[link.lower].append(link)
         self.unknown_nics: set[str] = set()  # networks some pool's NICs on are left to the defaults
 
     # ------------------------------------------------------------------ switches
@@ -133,7 +136,14 @@ class Inference:
         return self.namings[key]
 
     def number(self, network: str, tier: str, port: str) -> int | None:
-        return self.naming(network, tier).number(port)
+        naming = self.namings.get((network, tier)) or self.naming(network, tier)
+        return naming.numbers.get(port.lower())
+
+    def in_use(self, network: str, tier: str) -> list[int]:
+        """The port number of every port name seen on the tier's switches (0: a name the naming lacks)."""
+        numbers = self.naming(network, tier).numbers
+        return [numbers.get(port, 0) for device, _ in self.switches[(network, tier)]
+                for port in self.links.switch_ports.get(device, ())]  # (names seen are lower-case)
 
     def switch_ref(self, network: str, tier: str, path: str) -> dict[str, Any]:
         """A tier's switch as the stack file names it: catalog model and speed, with the ports in
@@ -156,9 +166,7 @@ class Inference:
                       else "from its port names")
             self.design.comments[path] = source
         else:
-            seen = [self.number(network, tier, port) or 0 for device, _ in self.switches[(network, tier)]
-                    for port in self.links.switch_ports.get(device, ())]
-            ref["ports"] = top if top is not None else max(seen, default=1)
+            ref["ports"] = top if top is not None else max(self.in_use(network, tier), default=1)
             ref["port_gbps"] = naming.gbps or 400
             if platform(naming.os).stack_os and naming.os != generic().name:
                 ref["os"] = naming.os
@@ -176,9 +184,7 @@ class Inference:
         """The switch of `tier` written into `section` unless it inherits `below`'s; the one in effect."""
         path = f"{network}.{tier}"
         ref = self.switch_ref(network, tier, path)
-        in_use = max((self.number(network, tier, port) or 0 for device, _ in self.switches[(network, tier)]
-                      for port in self.links.switch_ports.get(device, ())), default=0)
-        if _inherits(ref, below, in_use):
+        if _inherits(ref, below, max(self.in_use(network, tier), default=0)):
             self.design.comments.pop(path, None)
             self.design.notes = [note for note in self.design.notes if not note.startswith(f"{path}")]
             return below
@@ -187,16 +193,15 @@ class Inference:
 
     def _top_uplink_port(self, network: str, tier: str, naming: Naming) -> int | None:
         """The highest main port any switch of the tier has an uplink on: the ports it runs."""
-        members = {device for device, _ in self.switches[(network, tier)]}
-        numbers = [self.number(network, tier, link.lower_port) for link in self.links.uplinks if link.lower in members]
+        numbers = [self.number(network, tier, link.lower_port) for device, _ in self.switches[(network, tier)]
+                   for link in self.uplinks_of.get(device, ())]
         main = [value for value in numbers if value is not None and (naming.model is None or value <= naming.ports)]
         return max(main, default=None)
 
     # ------------------------------------------------------------------ fabric
 
     def uplink_counts(self, network: str, tier: str) -> dict[str, int]:
-        counts: Counter[str] = Counter(link.lower for link in self.links.uplinks)
-        return {device: counts.get(device, 0) for device, _ in self.switches[(network, tier)]}
+        return {device: len(self.uplinks_of.get(device, ())) for device, _ in self.switches[(network, tier)]}
 
     def fabric(self) -> dict[str, Any]:
         leaves = self.switches[(FABRIC, "leaf")]
