@@ -127,8 +127,10 @@ def candidate_ports(*candidates: object) -> tuple[str, ...]:
     port names come from every device of a fabric)."""
     result: list[str] = []
     for value in candidates:
-        if isinstance(value, str) and value.strip() and value.strip() not in result:
-            result.append(sys.intern(value.strip()))
+        if isinstance(value, str):
+            name = value.strip()
+            if name and name not in result:
+                result.append(sys.intern(name))
     return tuple(result)
 
 
