@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -299,6 +300,76 @@ def test_faults_are_named_at_the_device_and_the_rest_is_imported(fault: str, tmp
     [finding] = done.cable_findings
     assert finding.rule == rule and device in finding.message
     assert "# Cabled differently from this design" in done.text and rule in done.text
+
+
+# --------------------------------------------------------------------------- uplink layouts
+
+def prod_with(**fabric: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["gpu-cluster:cluster"]
+    data["fabric"].update(fabric)
+    return data
+
+
+#: Designs whose switches have several links to each upper switch, so the two uplink layouts
+#: cable them differently: prod (64 uplinks per leaf, 16 to each of 4 spines), and three tiers
+#: in pods (2 links from each leaf to each spine of its pod, 4 from each spine to each core; the
+#: cores' ports show only through the stride of the striped links).
+LAYOUTS = {
+    "prod": prod_with,
+    "three tiers": lambda **fabric: {
+        "name": "pods", "target": "onprem",
+        "node_pools": [{"name": "h200", "nodes": 44, "gpu": "H200", "fabric_nics": {"count": 1, "gbps": 400}}],
+        "fabric": {"leaf": {"ports": 8, "port_gbps": 400}, "spine": {"ports": 16, "port_gbps": 400},
+                   "core": {"ports": 32, "port_gbps": 400}, "spines": 6, "cores": 2, "pods": 3, **fabric}},
+}
+
+
+@pytest.mark.parametrize("layout", ["blocks", "striped"])
+@pytest.mark.parametrize("design", sorted(LAYOUTS))
+def test_the_uplink_layout_round_trips(design: str, layout: str, tmp_path: Path) -> None:
+    result = validate_mapping("layout", LAYOUTS[design](uplink_layout=layout))
+    assert isinstance(result, Valid)
+    assert not [finding for finding in result.findings if finding.rule == "FAB-RADIX"]
+    done = round_trip(tmp_path, result)
+    assert done.mapping["fabric"].get("uplink_layout", "blocks") == layout
+    assert ("uplink_layout: striped" in done.text) == (layout == "striped")
+
+
+def _leaf_uplinks(cables: list[Cable], leaf: str) -> list[Cable]:
+    return [cable for cable in cables if cable.tier == "leaf-spine" and cable.lower.device == leaf]
+
+
+def test_a_leaf_off_the_striped_layout_is_named_and_the_rest_stays_striped(tmp_path: Path) -> None:
+    result = validate_mapping("prod", prod_with(uplink_layout="striped"))
+    assert isinstance(result, Valid)
+    cables = expected_cables(result.spec, result.topology)
+    first, second = _leaf_uplinks(cables, "leaf-001-r3")[:2]  # to spine-001 and spine-002: exchanged
+    cables[cables.index(first)] = moved(first, upper=second.upper)
+    cables[cables.index(second)] = moved(second, upper=first.upper)
+    done, again = imported(tmp_path, result, cables)
+    assert done.mapping["fabric"]["uplink_layout"] == "striped" and done.exit_code == 1
+    assert_same_fabric(result.topology, again.topology, expected_cables(result.spec, result.topology),
+                       expected_cables(again.spec, again.topology))
+    [finding] = done.cable_findings
+    assert finding.rule == "CABLE-SWAPPED" and "leaf-001-r3" in finding.message
+
+
+def test_uplinks_in_neither_layout_are_cable_findings_at_each_leaf(tmp_path: Path) -> None:
+    """Every leaf takes the spines in reverse (spine-004's links first): neither blocks nor
+    striped. The import keeps the default layout and names every leaf, not another design."""
+    result = validate_mapping("prod", prod_with())
+    assert isinstance(result, Valid)
+    cables = expected_cables(result.spec, result.topology)
+    leaves = sorted({cable.lower.device for cable in cables if cable.tier == "leaf-spine"})
+    for leaf in leaves:
+        uplinks = _leaf_uplinks(cables, leaf)
+        for cable, other in zip(uplinks, reversed(uplinks), strict=True):
+            cables[cables.index(cable)] = moved(cable, upper=other.upper)
+    done, _ = imported(tmp_path, result, cables)
+    assert done.exit_code == 1 and "uplink_layout" not in done.mapping["fabric"]
+    assert {finding.rule for finding in done.cable_findings} <= {"CABLE-WRONG-PEER", "CABLE-SWAPPED"}
+    named = {leaf for leaf in leaves for finding in done.cable_findings if f"leaf {leaf} port" in finding.message}
+    assert named == set(leaves)
 
 
 # --------------------------------------------------------------------------- what the data does not say

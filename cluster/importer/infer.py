@@ -15,11 +15,12 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, TypeVar
 
 from cluster.catalog import load_catalog
 from cluster.dialects import generic, platform
-from cluster.importer.links import HostLink, Sorted, sort_links
+from cluster.importer.links import TIER_ABOVE, HostLink, Sorted, Uplink, sort_links
 from cluster.importer.observe import Observed, shown_description
 from cluster.importer.roles import HostRole, SwitchRole, roles
 from cluster.importer.switches import Naming, choose, model_by_pattern, model_in
@@ -109,7 +110,11 @@ class Inference:
             if isinstance(role, HostRole):
                 self.hosts[role.pool][role.index] = device
         self.namings: dict[tuple[str, str], Naming] = {}
+        self.uplinks_of: dict[str, list[Uplink]] = defaultdict(list)  # lower switch -> its uplinks, read once
+        for link in self.links.uplinks:
+            self.uplinks_of[link.lower].append(link)
         self.unknown_nics: set[str] = set()  # networks some pool's NICs on are left to the defaults
+        self.striped_layout = False
 
     # ------------------------------------------------------------------ switches
 
@@ -134,7 +139,14 @@ class Inference:
         return self.namings[key]
 
     def number(self, network: str, tier: str, port: str) -> int | None:
-        return self.naming(network, tier).number(port)
+        naming = self.namings.get((network, tier)) or self.naming(network, tier)
+        return naming.numbers.get(port.lower())
+
+    def in_use(self, network: str, tier: str) -> list[int]:
+        """The port number of every port name seen on the tier's switches (0: a name the naming lacks)."""
+        numbers = self.naming(network, tier).numbers
+        return [numbers.get(port, 0) for device, _ in self.switches[(network, tier)]
+                for port in self.links.switch_ports.get(device, ())]  # (names seen are lower-case)
 
     def switch_ref(self, network: str, tier: str, path: str) -> dict[str, Any]:
         """A tier's switch as the stack file names it: catalog model and speed, with the ports in
@@ -157,14 +169,15 @@ class Inference:
                       else "from its port names")
             self.design.comments[path] = source
         else:
-            seen = [self.number(network, tier, port) or 0 for device, _ in self.switches[(network, tier)]
-                    for port in self.links.switch_ports.get(device, ())]
-            ref["ports"] = top if top is not None else max(seen, default=1)
+            in_use = max(self.in_use(network, tier), default=1)
+            fewest = self._striped_ports(network, tier) if top is None else 0
+            ref["ports"] = top if top is not None else max(in_use, fewest)
+            ports = "the fewest its striped links fit" if fewest > in_use else "those in use"
             ref["port_gbps"] = naming.gbps or 400
             if platform(naming.os).stack_os and naming.os != generic().name:
                 ref["os"] = naming.os
             what = f"reported as '{shown_description(description)}'" if description else "no description reported"
-            self.design.comments[path] = f"UNKNOWN MODEL ({what}): ports are those in use; give the model"
+            self.design.comments[path] = f"UNKNOWN MODEL ({what}): ports are {ports}; give the model"
             self.design.notes.append(f"{path}: switch model unknown ({what}); set `switch:` to its catalog model "
                                      "or import again with --model PATTERN=MODEL")
             if naming.gbps is None:
@@ -177,27 +190,41 @@ class Inference:
         """The switch of `tier` written into `section` unless it inherits `below`'s; the one in effect."""
         path = f"{network}.{tier}"
         ref = self.switch_ref(network, tier, path)
-        in_use = max((self.number(network, tier, port) or 0 for device, _ in self.switches[(network, tier)]
-                      for port in self.links.switch_ports.get(device, ())), default=0)
-        if _inherits(ref, below, in_use):
+        if _inherits(ref, below, max(self.in_use(network, tier), default=0)):
             self.design.comments.pop(path, None)
             self.design.notes = [note for note in self.design.notes if not note.startswith(f"{path}")]
             return below
         section[tier] = ref
         return ref
 
+    def _striped_ports(self, network: str, tier: str) -> int:
+        """The fewest downlink ports a striped upper tier has: a lower's links to one upper sit
+        `stride` ports apart, the stride its downlink ports divided by the most links a lower has
+        to it (cluster.topology._spread), so a switch that shows only the ports in use is given
+        stride x links; 0 when the layout is not striped or no lower has two links to an upper."""
+        if network != FABRIC or not self.striped_layout:
+            return 0
+        numbers = self.naming(network, tier).numbers
+        below = next((lower for lower, upper in TIER_ABOVE.items() if upper == tier), None)
+        pairs: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for device, _ in self.switches[(network, below)] if below else ():
+            for link in self.uplinks_of.get(device, ()):
+                pairs[(device, link.upper)].append(numbers.get(link.upper_port.lower(), 0))
+        runs = [sorted(ports) for ports in pairs.values() if len(ports) > 1 and 0 not in ports]
+        stride = mode(run[1] - run[0] for run in runs)
+        return stride * max(len(run) for run in runs) if stride else 0
+
     def _top_uplink_port(self, network: str, tier: str, naming: Naming) -> int | None:
         """The highest main port any switch of the tier has an uplink on: the ports it runs."""
-        members = {device for device, _ in self.switches[(network, tier)]}
-        numbers = [self.number(network, tier, link.lower_port) for link in self.links.uplinks if link.lower in members]
+        numbers = [self.number(network, tier, link.lower_port) for device, _ in self.switches[(network, tier)]
+                   for link in self.uplinks_of.get(device, ())]
         main = [value for value in numbers if value is not None and (naming.model is None or value <= naming.ports)]
         return max(main, default=None)
 
     # ------------------------------------------------------------------ fabric
 
     def uplink_counts(self, network: str, tier: str) -> dict[str, int]:
-        counts: Counter[str] = Counter(link.lower for link in self.links.uplinks)
-        return {device: counts.get(device, 0) for device, _ in self.switches[(network, tier)]}
+        return {device: len(self.uplinks_of.get(device, ())) for device, _ in self.switches[(network, tier)]}
 
     def fabric(self) -> dict[str, Any]:
         leaves = self.switches[(FABRIC, "leaf")]
@@ -212,6 +239,7 @@ class Inference:
         spines = max((role.index for _, role in self.switches[(FABRIC, "spine")]), default=-1) + 1
         cores = max((role.index for _, role in self.switches[(FABRIC, "core")]), default=-1) + 1
         result: dict[str, Any] = {}
+        self.striped_layout = self.striped()
         naming = self.naming(FABRIC, "leaf")
         if self.observed.discovered or (naming.model and load_catalog().switches[naming.model].transport == "infiniband"):
             result["transport"] = "infiniband"
@@ -235,6 +263,28 @@ class Inference:
         self.design.comments["fabric.leaves"] = (f"{len(leaves)} seen: {groups} leaf group(s) x {rails} rail(s) x "
                                                  f"{planes} plane(s)")
         return result
+
+    def striped(self) -> bool:
+        """Whether the fabric's uplinks are laid out `striped` (fabric.uplink_layout): more of its
+        leaves and spines take their uppers in turn, uplink k to upper k mod uppers, than in
+        blocks (each upper a run of the switch's uplink ports, in the uppers' order). A switch
+        with one link per upper is cabled alike in both and says nothing; one that fits neither
+        (a missing or moved uplink) says nothing either, and the comparison names it."""
+        votes: Counter[str] = Counter()
+        for tier in ("leaf", "spine"):
+            naming = self.naming(FABRIC, tier)
+            for device, _ in self.switches[(FABRIC, tier)]:
+                slots = []
+                for link in self.uplinks_of.get(device, ()):
+                    number, upper = naming.number(link.lower_port), self.roles[link.upper]
+                    if number is None or not isinstance(upper, SwitchRole):
+                        break
+                    # Uplink slots: the fixed uplink ports (numbered after the main ports) first.
+                    fixed = naming.model is not None and number > naming.ports
+                    slots.append((not fixed, number, upper.index))
+                else:
+                    votes[_layout([upper for _, _, upper in sorted(slots)])] += 1
+        return votes["striped"] > votes["blocks"]
 
     def pods(self, groups: int, spines: int) -> int:
         """The most pods the leaf-to-spine links keep to (each leaf's links within its pod's
@@ -388,6 +438,9 @@ class Inference:
                          and self.roles[link.leaf].network == FABRIC})  # type: ignore[union-attr]
         if shared:
             fabric["shared_with"] = shared
+        if self.striped_layout:
+            fabric["uplink_layout"] = "striped"
+            self.design.comments["fabric.uplink_layout"] = "uplink k to upper k mod uppers, as the links show"
         if len(pools) > 1:  # the blocks their file order gives them, written down: see `address_block`
             for block, pool in enumerate(pools):
                 pool["address_block"] = block
@@ -426,6 +479,17 @@ def _name_at(position: int, network: str, names: list[str]) -> str:
     tied = sorted(name for name, count in counts.items() if count == most)
     conventional = [form.format(position) for form in CONVENTION[network]]
     return next((name for name in conventional if name in tied), tied[0])
+
+
+def _layout(uppers: list[int]) -> str:
+    """`blocks`, `striped`, or `` (both or neither) for one switch's uppers in uplink-slot order:
+    in blocks they do not decrease (0 0 1 1), striped they repeat in turn (1 2 0 1 2 0)."""
+    turn = len(set(uppers))
+    if turn < 2 or turn == len(uppers):
+        return ""
+    blocks = all(first <= second for first, second in pairwise(uppers))
+    striped = len(set(uppers[:turn])) == turn and all(uppers[k] == uppers[k - turn] for k in range(turn, len(uppers)))
+    return "" if blocks == striped else "blocks" if blocks else "striped"
 
 
 def _inherits(ref: dict[str, Any], below: dict[str, Any], in_use: int) -> bool:

@@ -102,7 +102,11 @@ def _choose_fill(design: Design, spec: ClusterSpec) -> None:
         scores[fill] = score
     best = max(scores, key=lambda fill: (scores[fill], fill == default))
     if best != default:
-        design.mapping["fabric"]["fill"] = best
+        fabric = design.mapping["fabric"]
+        layout = fabric.pop("uplink_layout", None)  # after `fill`, in the contract's order
+        fabric["fill"] = best
+        if layout is not None:
+            fabric["uplink_layout"] = layout
 
 
 def _name_ports(design: Design, entry: dict[str, Any], pool: PoolSpec, spec: ClusterSpec, network: str,

@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 from cluster import naming
 from cluster.dialects import platform
-from cluster.exports.cabling import runs as cabling_runs
+from cluster.exports.cabling import host_ports, ordered_links
+from cluster.ports import PortSpan
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
@@ -59,30 +60,50 @@ class Cable(NamedTuple):
 
 def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[str] | None = None) -> list[Cable]:
     """Every cable of an on-prem design with both ends as devices report them (with `devices`,
-    those that end on one of them). Cloud designs have none."""
+    those that end on one of them), in the cabling plan's order. Cloud designs have none.
+
+    Half a million cables at 131,072 GPUs, but few distinct port runs: a run of a switch's
+    ports (cluster.ports) is named once per switch kind, a host's ports once per pool, network
+    and (NIC, port) pairs, and every edge that has them shares the names."""
     transport = spec.fabric.transport if spec.fabric is not None else "roce"
     rail_optimized = spec.fabric is not None and spec.fabric.design == "rail-optimized"
     pools = {pool.name: pool for pool in spec.pools}
+    nodes, switches, spans = topology.nodes, topology.switch_nodes, topology.switch_ports
     result: list[Cable] = []
     host_ends: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> the names of its hosts' ports
-    for run in cabling_runs(spec, topology, devices):
-        edge = run.data
+    host_runs: dict[tuple[str, str, object], list[str]] = {}  # + the edge's (NIC, port) pairs -> names
+    switch_runs: dict[tuple[str, str, int, int, PortSpan], list[str]] = {}
+
+    def switch_names(name: str, peer: str, network: str) -> list[str]:
+        switch, span = switches[name], spans[(name, peer, network)]
+        key = (switch["os"], switch["model"], switch["port_gbps"], switch["ports"], span)
+        names = switch_runs.get(key)
+        if names is None:
+            names = switch_runs[key] = [naming.plan_port_name(switch, port) for port in span.ports()]
+        return names
+
+    for link, edge in ordered_links(topology):
         lower, upper, network = edge["lower"], edge["upper"], edge["network"]
-        if topology.nodes[lower]["kind"] == "host":
-            pool = pools[topology.host(lower)["pool"]]
-            key = (pool.name, network)
-            if key not in host_ends:
-                host_ends[key] = naming.host_port_names(pool, network, transport)
-            lower_ports = [host_ends[key][port.position] for port in run.lower_ports
-                           if isinstance(port, naming.HostPort)]
+        if devices is not None and lower not in devices and upper not in devices:
+            continue
+        node = nodes[lower]
+        if node["kind"] == "host":
+            pool = pools[node["pool"]]
+            pairs = edge["links"] if network == "oob" else edge["ports"]
+            key = (pool.name, network, pairs)
+            lower_ports = host_runs.get(key)
+            if lower_ports is None:
+                if (pool.name, network) not in host_ends:
+                    host_ends[(pool.name, network)] = naming.host_port_names(pool, network, transport)
+                ends = host_ends[(pool.name, network)]
+                lower_ports = host_runs[key] = [ends[0 if port.network == "oob" else port.position]
+                                                for port in host_ports(pools, pool.name, edge)]
         else:
-            switch = topology.switch(lower)
-            lower_ports = [naming.plan_port_name(switch, port) for port in run.lower_ports
-                           if isinstance(port, naming.PlanPort)]
-        upper_ports = [naming.plan_port_name(topology.switch(upper), port) for port in run.upper_ports]
-        rail = edge["rail"] if network == "fabric" and run.link == "host-leaf" and rail_optimized else None
+            lower_ports = switch_names(lower, upper, network)
+        upper_ports = switch_names(upper, lower, network)
+        rail = edge["rail"] if network == "fabric" and link == "host-leaf" and rail_optimized else None
         gbps, path = int(edge["gbps"]), str(edge["path"])
-        result.extend(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, run.link, gbps,
+        result.extend(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, link, gbps,
                             rail, path) for index in range(edge["links"]))
     return result
 

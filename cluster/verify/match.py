@@ -92,7 +92,14 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
 
     Among equally fresh reports (or ages unknown), the one the design expects wins: a port
     listing its old and its new neighbor with no way to tell them apart is not a finding.
+
+    When no two reports contradict each other (each port reported with one peer, as in a fabric
+    cabled as built), the order decides nothing: the links are read off in one pass, unsorted.
     """
+    claims = claims if isinstance(claims, list) else list(claims)
+    uncontested = _uncontested(claims)
+    if uncontested is not None:
+        return uncontested
 
     def rank(claim: Claim) -> tuple[float, int]:
         cable = designed.get(claim.local)
@@ -118,6 +125,29 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
             if known is None or gbps < known:
                 slowest[lower] = gbps
     # each port is in one link: its lower end alone orders the links (and sorts faster than pairs)
+    ends = sorted(end for end, peer in bound.items() if end < peer)
+    return [Link(end, bound[end], slowest.get(end)) for end in ends]
+
+
+def _uncontested(claims: list[Claim]) -> list[Link] | None:
+    """`resolve` of claims no two of which give one port different peers (None when two do):
+    every claim then binds its two ports or repeats a binding, in any order."""
+    bound: dict[End, End] = {}
+    slowest: dict[End, float] = {}
+    get = bound.get
+    for local, remote, _, gbps in claims:
+        if local == remote:
+            continue
+        peer_of_local, peer_of_remote = get(local), get(remote)
+        if peer_of_local is None and peer_of_remote is None:
+            bound[local], bound[remote] = remote, local
+        elif peer_of_local != remote or peer_of_remote != local:
+            return None
+        if gbps is not None:
+            lower = local if local < remote else remote
+            known = slowest.get(lower)
+            if known is None or gbps < known:
+                slowest[lower] = gbps
     ends = sorted(end for end, peer in bound.items() if end < peer)
     return [Link(end, bound[end], slowest.get(end)) for end in ends]
 

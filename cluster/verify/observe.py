@@ -72,24 +72,30 @@ class Names:
         return known
 
     def port(self, device: str, candidates: Iterable[str]) -> str:
+        """The design name of the first candidate that names a port of `device`; else the first
+        readable one (not a MAC), else the first, else `?`."""
+        known = self.ports.get(device)
+        if known is not None:
+            for candidate in candidates:
+                found = known.get(candidate.lower()) if candidate else None
+                if found is not None:
+                    return found
         options = [candidate for candidate in candidates if candidate]
-        known = self.ports.get(device, {}).get
-        for candidate in options:
-            found = known(candidate.lower())
-            if found is not None:
-                return found
         readable = [candidate for candidate in options if not is_mac(candidate)]
         return (readable or options or ["?"])[0]
 
 
 def lldp_claims(device: str, neighbors: Iterable[Neighbor], names: Names) -> list[Claim]:
-    """One device's LLDP neighbors as claims."""
+    """One device's LLDP neighbors as claims (a million at 131,072 GPUs: the device's own port
+    names are looked up in its table first)."""
     claims: list[Claim] = []
+    own = names.ports.get(device, {})
     for neighbor in neighbors:
         host, remote_device = names.remote(neighbor.remote_device)
         remote_port = BMC_PORT if host else names.port(remote_device, neighbor.remote_ports)
-        claims.append(Claim(End(device, names.port(device, (neighbor.local_port,))), End(remote_device, remote_port),
-                            neighbor.age, neighbor.gbps))
+        local = neighbor.local_port
+        local_port = (local and own.get(local.lower())) or names.port(device, (local,))
+        claims.append(Claim(End(device, local_port), End(remote_device, remote_port), neighbor.age, neighbor.gbps))
     return claims
 
 
