@@ -414,21 +414,28 @@ def _in_order_of_service(graph: nx.MultiGraph, cables: list[Cable]) -> list[str]
     it; a spine or core: the first of the switches below it), then in graph order. A scalable unit
     appended to the cluster serves only new hosts, so its switches come after every switch before
     it: the out-of-band leaves take switch management ports in this order."""
-    nodes = graph.nodes
+    # One pass over the cables with plain dicts (a networkx node view lookup per cable cost 0.2 s
+    # at 131,072 GPUs): hosts give their leaves, then leaves give their spines, spines their cores.
+    host_position = {name: data["cluster_index"] for name, data in graph.nodes(data=True) if data["kind"] == "host"}
+    tier = {name: data["tier"] for name, data in graph.nodes(data=True) if data["kind"] == "switch"}
+    upward: dict[str, list[tuple[str, str]]] = {"leaf": [], "spine": []}
     first: dict[str, int] = {}
     for lower, upper, _, _ in cables:
-        if nodes[lower]["kind"] == "host":
-            position = nodes[lower]["cluster_index"]
-            if position < first.get(upper, position + 1):
-                first[upper] = position
-    for tier in ("leaf", "spine"):  # upward: leaves give their spines, spines their cores
-        for lower, upper, _, _ in cables:
-            if nodes[lower]["kind"] == "switch" and nodes[lower]["tier"] == tier and lower in first:
+        position = host_position.get(lower)
+        if position is None:
+            above = upward.get(tier.get(lower, ""))
+            if above is not None:
+                above.append((lower, upper))
+        elif position < first.get(upper, position + 1):
+            first[upper] = position
+    for tier_cables in upward.values():  # in tier order: a spine has every leaf's answer first
+        for lower, upper in tier_cables:
+            if lower in first:
                 position = first[lower]
                 if position < first.get(upper, position + 1):
                     first[upper] = position
-    switches = [name for name, data in nodes(data=True) if data["kind"] == "switch"]
-    serving = len(nodes)  # a switch with no host below it comes after those with one
+    switches = list(tier)  # in graph order
+    serving = len(graph)  # a switch with no host below it comes after those with one
     order = {name: index for index, name in enumerate(switches)}
     return sorted(switches, key=lambda name: (first.get(name, serving), order[name]))
 
