@@ -317,10 +317,10 @@ def _build(spec: ClusterSpec, plan: FabricPlan | None) -> Topology:
     network_plans: dict[str, NetworkPlan] = {}
     for network in (spec.storage, spec.management):
         if network is not None and network.name not in shared:
+            layout = {pool.name: (nics.ports, nics.gbps, nics.ports_per_nic)
+                      for pool in spec.pools for nics in [pool.nics(network.name)]}
             network_plans[network.name] = _build_network(
-                network, graph, cables,
-                [(name, pool.nics(network.name).ports, pool.nics(network.name).gbps,
-                  pool.nics(network.name).ports_per_nic) for name, pool in hosts])
+                network, graph, cables, [(name, *layout[pool.name]) for name, pool in hosts])
     if spec.oob is not None:
         network_plans["oob"] = _build_network(spec.oob, graph, cables, [(name, 1, 1, 1) for name, _ in hosts],
                                               _in_order_of_service(graph, cables))
@@ -480,13 +480,16 @@ def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cabl
                 rail=None, pod=0)
     per_leaf = max(plan.nodes_per_leaf, 1)
     path = f"{network.name}.leaf"
+    pairs: dict[tuple[int, int], Ports] = {}  # (ports, ports per NIC) -> the (NIC, port) pairs, one tuple shared
     for position, (device, ports, gbps, per_nic) in enumerate(attached):
         leaf_index, place = divmod(position, per_leaf)
         if leaf_index >= len(leaves):  # more than the leaves given hold: the last takes them (FAB-RADIX)
             leaf_index, place = len(leaves) - 1, position - (len(leaves) - 1) * per_leaf
+        device_ports = pairs.get((ports, per_nic))
+        if device_ports is None:
+            device_ports = pairs[(ports, per_nic)] = tuple(divmod(port_index, per_nic) for port_index in range(ports))
         _cable(cables, device, leaves[leaf_index], network.name, gbps, network.leaf.port_gbps, path,
-               ports, tuple(divmod(port_index, per_nic) for port_index in range(ports)),
-               upper_slot=(place * ports_per_device, 1) if switches is not None else None)
+               ports, device_ports, upper_slot=(place * ports_per_device, 1) if switches is not None else None)
     if switches is not None and leaves:
         range_size = max(plan.switches_per_leaf, 1)
         for position, device in enumerate(switches):
