@@ -179,7 +179,17 @@ def _cable(
     Callers aggregate first (a host's ports per leaf, a switch's uplinks per upper), so every
     edge is made exactly once with no lookup; the graph takes them all at the end (add_cables).
     """
-    data: CableData = {
+    cables.append((lower, upper, network, _record(lower, upper, network, lower_gbps, upper_gbps, path, links, ports,
+                                                  rail, lower_slot, upper_slot)))
+
+
+def _record(lower: str, upper: str, network: str, lower_gbps: int, upper_gbps: int, path: str, links: int,
+            ports: Ports, rail: int | None = None, lower_slot: Slot | None = None,
+            upper_slot: Slot | None = None) -> CableData:
+    """The record of one edge. Edges that differ in a field or two (a switch's uplinks, the hosts
+    of one leaf group) are copies of one record with those fields replaced (`{**record, ...}`, a
+    C-level copy: 0.15 s less than a record built per edge at 131,072 GPUs); the keys keep this order."""
+    return {
         "network": network,
         "links": links,
         "gbps": link_gbps(lower_gbps, upper_gbps),
@@ -193,7 +203,6 @@ def _cable(
         "lower_slot": lower_slot,
         "upper_slot": upper_slot,
     }
-    cables.append((lower, upper, network, data))
 
 
 class CableGraph(nx.MultiGraph):  # type: ignore[misc]  # networkx has no type hints
@@ -247,15 +256,19 @@ def _spread(cables: list[Cable], lower: str, uppers: list[str], links: int, offs
     # With fewer links than uppers (64 spine uplinks over 1,024 cores) only `extra` uppers get a
     # link: visit just those, in the same ascending order, not every upper of every lower.
     indices = range(count) if base else sorted((offset + step) % count for step in range(extra))
+    record = _record(lower, uppers[0], network, lower_gbps, upper_gbps, path, links, ())  # what every uplink shares
     for index in indices:
         first = (index - offset) % count
         links_here = base + (1 if first < extra else 0)
         if links_here:
+            upper = uppers[index]
+            data: CableData
             if striped and base:  # (with fewer links than uppers each lower reaches a few: in blocks)
-                _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, links_here, (),
-                       lower_slot=(first, count), upper_slot=(position, stride))
+                data = {**record, "links": links_here, "upper": upper, "lower_slot": (first, count),
+                        "upper_slot": (position, stride)}
             else:
-                _cable(cables, lower, uppers[index], network, lower_gbps, upper_gbps, path, links_here, ())
+                data = {**record, "links": links_here, "upper": upper}
+            cables.append((lower, upper, network, data))
 
 
 @contextmanager
@@ -304,10 +317,10 @@ def _build(spec: ClusterSpec, plan: FabricPlan | None) -> Topology:
     network_plans: dict[str, NetworkPlan] = {}
     for network in (spec.storage, spec.management):
         if network is not None and network.name not in shared:
+            layout = {pool.name: (nics.ports, nics.gbps, nics.ports_per_nic)
+                      for pool in spec.pools for nics in [pool.nics(network.name)]}
             network_plans[network.name] = _build_network(
-                network, graph, cables,
-                [(name, pool.nics(network.name).ports, pool.nics(network.name).gbps,
-                  pool.nics(network.name).ports_per_nic) for name, pool in hosts])
+                network, graph, cables, [(name, *layout[pool.name]) for name, pool in hosts])
     if spec.oob is not None:
         network_plans["oob"] = _build_network(spec.oob, graph, cables, [(name, 1, 1, 1) for name, _ in hosts],
                                               _in_order_of_service(graph, cables))
@@ -368,17 +381,20 @@ def _build_fabric(spec: ClusterSpec, graph: nx.MultiGraph, cables: list[Cable], 
         for index, spine in enumerate(spines):
             _spread(cables, spine, cores, plan.spine_uplinks, index * plan.spine_uplinks, FABRIC, core_up,
                     fabric.core.port_gbps, "fabric.spine_uplinks", striped, index, len(spines), fabric.core.ports)
-    # Every host of one pool in one leaf group is cabled alike: its (leaf, network, rail, ports)
-    # are worked out once per (pool, group) and the immutable port tuples shared by its hosts
-    # (16,384 hosts at 131,072 GPUs, a few dozen distinct cablings).
-    cabling: dict[tuple[str, int], list[HostCable]] = {}
+    # Every host of one pool in one leaf group is cabled alike: its edge records (leaf, network,
+    # rail, the immutable port tuples) are made once per (pool, group), and each host's are copies
+    # naming it (16,384 hosts at 131,072 GPUs, a few dozen distinct cablings).
+    cabling: dict[tuple[str, int], list[tuple[str, str, CableData]]] = {}
     for position, (host, pool) in enumerate(hosts):
         group = min(position // plan.nodes_per_leaf, plan.groups - 1)
         alike = cabling.get((pool.name, group))
         if alike is None:
-            alike = cabling[(pool.name, group)] = _host_cabling(spec, plan.rails, pool, group)
-        for leaf, network, nic_gbps, path, port_rail, ports in alike:
-            _cable(cables, host, leaf, network, nic_gbps, fabric.leaf.port_gbps, path, len(ports), ports, port_rail)
+            alike = cabling[(pool.name, group)] = [
+                (leaf, network, _record(host, leaf, network, nic_gbps, fabric.leaf.port_gbps, path, len(ports), ports,
+                                        port_rail))
+                for leaf, network, nic_gbps, path, port_rail, ports in _host_cabling(spec, plan.rails, pool, group)]
+        for leaf, network, record in alike:
+            cables.append((host, leaf, network, {**record, "lower": host}))
     return plan
 
 
@@ -414,21 +430,28 @@ def _in_order_of_service(graph: nx.MultiGraph, cables: list[Cable]) -> list[str]
     it; a spine or core: the first of the switches below it), then in graph order. A scalable unit
     appended to the cluster serves only new hosts, so its switches come after every switch before
     it: the out-of-band leaves take switch management ports in this order."""
-    nodes = graph.nodes
+    # One pass over the cables with plain dicts (a networkx node view lookup per cable cost 0.2 s
+    # at 131,072 GPUs): hosts give their leaves, then leaves give their spines, spines their cores.
+    host_position = {name: data["cluster_index"] for name, data in graph.nodes(data=True) if data["kind"] == "host"}
+    tier = {name: data["tier"] for name, data in graph.nodes(data=True) if data["kind"] == "switch"}
+    upward: dict[str, list[tuple[str, str]]] = {"leaf": [], "spine": []}
     first: dict[str, int] = {}
     for lower, upper, _, _ in cables:
-        if nodes[lower]["kind"] == "host":
-            position = nodes[lower]["cluster_index"]
-            if position < first.get(upper, position + 1):
-                first[upper] = position
-    for tier in ("leaf", "spine"):  # upward: leaves give their spines, spines their cores
-        for lower, upper, _, _ in cables:
-            if nodes[lower]["kind"] == "switch" and nodes[lower]["tier"] == tier and lower in first:
+        position = host_position.get(lower)
+        if position is None:
+            above = upward.get(tier.get(lower, ""))
+            if above is not None:
+                above.append((lower, upper))
+        elif position < first.get(upper, position + 1):
+            first[upper] = position
+    for tier_cables in upward.values():  # in tier order: a spine has every leaf's answer first
+        for lower, upper in tier_cables:
+            if lower in first:
                 position = first[lower]
                 if position < first.get(upper, position + 1):
                     first[upper] = position
-    switches = [name for name, data in nodes(data=True) if data["kind"] == "switch"]
-    serving = len(nodes)  # a switch with no host below it comes after those with one
+    switches = list(tier)  # in graph order
+    serving = len(graph)  # a switch with no host below it comes after those with one
     order = {name: index for index, name in enumerate(switches)}
     return sorted(switches, key=lambda name: (first.get(name, serving), order[name]))
 
@@ -457,13 +480,16 @@ def _build_network(network: NetworkSpec, graph: nx.MultiGraph, cables: list[Cabl
                 rail=None, pod=0)
     per_leaf = max(plan.nodes_per_leaf, 1)
     path = f"{network.name}.leaf"
+    pairs: dict[tuple[int, int], Ports] = {}  # (ports, ports per NIC) -> the (NIC, port) pairs, one tuple shared
     for position, (device, ports, gbps, per_nic) in enumerate(attached):
         leaf_index, place = divmod(position, per_leaf)
         if leaf_index >= len(leaves):  # more than the leaves given hold: the last takes them (FAB-RADIX)
             leaf_index, place = len(leaves) - 1, position - (len(leaves) - 1) * per_leaf
+        device_ports = pairs.get((ports, per_nic))
+        if device_ports is None:
+            device_ports = pairs[(ports, per_nic)] = tuple(divmod(port_index, per_nic) for port_index in range(ports))
         _cable(cables, device, leaves[leaf_index], network.name, gbps, network.leaf.port_gbps, path,
-               ports, tuple(divmod(port_index, per_nic) for port_index in range(ports)),
-               upper_slot=(place * ports_per_device, 1) if switches is not None else None)
+               ports, device_ports, upper_slot=(place * ports_per_device, 1) if switches is not None else None)
     if switches is not None and leaves:
         range_size = max(plan.switches_per_leaf, 1)
         for position, device in enumerate(switches):

@@ -1,10 +1,14 @@
 """Regenerate tests/golden/<name>/ from tests/golden/stacks/<name>.yaml; review with `git diff tests/golden`.
 
-Usage: python scripts/regen_golden.py [NAME ...]   (default: every stack under tests/golden/stacks)
+Usage: python scripts/regen_golden.py [NAME ...]   (default: every stack under tests/golden/stacks, and findings)
+
+`findings` is tests/golden/findings.json: the `validate --format json` answers of the broken
+designs in tests/test_findings_golden.py.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -29,9 +33,19 @@ def regenerate(name: str) -> int:
     return 0
 
 
+def regenerate_findings() -> int:
+    from tests.test_findings_golden import GOLDEN as FINDINGS
+    from tests.test_findings_golden import answers
+
+    found = answers()
+    FINDINGS.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    print(f"findings: {len(found)} designs' answers written to tests/golden/findings.json")
+    return 0
+
+
 def main(names: list[str]) -> int:
-    names = names or sorted(path.stem for path in (GOLDEN / "stacks").glob("*.yaml"))
-    return max((regenerate(name) for name in names), default=0)
+    names = names or [*sorted(path.stem for path in (GOLDEN / "stacks").glob("*.yaml")), "findings"]
+    return max((regenerate_findings() if name == "findings" else regenerate(name) for name in names), default=0)
 
 
 if __name__ == "__main__":

@@ -151,6 +151,9 @@ def test_three_tier_threshold_is_the_loosest_limit_the_cut_crosses() -> None:
     assert "FAB-OVERSUB" not in rules_of(result)
 
 
+SAME_SPEED = {"lower_gbps": 100, "upper_gbps": 100, "rail": None}  # the rest of a cable record the arrays read
+
+
 def test_weakest_first_finds_the_cut_that_index_order_misses() -> None:
     """Hand-made graph: groups 0 and 2 have 2 uplinks, groups 1 and 3 have 1. Index order
     (0,1 | 2,3) flows 3 links each way; weakest first (1,3 | 0,2) flows only 2."""
@@ -161,11 +164,12 @@ def test_weakest_first_finds_the_cut_that_index_order_misses() -> None:
         leaf = f"leaf-{group}"
         graph.add_node(leaf, kind="switch", network="fabric", tier="leaf", group=group, pod=0)
         graph.add_edge(leaf, "spine", key="fabric", network="fabric", links=uplinks, gbps=100, lower=leaf,
-                       upper="spine")
+                       upper="spine", **SAME_SPEED)
         host = f"host-{group}"
         hosts["p"].append(host)
         graph.add_node(host, kind="host", gpus=2)
-        graph.add_edge(host, leaf, key="fabric", network="fabric", links=2, gbps=100, lower=host, upper=leaf)
+        graph.add_edge(host, leaf, key="fabric", network="fabric", links=2, gbps=100, lower=host, upper=leaf,
+                       **SAME_SPEED)
     cut = bisection(Topology(graph=graph, fabric_plan=None, network_plans={}, hosts_by_pool=hosts))
     assert cut is not None
     assert (cut.groups_a, cut.flow_gbps, cut.injection_gbps) == ((1, 3), 200, 400)

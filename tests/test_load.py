@@ -51,11 +51,12 @@ def test_link_arrays_are_the_edges(name: str) -> None:
     graph = graph_of(DESIGNS[name])
     arrays = link_arrays(graph, edge_list(graph))
     assert arrays.names == list(graph.nodes)
-    rows = [(arrays.names[low], arrays.names[high], links, gbps, network)
-            for low, high, links, gbps, network in zip(arrays.lower.tolist(), arrays.upper.tolist(),
-                                                       arrays.links.tolist(), arrays.gbps.tolist(),
-                                                       arrays.network.tolist(), strict=True)]
-    assert rows == [(d["lower"], d["upper"], d["links"], d["gbps"], NETWORK_CODES[d["network"]])
+    columns = (arrays.lower, arrays.upper, arrays.links, arrays.gbps, arrays.lower_gbps, arrays.upper_gbps,
+               arrays.rail, arrays.network)
+    rows = [(arrays.names[low], arrays.names[high], *values)
+            for low, high, *values in zip(*(column.tolist() for column in columns), strict=True)]
+    assert rows == [(d["lower"], d["upper"], d["links"], d["gbps"], d["lower_gbps"], d["upper_gbps"],
+                     -1 if d["rail"] is None else d["rail"], NETWORK_CODES[d["network"]])
                     for _, _, _, d in graph.edges(keys=True, data=True)]
     assert arrays.is_host.tolist() == [kind == "host" for _, kind in graph.nodes(data="kind")]
 

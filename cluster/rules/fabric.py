@@ -6,6 +6,8 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator
 
+import numpy as np
+
 from cluster.findings import Finding, Severity
 from cluster.load import ports_used, uplinks_for, worst_per_tier
 from cluster.reach import plane_reach
@@ -115,9 +117,11 @@ class LinkSpeed(Rule):
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         seen: dict[tuple[str, int, int], int] = defaultdict(int)
-        for _, _, _key, data in topology.edges:
-            if data["lower_gbps"] != data["upper_gbps"]:
-                seen[(data["path"], data["lower_gbps"], data["upper_gbps"])] += data["links"]
+        arrays, edges = topology.link_arrays, topology.edges
+        # the mismatched edges from the link arrays (one row per edge, in edge order): only those are read
+        for row in np.flatnonzero(arrays.lower_gbps != arrays.upper_gbps).tolist():
+            data = edges[row][3]
+            seen[(data["path"], data["lower_gbps"], data["upper_gbps"])] += data["links"]
         for (path, lower, upper), links in sorted(seen.items()):
             yield self.finding(
                 path,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterator
 
+import numpy as np
+
 from cluster.findings import Finding, Severity
+from cluster.load import NETWORK_CODES
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, Topology
@@ -97,37 +99,37 @@ class RailAlignment(Rule):
 
     def check(self, spec: ClusterSpec, topology: Topology) -> Iterator[Finding]:
         assert spec.fabric is not None
-        members: dict[tuple[int, int], dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
-        # The topology's edge list and records: same edges in the same order as
-        # graph.edges(data=True), without a networkx view lookup per edge (460k at 131,072 GPUs).
-        nodes, switches = topology.nodes, topology.switch_nodes
-        for lower, upper, _key, data in topology.edges:
-            if data["network"] != FABRIC or data["rail"] is None:
-                continue
-            host, leaf = (lower, upper) if nodes[lower]["kind"] == "host" else (upper, lower)
-            leaf_data = switches[leaf]
-            if leaf_data["rail"] != data["rail"]:
-                yield self.finding(
-                    data["path"],
-                    f"{host} port for rail {data['rail']} lands on {leaf}, a rail-{leaf_data['rail']} leaf",
-                    "cable rail r of every node to a rail-r leaf",
-                )
-                return
-            group = leaf_data["group"]
-            assert group is not None, "a rail leaf is in a leaf group"
-            members[(leaf_data["plane"], group)][leaf_data["rail"]].add(host)
-        for (plane, group), rails in sorted(members.items()):
-            sets = list(rails.values())
-            if any(hosts != sets[0] for hosts in sets[1:]):
-                sizes = ", ".join(f"rail {rail}: {len(hosts)}" for rail, hosts in sorted(rails.items()))
-                yield self.finding(
-                    "node_pools",
-                    f"leaf group {group + 1} (plane {plane}) is not rail-consistent: its rail leaves serve "
-                    f"different nodes ({sizes})",
-                    "give every pool the same number of fabric ports per node (one per rail), or use separate "
-                    "fabrics",
-                )
-                break
+        # From the link arrays: every fabric edge that names a rail (a host's port), in edge order.
+        # At 131,072 GPUs a walk of all 460k edges with a record lookup each cost 0.07 s.
+        arrays = topology.link_arrays
+        rows = np.flatnonzero((arrays.network == NETWORK_CODES[FABRIC]) & (arrays.rail >= 0))
+        rails = arrays.rail[rows]
+        host_is_lower = arrays.is_host[arrays.lower[rows]]
+        hosts = np.where(host_is_lower, arrays.lower[rows], arrays.upper[rows])
+        leaves = np.where(host_is_lower, arrays.upper[rows], arrays.lower[rows])
+        leaf_rail, leaf_group, leaf_plane = (_node_column(topology, key) for key in ("rail", "group", "plane"))
+        wrong = np.flatnonzero(leaf_rail[leaves] != rails)
+        if len(wrong):
+            first = int(wrong[0])
+            data = topology.edges[int(rows[first])][3]
+            host, leaf = arrays.names[int(hosts[first])], arrays.names[int(leaves[first])]
+            yield self.finding(
+                data["path"],
+                f"{host} port for rail {data['rail']} lands on {leaf}, a rail-{topology.switch(leaf)['rail']} leaf",
+                "cable rail r of every node to a rail-r leaf",
+            )
+            return
+        inconsistent = _rail_inconsistent_group(leaf_plane[leaves], leaf_group[leaves], rails, hosts)
+        if inconsistent is not None:
+            (plane, group), hosts_per_rail = inconsistent
+            sizes = ", ".join(f"rail {rail}: {count}" for rail, count in hosts_per_rail)
+            yield self.finding(
+                "node_pools",
+                f"leaf group {group + 1} (plane {plane}) is not rail-consistent: its rail leaves serve "
+                f"different nodes ({sizes})",
+                "give every pool the same number of fabric ports per node (one per rail), or use separate "
+                "fabrics",
+            )
         rail_count = spec.fabric.rails
         for pool in spec.pools:
             used = pool.fabric_nics.ports // spec.fabric.planes
@@ -139,3 +141,36 @@ class RailAlignment(Rule):
                     f"give every pool {rail_count} fabric ports per plane",
                     Severity.WARNING,
                 )
+
+
+def _node_column(topology: Topology, key: str) -> np.ndarray:
+    """One integer per node of the graph (in graph order): its record's `key`, -1 where None or absent."""
+    return np.array([-1 if value is None else value for _, value in topology.graph.nodes(data=key)], dtype=np.int64)
+
+
+def _rail_inconsistent_group(planes: np.ndarray, groups: np.ndarray, rails: np.ndarray,
+                             hosts: np.ndarray) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
+    """The first (plane, leaf group) whose rail leaves do not all serve the same hosts, with
+    (rail, hosts served) for each of its rails; None when every group is consistent.
+
+    One row per (host port, leaf), as positions. A group is consistent when each of its rails
+    serves every host of the group: it then has as many distinct (rail, host) pairs as rails
+    times hosts (no rail serves more than the group's hosts, so any short rail shows).
+    """
+    if not len(hosts):
+        return None
+    assert (groups >= 0).all(), "a rail leaf is in a leaf group"
+    group_count, rail_count, host_count = int(groups.max()) + 1, int(rails.max()) + 1, int(hosts.max()) + 1
+    group = planes * group_count + groups  # sorts as (plane, group)
+    served = np.unique((group * rail_count + rails) * host_count + hosts)  # each (group, rail, host) once
+    group_rail, host = np.divmod(served, host_count)
+    group, rail = np.divmod(group_rail, rail_count)
+    groups_seen, pairs = np.unique(group, return_counts=True)
+    hosts_in = np.bincount(np.unique(group * host_count + host) // host_count, minlength=len(pairs))[groups_seen]
+    rails_in = np.bincount(np.unique(group_rail) // rail_count, minlength=len(pairs))[groups_seen]
+    short = np.flatnonzero(pairs != hosts_in * rails_in)
+    if not len(short):
+        return None
+    first = int(groups_seen[short[0]])
+    rails_here, counts = np.unique(rail[group == first], return_counts=True)
+    return divmod(first, group_count), list(zip(rails_here.tolist(), counts.tolist(), strict=True))
