@@ -950,15 +950,15 @@ class _Resolver:
                                f"pools here share the Network objects of cloud.zone's RDMA VPC ({cloud.zone})",
                                f"put the pool in {cloud.zone}, or use scheduler.kind: none")
         spec_names: dict[str, str] = {}
+        service = k8s.managed(raw.kind).managed
         for pool in pools:
             name = k8s.node_pool_name(raw.kind, (self.raw.previous_names or [self.raw.name])[0], pool.first_name)
-            if raw.kind == "aks" and not k8s.AKS_NAME.fullmatch(name):
-                self.error(f"{pool.path}.name", f"AKS node pool name {name!r} (the pool's name without hyphens) is not "
-                           "1-12 lower-case letters and digits starting with a letter",
+            if service.pool_name_form is not None and not re.fullmatch(service.pool_name_form[0], name):
+                self.error(f"{pool.path}.name", service.pool_name_form[1].format(name=name),
                            "give the pool a shorter name (its earliest name in previous_names counts)")
-            elif raw.kind in k8s.NAME_LIMIT and len(name) > k8s.NAME_LIMIT[raw.kind]:
+            elif service.pool_name_limit is not None and len(name) > service.pool_name_limit:
                 self.error(f"{pool.path}.name", f"{raw.kind} node pool name {name!r} is longer than "
-                           f"{k8s.NAME_LIMIT[raw.kind]} characters", "shorten the cluster or pool name")
+                           f"{service.pool_name_limit} characters", "shorten the cluster or pool name")
             instance = self.catalog.instance(target, pool.instance_type or "")
             if raw.kind == "gke" and instance is not None and not instance.gke_accelerator:
                 self.error(f"{pool.path}.instance_type", f"{pool.instance_type} gets no GKE node pool here: its GPU "
@@ -975,40 +975,33 @@ class _Resolver:
         the kind's service takes, and on EKS the control plane's zones."""
         kind = raw.kind
         name = raw.cluster or self.raw.name
-        version = raw.version or {"gke": k8s.GKE_DEFAULT_VERSION, "eks": k8s.EKS_DEFAULT_VERSION}.get(kind)
-        if kind == "gke" and not k8s.GKE_CLUSTER_NAME.fullmatch(name):
-            self.error("scheduler.cluster", f"GKE cluster name {name!r} is not 1-40 lower-case letters, digits "
-                       "and hyphens starting with a letter", "set scheduler.cluster to such a name")
-        if kind == "aks" and not k8s.AKS_CLUSTER_NAME.fullmatch(name):
-            self.error("scheduler.cluster", f"AKS cluster name {name!r} is not 1-63 letters, digits, '_' and '-' "
-                       "starting and ending with a letter or digit", "set scheduler.cluster to such a name")
-        if kind == "eks" and raw.version is not None and not k8s.MINOR_VERSION.fullmatch(raw.version):
-            self.error("scheduler.version", f"EKS takes a Kubernetes minor version, not {raw.version!r}",
-                       f"give the minor only, as {k8s.EKS_DEFAULT_VERSION}")
-        if kind == "aks" and raw.version is None:
-            self.error("scheduler.version", "scheduler.version is required to create an AKS cluster: AKS supports "
-                       "only its few most recent minors, so no default stays true",
-                       "give a version `az aks get-versions --location <region>` lists, as 1.33 (gpu-cluster "
-                       "sources no AKS default: one would fall out of AKS's supported window)")
-        elif kind == "aks" and raw.version is not None and not k8s.AKS_VERSION.fullmatch(raw.version):
-            self.error("scheduler.version", f"AKS takes a minor or a patch version, not {raw.version!r}",
-                       "give a version `az aks get-versions --location <region>` lists, as 1.33 or 1.33.2")
+        service = k8s.managed(kind).managed
+        version = raw.version or service.default_version
+        if service.cluster_name_form is not None and not re.fullmatch(service.cluster_name_form[0], name):
+            self.error("scheduler.cluster", f"{kind.upper()} cluster name {name!r} is not {service.cluster_name_form[1]}",
+                       "set scheduler.cluster to such a name")
+        if raw.version is None and service.version_required is not None:
+            self.error("scheduler.version", *service.version_required)
+        elif raw.version is not None and service.version_form is not None and not re.fullmatch(
+                service.version_form[0], raw.version):
+            self.error("scheduler.version", f"{kind.upper()} takes {service.version_form[1]}, not {raw.version!r}",
+                       service.version_form[2])
         if kind == "aks" and raw.resource_group is not None:
             self.ignored("scheduler.resource_group", "a created AKS cluster goes in the stack's own resource group",
                          "remove scheduler.resource_group")
-        if kind == "eks":
-            self.control_plane_zones(raw, cloud)
+        if service.control_plane_zones:
+            self.control_plane_zones(raw, cloud, service.control_plane_zones)
         elif raw.zones is not None:
             self.ignored("scheduler.zones", "scheduler.zones places an EKS control plane", "remove scheduler.zones")
         return raw.model_copy(update={"cluster": name, "version": version})
 
-    def control_plane_zones(self, raw: sf.Scheduler, cloud: sf.Cloud | None) -> None:
-        """scheduler.zones of a created EKS cluster: two or more distinct zones of cloud.region (the
-        control plane's subnets, one per zone)."""
+    def control_plane_zones(self, raw: sf.Scheduler, cloud: sf.Cloud | None, least: int) -> None:
+        """scheduler.zones of a created cluster whose control plane spans zones: `least` or more
+        distinct zones of cloud.region (the control plane's subnets, one per zone)."""
         zones = raw.zones or []
         suffix = clouds.cloud(self.raw.target).zone_suffix or ""
-        if len(set(zones)) < k8s.EKS_MIN_ZONES:
-            self.error("scheduler.zones", f"an EKS control plane needs subnets in at least {k8s.EKS_MIN_ZONES} "
+        if len(set(zones)) < least:
+            self.error("scheduler.zones", f"an {raw.kind.upper()} control plane needs subnets in at least {least} "
                        f"Availability Zones; found {len(set(zones))}",
                        "list two or more zones of cloud.region, as `zones: [us-east-1a, us-east-1b]`")
         for index, zone in enumerate(zones):

@@ -48,6 +48,30 @@ class Home:
     step_gib: int = 1  # sizes it takes: multiples of this
 
 
+def joined_name(cluster: str, pool: str) -> str:
+    """A node pool's name in a shared managed cluster: `<cluster>-<pool>` (other stacks' pools are there too)."""
+    return f"{cluster}-{pool}"
+
+
+@dataclass(frozen=True)
+class Managed:
+    """What a cloud's managed Kubernetes takes from a stack's `scheduler`, as the resolver checks it."""
+
+    # (cluster's oldest name, pool's oldest name) -> the node pool's name (oldest names: a provider
+    # cannot rename a node pool in place)
+    pool_name: Callable[[str, str], str] = joined_name
+    pool_name_limit: int | None = None  # characters at most, where a length is all it checks
+    # the node pool name's form, where it is more than a length: a regular expression and the
+    # message's words for a name off it (`{name}` the name)
+    pool_name_form: tuple[str, str] | None = None
+    cluster_name_form: tuple[str, str] | None = None  # scheduler.create: the cluster's name, as regex and words
+    default_version: str | None = None  # scheduler.create without scheduler.version
+    # scheduler.version given: its form as a regular expression, what the service takes in words, the hint
+    version_form: tuple[str, str, str] | None = None
+    version_required: tuple[str, str] | None = None  # with no default: the message and the hint
+    control_plane_zones: int = 0  # scheduler.create: the zones its control plane's subnets must span (0: none asked)
+
+
 @dataclass(frozen=True)
 class Cloud:
     """What the design side may know of one cloud target."""
@@ -71,6 +95,7 @@ class Cloud:
     # the prefix of numbered topology labels, one per layer of an instance type's topology (catalog
     # topology_layers), which replace topology_labels where given
     topology_layer: str | None = None
+    managed: Managed = Managed()  # what its managed Kubernetes takes from `scheduler` (default: names only)
     close_level: int = 2  # the Kueue level nearest a host, counted from the end of the levels (the host is 1)
     one_fabric_per_pool: bool = False  # a pool's nodes share one fabric: a job's topology is required, not preferred
     fabric_per_layout: bool = False  # pools share a GPU fabric only in one zone with one NIC layout (else: one zone)

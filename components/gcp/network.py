@@ -104,7 +104,7 @@ def _gke_cluster(parent: pulumi.Resource, name: str, args: ManagementNetworkArgs
     spec = args.spec
     scheduler, cloud = spec.scheduler, spec.cloud
     assert cloud is not None and scheduler.cluster is not None
-    from cluster.scheduler import GKE_RELEASE_CHANNEL
+    from cluster.clouds.gcp import GKE_RELEASE_CHANNEL
 
     project = (pulumi.Output.from_input(cloud.project) if cloud.project else
                gcp.organizations.get_project_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project_id)

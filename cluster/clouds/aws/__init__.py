@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster.clouds import Cloud, Home, Lustre, round_up
+from cluster.clouds import Cloud, Home, Lustre, Managed, round_up
 
 # FSx for Lustre PERSISTENT_2 (SSD, 125 / 250 / 500 / 1000 MB/s/TiB): 1,200 GiB or a multiple of
 # 2,400 GiB (FSx API reference, CreateFileSystem StorageCapacity, as pulumi-aws's
@@ -22,6 +22,21 @@ def lustre_size(tier: int, needed_gib: float) -> tuple[int, int | None]:
 # User Guide, "Mounting file systems": `mount -t nfs -o nfsvers=4.1`).
 HOME_THROUGHPUT = 320  # MB/s (awsome-distributed-training's HomeThroughput)
 
+# EKS: a node group's name is 1-63 characters (CreateNodegroup nodegroupName). scheduler.create: the
+# control plane's version when the stack file gives none is 1.35, in EKS standard support (Amazon EKS User
+# Guide, "Understand the Kubernetes version lifecycle on EKS": a minor is in standard support for 14 months,
+# and "we recommend that you create your cluster with the latest available Kubernetes version"; the Pulumi
+# AWS registry's aws.eks.Cluster example creates version "1.35"). EKS takes a minor only. Its control plane
+# needs subnets in at least two Availability Zones (EKS API VpcConfigRequest subnetIds; pulumi-aws
+# ClusterVpcConfig subnet_ids: "Must be in at least two different availability zones").
+EKS_DEFAULT_VERSION = "1.35"
+EKS = Managed(
+    pool_name_limit=63,
+    default_version=EKS_DEFAULT_VERSION,
+    version_form=(r"^1\.[0-9]{2}$", "a Kubernetes minor version", f"give the minor only, as {EKS_DEFAULT_VERSION}"),
+    control_plane_zones=2,
+)
+
 CLOUD = Cloud(
     name="aws",
     provider="AWS",
@@ -30,6 +45,7 @@ CLOUD = Cloud(
     kubernetes_service="Amazon EKS",
     kubernetes_pool="managed node group",
     kubernetes_pools="EKS managed node groups",
+    managed=EKS,
     lustre=Lustre(service="FSx for Lustre (PERSISTENT_2)", short="FSx for Lustre", tiers=(125, 250, 500, 1000),
                   size=lustre_size),
     home=Home(service="FSx for OpenZFS (SINGLE_AZ_HA_2, 320 MB/s)", short="FSx for OpenZFS", default_gib=512,

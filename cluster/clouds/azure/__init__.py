@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from cluster.clouds import Cloud, Home, Lustre, round_up
+from cluster.clouds import Cloud, Home, Lustre, Managed, round_up
 from cluster.sshkeys import LoginKey
 
 # Azure Managed Lustre (AMLFS-Durable-Premium-40 / 125 / 250 / 500): a minimum that is also the
@@ -46,11 +46,33 @@ def host_prefix(cluster: str, pool: str) -> str:
     return f"{head}-{digest}"
 
 
+# AKS: a Linux agent pool's name is 1-12 lower-case letters and digits, starting with a letter (AKS "Create
+# node pools": "Linux node pools ... length must be between 1 and 12 characters"), so a pool's is its own
+# name without hyphens; a cluster's 1-63 letters, digits, underscores and hyphens, a letter or digit first
+# and last (az aks create --name; Azure resource naming rules, Microsoft.ContainerService/managedClusters).
+# AKS takes a minor or a patch version (ManagedCluster kubernetesVersion: "both patch version
+# <major.minor.patch> and <major.minor> are supported"), never a GKE build suffix, and supports only its few
+# most recent minors, so gpu-cluster sources no default.
+AKS = Managed(
+    pool_name=lambda _cluster, pool: pool.replace("-", ""),
+    pool_name_form=(r"^[a-z][a-z0-9]{0,11}$", "AKS node pool name {name!r} (the pool's name without hyphens) is not "
+                    "1-12 lower-case letters and digits starting with a letter"),
+    cluster_name_form=(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$", "1-63 letters, digits, '_' and '-' "
+                       "starting and ending with a letter or digit"),
+    version_form=(r"^1\.[0-9]{2}(\.[0-9]{1,3})?$", "a minor or a patch version",
+                  "give a version `az aks get-versions --location <region>` lists, as 1.33 or 1.33.2"),
+    version_required=("scheduler.version is required to create an AKS cluster: AKS supports only its few most "
+                      "recent minors, so no default stays true",
+                      "give a version `az aks get-versions --location <region>` lists, as 1.33 (gpu-cluster sources "
+                      "no AKS default: one would fall out of AKS's supported window)"),
+)
+
 CLOUD = Cloud(
     name="azure",
     provider="Azure",
     group="VM scale set",
     kubernetes="aks",
+    managed=AKS,
     kubernetes_service="Azure Kubernetes Service",
     kubernetes_pool="node pool",
     kubernetes_pools="AKS node pools",

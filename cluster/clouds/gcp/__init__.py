@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster.clouds import Cloud, Home, Lustre, round_up
+from cluster.clouds import Cloud, Home, Lustre, Managed, round_up
 from cluster.sshkeys import LoginKey
 
 # Google Cloud Managed Lustre: per tier a minimum, a step and a maximum (cloud.google.com/managed-lustre/
@@ -25,11 +25,25 @@ def lustre_size(tier: int, needed_gib: float) -> tuple[int, int | None]:
     return size, largest
 
 
+# GKE: a node pool's name is 1-40 lower-case characters (gcloud container node-pools create); a
+# cluster's 1-40 lower-case letters, digits and hyphens, a letter first, no hyphen last (gcloud container
+# clusters create NAME). scheduler.create: the control plane's version when the stack file gives none: the
+# 1.35 minor on the REGULAR channel, as Cluster Toolkit's gke-a3-ultragpu blueprint
+# (examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml at 1047080375af: version_prefix "1.35.", release_channel REGULAR).
+GKE_RELEASE_CHANNEL = "REGULAR"
+GKE = Managed(
+    pool_name_limit=40,
+    cluster_name_form=(r"^[a-z](?:[a-z0-9-]{0,38}[a-z0-9])?$", "1-40 lower-case letters, digits and hyphens starting "
+                       "with a letter"),
+    default_version="1.35",
+)
+
 CLOUD = Cloud(
     name="gcp",
     provider="Google Cloud",
     group="managed instance group",
     kubernetes="gke",
+    managed=GKE,
     kubernetes_service="Google Kubernetes Engine",
     kubernetes_pool="node pool",
     kubernetes_pools="GKE node pools",

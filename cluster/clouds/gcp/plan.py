@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster import scheduler as k8s
+from cluster.clouds.gcp import GKE_RELEASE_CHANNEL
 from cluster.spec import ClusterSpec, PoolSpec
 
 # The unreserved pools' line names what to get here.
@@ -22,7 +22,7 @@ def managed_cluster_where(spec: ClusterSpec) -> str:
 
 def control_plane(spec: ClusterSpec, cluster: str) -> str:
     """The GKE control plane a stack with scheduler.create builds, `cluster` as words name it."""
-    return (f"control plane: {cluster}, Kubernetes {spec.scheduler.version} on the {k8s.GKE_RELEASE_CHANNEL} "
+    return (f"control plane: {cluster}, Kubernetes {spec.scheduler.version} on the {GKE_RELEASE_CHANNEL} "
             "channel, on the management VPC: VPC-native, multi-networking with GKE Dataplane V2, private nodes and "
             "a private endpoint only, Workload Identity, no default node pool; deletion protection on")
 
