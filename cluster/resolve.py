@@ -913,16 +913,13 @@ class _Resolver:
             self.error("scheduler.cluster", f"scheduler.cluster is required with kind {raw.kind}: the node pools join "
                        f"an existing {k8s.managed(raw.kind).kubernetes_service} cluster",
                        f"name your cluster (`scheduler: {{kind: {raw.kind}, cluster: <name>}}`), or kind: none")
-        for key, owner in (("location", "gke"), ("resource_group", "aks")):
-            if getattr(raw, key) is not None and raw.kind != owner:
-                self.ignored(f"scheduler.{key}", f"scheduler.{key} is used with kind {owner} only",
-                             f"remove scheduler.{key}")
-        if raw.kind == "eks" and not raw.create and cloud is not None and cloud.vpc_id is None:
-            # A node group's subnets are in its cluster's VPC (Amazon EKS User Guide, "View Amazon
-            # EKS networking requirements for VPC and subnets"); the stack's own VPC is not it.
-            self.error("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and "
-                       "without cloud.vpc_id the stack creates a VPC of its own",
-                       f"set cloud.vpc_id to the VPC of EKS cluster {raw.cluster or '<name>'}")
+        service = k8s.managed(raw.kind).managed
+        for owner in clouds.clouds().values():
+            for key in owner.managed.own_keys:
+                if getattr(raw, key) is not None and raw.kind != owner.kubernetes:
+                    self.ignored(f"scheduler.{key}", f"scheduler.{key} is used with kind {owner.kubernetes} only",
+                                 f"remove scheduler.{key}")
+        self.joined_needs(raw, cloud, service, "cloud.")
         if raw.kind == offered and cloud is not None:
             # cloud keys that configure what the stack creates for bare nodes only
             for key, what in clouds.cloud(target).bare_only_keys.items():
@@ -930,27 +927,23 @@ class _Resolver:
                     self.ignored(f"cloud.{key}", f"cloud.{key} {what}; with kind {raw.kind} the node pools are the "
                                  f"{raw.kind.upper()} cluster's, so the stack creates none",
                                  f"remove cloud.{key}, or use scheduler.kind: none")
-        if raw.kind == "aks" and not raw.create and raw.resource_group is None:
-            self.error("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent "
-                       "pool is created in its cluster's resource group", "add the AKS cluster's resource group")
-        if raw.kind in ("gke", "aks") and cloud is not None:
+        self.joined_needs(raw, cloud, service, "scheduler.")
+        if service.own_node_image and cloud is not None:
             given = (["cloud.image"] if cloud.image is not None else []) + [
                 f"node_pools[{index}].cloud.image" for index, pool in enumerate(self.raw.node_pools)
                 if pool.cloud is not None and pool.cloud.image is not None]
             for path in given:
                 self.ignored(path, f"{raw.kind} node pools boot the service's own node image",
                              f"remove {path}, or use scheduler.kind: none")
-        if raw.kind == "gke" and raw.location is None and cloud is not None:
+        if service.location_is_region and raw.location is None and cloud is not None:
             raw = raw.model_copy(update={"location": cloud.region})
-        if raw.kind == "gke" and cloud is not None:
-            # One set of Network objects (rdma-0..) per cluster names one RDMA VPC: cloud.zone's.
+        if service.one_rdma_zone and cloud is not None:
             for pool in pools:
                 if pool.capacity is not None and pool.capacity.zone not in (None, cloud.zone):
-                    self.error(pool.capacity.zone_path, f"pool {pool.name} is in {pool.capacity.zone}, but GKE node "
-                               f"pools here share the Network objects of cloud.zone's RDMA VPC ({cloud.zone})",
-                               f"put the pool in {cloud.zone}, or use scheduler.kind: none")
+                    self.error(pool.capacity.zone_path, f"pool {pool.name} is in {pool.capacity.zone}, but "
+                               f"{raw.kind.upper()} node pools here share the Network objects of cloud.zone's RDMA VPC "
+                               f"({cloud.zone})", f"put the pool in {cloud.zone}, or use scheduler.kind: none")
         spec_names: dict[str, str] = {}
-        service = k8s.managed(raw.kind).managed
         for pool in pools:
             name = k8s.node_pool_name(raw.kind, (self.raw.previous_names or [self.raw.name])[0], pool.first_name)
             if service.pool_name_form is not None and not re.fullmatch(service.pool_name_form[0], name):
@@ -960,19 +953,30 @@ class _Resolver:
                 self.error(f"{pool.path}.name", f"{raw.kind} node pool name {name!r} is longer than "
                            f"{service.pool_name_limit} characters", "shorten the cluster or pool name")
             instance = self.catalog.instance(target, pool.instance_type or "")
-            if raw.kind == "gke" and instance is not None and not instance.gke_accelerator:
-                self.error(f"{pool.path}.instance_type", f"{pool.instance_type} gets no GKE node pool here: its GPU "
-                           "NICs are GPUDirect-TCPX(O) VPCs, whose GKE daemons and pod networks this stack does not "
-                           "build (A3 Ultra and A4 RDMA node pools it does)", "use scheduler.kind: none for this stack")
+            if service.instance_needs is not None and instance is not None and not getattr(
+                    instance, service.instance_needs[0]):
+                self.error(f"{pool.path}.instance_type", service.instance_needs[1].format(type=pool.instance_type),
+                           "use scheduler.kind: none for this stack")
             other = spec_names.setdefault(name, pool.name)
             if other != pool.name:
                 self.error(f"{pool.path}.name", f"pools {other} and {pool.name} would both be node pool {name!r}",
                            "rename one of them")
         return raw
 
+    def joined_needs(self, raw: sf.Scheduler, cloud: sf.Cloud | None, service: clouds.Managed, where: str) -> None:
+        """Joining an existing cluster: the key its service needs then (Managed.joined_needs), when
+        that key is under `where` (`cloud.` or `scheduler.`)."""
+        if raw.create or service.joined_needs is None or not service.joined_needs[0].startswith(where):
+            return
+        path, message, hint = service.joined_needs
+        section, key = path.split(".")
+        holder = raw if section == "scheduler" else cloud
+        if holder is not None and getattr(holder, key) is None:
+            self.error(path, message, hint.format(cluster=raw.cluster or "<name>"))
+
     def created_cluster(self, raw: sf.Scheduler, cloud: sf.Cloud | None) -> sf.Scheduler:
         """scheduler.create: the cluster's name (default the stack's) and version, checked against what
-        the kind's service takes, and on EKS the control plane's zones."""
+        the kind's service takes, and where its control plane spans zones, those zones."""
         kind = raw.kind
         name = raw.cluster or self.raw.name
         service = k8s.managed(kind).managed
@@ -986,13 +990,15 @@ class _Resolver:
                 service.version_form[0], raw.version):
             self.error("scheduler.version", f"{kind.upper()} takes {service.version_form[1]}, not {raw.version!r}",
                        service.version_form[2])
-        if kind == "aks" and raw.resource_group is not None:
-            self.ignored("scheduler.resource_group", "a created AKS cluster goes in the stack's own resource group",
-                         "remove scheduler.resource_group")
+        for key, (message, hint) in service.created_ignores.items():
+            if getattr(raw, key) is not None:
+                self.ignored(f"scheduler.{key}", message, hint)
         if service.control_plane_zones:
             self.control_plane_zones(raw, cloud, service.control_plane_zones)
         elif raw.zones is not None:
-            self.ignored("scheduler.zones", "scheduler.zones places an EKS control plane", "remove scheduler.zones")
+            spanning = " or ".join(sorted(entry.kubernetes.upper() for entry in clouds.clouds().values()
+                                          if entry.managed.control_plane_zones))
+            self.ignored("scheduler.zones", f"scheduler.zones places an {spanning} control plane", "remove scheduler.zones")
         return raw.model_copy(update={"cluster": name, "version": version})
 
     def control_plane_zones(self, raw: sf.Scheduler, cloud: sf.Cloud | None, least: int) -> None:

@@ -31,10 +31,6 @@ STILL_NAMED: dict[str, tuple[set[str], str]] = {
     "cluster/dialects/sonic/render.py": ({"azure"}, "SONiC's own buffer profile key `AZURE`, no cloud"),
     "cluster/catalog/__init__.py": ({"gke"}, "an instance type's `gke_accelerator`, a key of the instance catalog "
                                     "(instances.yaml), which holds every cloud's instance types"),
-    "cluster/resolve.py": ({"eks", "gke", "aks"}, "the scheduler.kind checks of the keys only one managed "
-                           "Kubernetes uses (GKE's location and RDMA zone, AKS's resource group, EKS's VPC, the "
-                           "node images GKE and AKS choose); its names, versions and zones are the clouds' "
-                           "records (Cloud.managed)"),
     "cluster/estimate/fit.py": ({"aws", "gcp", "azure"}, "calibration rows and the regions their designs are "
                                 "validated in: measured data, keyed by where it was measured"),
     "components/offline.py": ({"aws", "gcp", "azure", "eks"}, "the mocks answer the providers' resource and invoke "

@@ -70,6 +70,16 @@ class Managed:
     version_form: tuple[str, str, str] | None = None
     version_required: tuple[str, str] | None = None  # with no default: the message and the hint
     control_plane_zones: int = 0  # scheduler.create: the zones its control plane's subnets must span (0: none asked)
+    own_keys: tuple[str, ...] = ()  # `scheduler` keys only this Kubernetes uses
+    # joining an existing cluster: a key that must then be given (`cloud.vpc_id`, `scheduler.resource_group`),
+    # the message and the hint (`{cluster}` the cluster's name)
+    joined_needs: tuple[str, str, str] | None = None
+    created_ignores: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # created: key -> message, hint
+    own_node_image: bool = False  # its node pools boot the service's node image (cloud.image is ignored)
+    location_is_region: bool = False  # scheduler.location defaults to cloud.region
+    one_rdma_zone: bool = False  # its node pools share the RDMA network objects of cloud.zone's VPC
+    # an instance type whose catalog entry lacks this key gets no node pool here, and why (`{type}` the type)
+    instance_needs: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,10 @@ EKS = Managed(
     default_version=EKS_DEFAULT_VERSION,
     version_form=(r"^1\.[0-9]{2}$", "a Kubernetes minor version", f"give the minor only, as {EKS_DEFAULT_VERSION}"),
     control_plane_zones=2,
+    # a node group's subnets are in its cluster's VPC (Amazon EKS User Guide, "View Amazon EKS networking
+    # requirements for VPC and subnets"); the stack's own VPC is not it
+    joined_needs=("cloud.vpc_id", "an EKS managed node group's subnets must be in its cluster's VPC, and without "
+                  "cloud.vpc_id the stack creates a VPC of its own", "set cloud.vpc_id to the VPC of EKS cluster {cluster}"),
 )
 
 CLOUD = Cloud(

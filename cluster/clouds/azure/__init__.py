@@ -65,6 +65,12 @@ AKS = Managed(
                       "recent minors, so no default stays true",
                       "give a version `az aks get-versions --location <region>` lists, as 1.33 (gpu-cluster sources "
                       "no AKS default: one would fall out of AKS's supported window)"),
+    own_keys=("resource_group",),
+    joined_needs=("scheduler.resource_group", "scheduler.resource_group is required with kind aks: an agent pool is "
+                  "created in its cluster's resource group", "add the AKS cluster's resource group"),
+    created_ignores={"resource_group": ("a created AKS cluster goes in the stack's own resource group",
+                                        "remove scheduler.resource_group")},
+    own_node_image=True,
 )
 
 CLOUD = Cloud(

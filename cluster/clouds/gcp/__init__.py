@@ -36,6 +36,13 @@ GKE = Managed(
     cluster_name_form=(r"^[a-z](?:[a-z0-9-]{0,38}[a-z0-9])?$", "1-40 lower-case letters, digits and hyphens starting "
                        "with a letter"),
     default_version="1.35",
+    own_keys=("location",),
+    own_node_image=True,
+    location_is_region=True,
+    one_rdma_zone=True,  # one set of Network objects (rdma-0..) per cluster names one RDMA VPC: cloud.zone's
+    instance_needs=("gke_accelerator", "{type} gets no GKE node pool here: its GPU NICs are GPUDirect-TCPX(O) VPCs, "
+                    "whose GKE daemons and pod networks this stack does not build (A3 Ultra and A4 RDMA node pools it "
+                    "does)"),
 )
 
 CLOUD = Cloud(
