@@ -63,6 +63,30 @@ class CloudPlan(Protocol):
     def reservation_kind(self, pool: PoolSpec) -> str: ...
 
 
+# What a cloud's plan module says where the cloud has nothing of its own to say; its plan.py imports
+# those it keeps as they are.
+
+
+def home_volume_note(spec: ClusterSpec) -> str:
+    """Where pods reach the /home share from: nothing to add."""
+    return ""
+
+
+def storage_subnet_ready(spec: ClusterSpec) -> bool:
+    """The stack's network holds the file systems' subnets as it does for bare nodes."""
+    return True
+
+
+def named_image_note(spec: ClusterSpec) -> str:
+    """What an image a pool names must also do: nothing beyond what the cloud's record says."""
+    return ""
+
+
+def default_image_line(spec: ClusterSpec) -> str | None:
+    """The default image's line: the cloud's record's, unchanged by its managed Kubernetes."""
+    return None
+
+
 def cloud_plan(target: str) -> CloudPlan:
     """The `plan` module of the cloud target `target` (tests/test_clouds.py holds each to CloudPlan)."""
     return cast("CloudPlan", importlib.import_module(f"cluster.clouds.{clouds.cloud(target).name}.plan"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cluster.deployment import home_volume_note as home_volume_note  # the defaults, kept
+from cluster.deployment import storage_subnet_ready as storage_subnet_ready
 from cluster.spec import ClusterSpec, PoolSpec
 
 # The unreserved pools' line names what to get here.
@@ -55,12 +57,6 @@ def created_todo(spec: ClusterSpec) -> list[str]:
     ]
 
 
-def home_volume_note(spec: ClusterSpec) -> str:
-    return ""
-
-
-def storage_subnet_ready(spec: ClusterSpec) -> bool:
-    return True
 
 
 def identity(spec: ClusterSpec) -> str:

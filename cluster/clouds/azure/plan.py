@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cluster.deployment import default_image_line as default_image_line
+from cluster.deployment import named_image_note as named_image_note  # the defaults, kept
 from cluster.spec import ClusterSpec, PoolSpec
 
 RESERVATION_WORDS = None  # reservations are not used on Azure
@@ -100,12 +102,6 @@ def identity(spec: ClusterSpec) -> str:
             f"in cloud.registries ({registries}); managed disks encrypted at rest by the platform")
 
 
-def named_image_note(spec: ClusterSpec) -> str:
-    return ""
-
-
-def default_image_line(spec: ClusterSpec) -> str | None:
-    return None
 
 
 def placement(spec: ClusterSpec, pool: PoolSpec) -> str:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from cluster.clouds.gcp import GKE_RELEASE_CHANNEL
+from cluster.deployment import default_image_line as default_image_line
+from cluster.deployment import home_volume_note as home_volume_note  # the defaults, kept
+from cluster.deployment import named_image_note as named_image_note
+from cluster.deployment import storage_subnet_ready as storage_subnet_ready
 from cluster.spec import ClusterSpec, PoolSpec
 
 # The unreserved pools' line names what to get here.
@@ -57,12 +61,6 @@ def created_todo(spec: ClusterSpec) -> list[str]:
     ]
 
 
-def home_volume_note(spec: ClusterSpec) -> str:
-    return ""
-
-
-def storage_subnet_ready(spec: ClusterSpec) -> bool:
-    return True
 
 
 def identity(spec: ClusterSpec) -> str:
@@ -74,12 +72,6 @@ def identity(spec: ClusterSpec) -> str:
             + ("" if spec.cloud.ssh_public_key else "; OS Login"))
 
 
-def named_image_note(spec: ClusterSpec) -> str:
-    return ""
-
-
-def default_image_line(spec: ClusterSpec) -> str | None:
-    return None
 
 
 def placement(spec: ClusterSpec, pool: PoolSpec) -> str:
