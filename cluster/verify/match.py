@@ -119,12 +119,22 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
                                                                       and peer_of_remote != local):
             continue  # a fresher report already placed one of these ports elsewhere
         bound[local], bound[remote] = remote, local
-        if gbps is not None:
-            lower = local if local < remote else remote
-            known = slowest.get(lower)
-            if known is None or gbps < known:
-                slowest[lower] = gbps
-    # each port is in one link: its lower end alone orders the links (and sorts faster than pairs)
+        _slowest(slowest, local, remote, gbps)
+    return _links(bound, slowest)
+
+
+def _slowest(slowest: dict[End, float], local: End, remote: End, gbps: float | None) -> None:
+    """Keep the lowest speed reported for the link of `local` and `remote`, by its lower end."""
+    if gbps is not None:
+        lower = local if local < remote else remote
+        known = slowest.get(lower)
+        if known is None or gbps < known:
+            slowest[lower] = gbps
+
+
+def _links(bound: dict[End, End], slowest: dict[End, float]) -> list[Link]:
+    """The links of `bound` (each port -> its peer), by their lower ends: each port is in one link,
+    so its lower end alone orders them (and sorts faster than pairs)."""
     ends = sorted(end for end, peer in bound.items() if end < peer)
     return [Link(end, bound[end], slowest.get(end)) for end in ends]
 
@@ -143,13 +153,8 @@ def _uncontested(claims: list[Claim]) -> list[Link] | None:
             bound[local], bound[remote] = remote, local
         elif peer_of_local != remote or peer_of_remote != local:
             return None
-        if gbps is not None:
-            lower = local if local < remote else remote
-            known = slowest.get(lower)
-            if known is None or gbps < known:
-                slowest[lower] = gbps
-    ends = sorted(end for end, peer in bound.items() if end < peer)
-    return [Link(end, bound[end], slowest.get(end)) for end in ends]
+        _slowest(slowest, local, remote, gbps)
+    return _links(bound, slowest)
 
 
 def describe(nodes: Mapping[str, Node], end: End) -> str:
