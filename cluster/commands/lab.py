@@ -110,16 +110,16 @@ def _plan(args: argparse.Namespace, result: Valid, chosen: Slice) -> Planned:
 
 
 def _read_tree(root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The switch and host files, the DHCP server's configuration and the cabling plan under `root`: {path: text},
+    """The switch and host files, the DHCP servers' configurations and the cabling plan under `root`: {path: text},
     and {path: why} of those that cannot be read (the plan reports only those it needs)."""
-    from cluster.lab.model import CABLING, DHCP_CONFIG
+    from cluster.lab.model import CABLING, DHCP_CONFIG, OOB_DHCP_CONFIG
 
     files: dict[str, str] = {}
     unreadable: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
         if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts
-                                      or relative in (CABLING, DHCP_CONFIG)):
+                                      or relative in (CABLING, DHCP_CONFIG, OOB_DHCP_CONFIG)):
             continue
         try:
             files[relative] = read_text_bounded(path, MAX_RENDERED_FILE, "rendered file")
