@@ -418,6 +418,10 @@ def test_each_host_bmc_is_a_device_cabled_as_cabling_csv_says_and_prod_runs_its_
     assert plan.oob_dhcp == model.OobDhcp("172.16.0.2/16", "oob-spine-001", files["dhcp/kea-dhcp4-oob.conf"])
     assert model.OOB_DHCP_NOTE in plan.notes and "their hosts' 64 BMCs on 3 out-of-band switches" in plan.slice
     assert LabPlan.from_dict(json.loads(json.dumps(plan.to_dict()))) == plan
+    # containerlab exports no out-of-band network, so neither its note nor the server's
+    from cluster.lab.containerlab import topology_files
+    header = topology_files(plan).files["prod.clab.yml"]
+    assert "out-of-band network is not exported" in header and "kea-dhcp4-oob" not in header
     cabled = {cable.a: (cable.b, cable.b_if) for cable in plan.oob_cables}
     assert cabled["h200-node-001-bmc"] == ("oob-leaf-001", "swp1") and cabled["h200-node-064-bmc"][0] == "oob-leaf-002"
     expected = oob_leases(prod.spec, prod.topology, {host.name for host in plan.hosts})
