@@ -373,6 +373,9 @@ def test_prod_bmcs_lease_from_the_oob_dhcp_server_as_designed(state: Path) -> No
     assert checked.returncode == 0, report["findings"][:5]
     counts = report["counts"]
     assert (counts["bmc_links"], counts["oob_dhcp_planned"], counts["bmc_leases"]) == (64, 1, 64)
+    # each BMC keeps its lease, and asking again (a second check) renews it
+    again = lab(state, "check", "prod", "--no-lldp", "--format", "json", timeout=600)
+    assert again.returncode == 0 and json.loads(again.stdout)["counts"]["bmc_leases"] == 64, again.stdout[-2000:]
 
 
 def test_an_eos_tree_runs_as_its_config_says_and_its_edits_reach_the_lab(state: Path, tmp_path: Path) -> None:

@@ -442,6 +442,10 @@ def test_each_host_bmc_is_a_device_cabled_as_cabling_csv_says_and_prod_runs_its_
     refused = build_plan(prod.spec, prod.topology, missing, Slice())
     assert refused.plan is None and [(f.rule, f.path) for f in refused.findings] == [
         ("LAB-INPUT", "dhcp/kea-dhcp4-oob.conf")]
+    for broken, why in (("{", "not a Kea configuration (Expecting"), ("[]", "no Dhcp4 object")):
+        refused = build_plan(prod.spec, prod.topology, {**files, "dhcp/kea-dhcp4-oob.conf": broken}, Slice())
+        assert refused.plan is None and [(f.path, why in f.message) for f in refused.findings] == [
+            ("dhcp/kea-dhcp4-oob.conf", True)]
 
 
 def test_a_slice_holds_the_bmcs_of_its_own_hosts_only() -> None:
