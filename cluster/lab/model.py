@@ -307,7 +307,7 @@ def lab_cables(spec: ClusterSpec, topology: Topology, devices: set[str],
 
 
 def oob_switches(topology: Topology, switches: set[str]) -> set[str]:
-    """The oob switches that take the management port of one of `switches`, and every oob switch
+    """The oob switches that take the management port (a host's: its BMC) of one of `switches`, and every oob switch
     above them."""
     serving = {peer for name in switches for peer, network, data in topology.cables(name)
                if network == OOB and data["lower"] == name and peer in topology.switch_nodes}
