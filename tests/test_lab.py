@@ -74,8 +74,8 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     summary = json.loads(up.stdout)
     # the fabric's 10 switches and 64 cables, the storage and management leaves and the 12 host ports on them
     assert (summary["switches"], summary["hosts"], summary["cables"]) == (12, 4, 76)
-    # the out-of-band leaf and a cable to each switch's management port
-    assert (summary["oob_switches"], summary["oob_cables"]) == (1, 12)
+    # the out-of-band leaf and a cable to each switch's management port and each host's BMC
+    assert (summary["oob_switches"], summary["oob_cables"]) == (1, 16)
     assert int(limit.read_text()) >= 65536  # every cable end holds an ARP entry, machine-wide
     assert summary["converge_s"] is not None
 
@@ -90,6 +90,10 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert report["counts"]["host_network_probes"] > 0 and report["counts"]["nccl_sockets"] == 4
     assert report["counts"]["dhcp_leases"] == 3  # every host but the one that runs the DHCP server
     assert report["counts"]["oob_probes"] == 12  # every switch's management address, from the oob network
+    # every BMC on its oob port; dev plans no oob DHCP server, so no BMC asks for a lease
+    assert (report["counts"]["bmc_links"], report["counts"]["oob_dhcp_planned"], report["counts"]["bmc_leases"]) == (
+        4, 0, 0)
+    assert "no oob DHCP server planned" in lab(state, "check", "dev", "--no-lldp").stdout
 
     # Sessions torn down after the lab converged (BFD does so when a loaded machine starves its
     # daemons) are waited for and looked at again, not reported while they come back.
@@ -121,7 +125,7 @@ def test_dev_comes_up_checks_clean_fails_as_whatif_says_and_goes_down(state: Pat
     assert lab(state, "restore", "dev").returncode == 0
 
     down = lab(state, "down", "dev")
-    assert down.returncode == 0 and "removed 17 namespaces" in down.stdout
+    assert down.returncode == 0 and "removed 21 namespaces" in down.stdout  # 12 switches, 4 hosts, 4 BMCs, 1 oob
     assert leftovers(state) == ([], [])
     assert lab(state, "check", "dev").returncode == 2
     assert limit.read_text() == before
@@ -318,6 +322,21 @@ def test_an_nvue_tree_runs_as_its_script_says_and_its_edits_reach_the_lab(state:
         text = script.read_text()
         assert old in text
         script.write_text(text.replace(old, new, 1))
+    # the oob DHCP server's pool moved into the segment's static first quarter, its router another
+    kea = tree / "dhcp/kea-dhcp4-oob.conf"
+    config = json.loads(kea.read_text())
+    (subnet,) = config["Dhcp4"]["subnet4"]
+    subnet["pools"] = [{"pool": "172.16.32.0 - 172.16.32.255"}]
+    subnet["option-data"] = [{"name": "routers", "data": "172.16.0.9"}]
+    kea.write_text(json.dumps(config, indent=2))
+    # node-003's and node-004's BMC rows crossed at the oob leaf: wired as written
+    plan = tree / "cabling.csv"
+    rows = plan.read_text().splitlines()
+    crossed = [index for index, row in enumerate(rows) if re.search(r",h200-node-00[34],bmc,oob-leaf-001,", row)]
+    first, second = (rows[index].split(",") for index in crossed)
+    first[6], second[6], first[11], second[11] = second[6], first[6], second[11], first[11]
+    rows[crossed[0]], rows[crossed[1]] = ",".join(first), ",".join(second)
+    plan.write_text("\n".join(rows) + "\n")
     up = lab(state, "up", "prod", "--from", str(tree), "--timeout", "60", "--format", "json", timeout=600)
     assert up.returncode in (0, 1), up.stderr
     assert "FRR equivalent" not in up.stdout
@@ -330,6 +349,33 @@ def test_an_nvue_tree_runs_as_its_script_says_and_its_edits_reach_the_lab(state:
                in f["message"] for f in findings)
     assert any(f["rule"] == "LAB-MTU" and f["path"] == "switches/spine-001/nvue.sh" and "swp1s0" in f["message"]
                for f in findings)
+    bmc = [f for f in findings if f["rule"] == "LAB-BMC"]
+    cabling = {f["message"].split("'s BMC")[0]: f["message"] for f in bmc if f["path"] == "cabling.csv"}
+    assert set(cabling) == {"h200-node-003", "h200-node-004"}, cabling
+    assert "is cabled to oob-leaf-001 swp4; the design cables it to oob-leaf-001 swp3" in cabling["h200-node-003"]
+    # every BMC leases from the moved pool with the other router: each named at the server's file
+    leases = [f for f in bmc if f["path"] == "dhcp/kea-dhcp4-oob.conf"]
+    assert len(leases) == 62 and all("outside the design's pool 172.16.64.0 - 172.16.127.255" in f["message"]
+                                     and "router 172.16.0.9, not management_plane.gateway 172.16.0.1" in f["message"]
+                                     for f in leases), leases[:2]
+    assert len(bmc) == 64
+
+
+def test_prod_bmcs_lease_from_the_oob_dhcp_server_as_designed(state: Path) -> None:
+    """prod sets management_plane.dhcp_server: the server runs the rendered kea-dhcp4-oob.conf on the
+    oob network and every host's BMC gets a lease of the design's pool, answering from the root oob
+    switch; the whole lab checks clean."""
+    up = lab(state, "up", "prod", "--timeout", "120", "--format", "json", timeout=600)
+    assert up.returncode == 0, up.stderr
+    assert json.loads(up.stdout)["oob_cables"] == 84  # 16 switches' management ports, 64 BMCs, 4 oob uplinks
+    checked = lab(state, "check", "prod", "--no-lldp", "--format", "json", timeout=600)
+    report = json.loads(checked.stdout)
+    assert checked.returncode == 0, report["findings"][:5]
+    counts = report["counts"]
+    assert (counts["bmc_links"], counts["oob_dhcp_planned"], counts["bmc_leases"]) == (64, 1, 64)
+    # each BMC keeps its lease, and asking again (a second check) renews it
+    again = lab(state, "check", "prod", "--no-lldp", "--format", "json", timeout=600)
+    assert again.returncode == 0 and json.loads(again.stdout)["counts"]["bmc_leases"] == 64, again.stdout[-2000:]
 
 
 def test_an_eos_tree_runs_as_its_config_says_and_its_edits_reach_the_lab(state: Path, tmp_path: Path) -> None:

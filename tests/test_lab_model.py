@@ -4,6 +4,7 @@ design alone), slices, memory refusals and usage errors. No root needed."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -113,7 +114,9 @@ def test_an_eos_config_is_translated_and_a_line_it_does_not_know_is_refused() ->
                           "(each line translated: ports, BGP, BFD, DHCP relay)", OOB_NOTE)
     # the management port as eos.cfg sets it: Management1 in VRF MGMT, its VRF's default route
     assert leaf.management == Management("Management1", "172.16.128.1/16", "172.16.0.1", "MGMT")
-    assert [(bridge.name, len(bridge.ports)) for bridge in plan.bridges] == [("oob-leaf-001", len(plan.switches))]
+    # every switch's management port and every host's BMC
+    assert [(bridge.name, len(bridge.ports)) for bridge in plan.bridges] == [
+        ("oob-leaf-001", len(plan.switches) + len(plan.hosts))]
     assert "  maximum-paths 2" in leaf.frr_conf and "  neighbor 10.64.0.1 maximum-prefix 12000" in leaf.frr_conf
     assert {(i.port, i.mtu) for i in leaf.interfaces} == {("Ethernet1/1", 9216), ("Ethernet2/1", 9216),
                                                           ("Ethernet7/1", 9216), ("Ethernet8/1", 9216)}
@@ -155,9 +158,10 @@ def test_the_oob_network_holds_each_switch_management_port_as_its_files_set_it(d
     files = render_tree(dev.spec, dev.topology)
     plan = _built(build_plan(dev.spec, dev.topology, files, Slice()))
     assert [(bridge.name, bridge.address, len(bridge.ports), bridge.links) for bridge in plan.bridges] == [
-        ("oob-leaf-001", "172.16.240.1/16", 12, ())]
+        ("oob-leaf-001", "172.16.240.1/16", 16, ())]  # 12 switches' management ports, 4 BMCs
     assert {(cable.a, cable.a_if, cable.b) for cable in plan.oob_cables} == {
-        (switch.name, "eth0", "oob-leaf-001") for switch in plan.switches}
+        (switch.name, "eth0", "oob-leaf-001") for switch in plan.switches} | {
+        (f"{host.name}-bmc", "bmc", "oob-leaf-001") for host in plan.hosts}
     managed = {switch.name: switch.management for switch in plan.switches}
     assert managed["leaf-001-r0"] == Management("eth0", "172.16.128.1/16", "172.16.0.1", "mgmt")
     assert managed["mgmt-leaf-001"] == Management("eth0", "172.16.232.1/16", "172.16.0.1", "mgmt")
@@ -398,3 +402,58 @@ def test_a_netplan_setting_the_lab_does_not_translate_is_refused_at_its_file(dev
                      ("hosts/h200/netplan/h200-node-003.yaml", "is not YAML (while parsing a flow node)")}
     assert "nameservers is a setting the lab does not translate" in str(planned.findings)
     assert all(f.rule == "LAB-INPUT" for f in planned.findings)
+
+
+def test_each_host_bmc_is_a_device_cabled_as_cabling_csv_says_and_prod_runs_its_oob_dhcp_server() -> None:
+    """prod sets management_plane.dhcp_server: each host's BMC is a namespace of its own on the oob
+    switch its cabling.csv row names (a crossed row reaches the lab as written), and the server runs
+    the rendered dhcp/kea-dhcp4-oob.conf on the root oob switch's bridge; the expectations come from
+    the design alone."""
+    from cluster.lab.expect import oob_leases
+
+    prod = validate("prod")
+    assert isinstance(prod, Valid)
+    files = render_tree(prod.spec, prod.topology)
+    plan = _built(build_plan(prod.spec, prod.topology, files, Slice()))
+    assert [bmc.name for bmc in plan.bmcs] == [f"{host.name}-bmc" for host in plan.hosts]
+    assert {bmc.interface for bmc in plan.bmcs} == {"bmc"}
+    assert plan.oob_dhcp == model.OobDhcp("172.16.0.2/16", "oob-spine-001", files["dhcp/kea-dhcp4-oob.conf"])
+    assert model.OOB_DHCP_NOTE in plan.notes and "their hosts' 64 BMCs on 3 out-of-band switches" in plan.slice
+    assert LabPlan.from_dict(json.loads(json.dumps(plan.to_dict()))) == plan
+    # containerlab exports no out-of-band network, so neither its note nor the server's
+    from cluster.lab.containerlab import topology_files
+    header = topology_files(plan).files["prod.clab.yml"]
+    assert "out-of-band network is not exported" in header and "kea-dhcp4-oob" not in header
+    cabled = {cable.a: (cable.b, cable.b_if) for cable in plan.oob_cables}
+    assert cabled["h200-node-001-bmc"] == ("oob-leaf-001", "swp1") and cabled["h200-node-064-bmc"][0] == "oob-leaf-002"
+    expected = oob_leases(prod.spec, prod.topology, {host.name for host in plan.hosts})
+    assert (expected.server, expected.pool, expected.prefix, expected.router) == (
+        "172.16.0.2", ("172.16.64.0", "172.16.127.255"), 16, "172.16.0.1")
+    assert expected.ports["h200-node-001"] == ("oob-leaf-001", "swp1")
+    # two BMC rows crossed at the oob leaf: wired as written, so LAB-BMC sees them
+    rows = files["cabling.csv"].splitlines()
+    first, second = (index for index, row in enumerate(rows) if re.search(r",h200-node-00[12],bmc,oob-leaf-001,", row))
+    one, two = rows[first].split(","), rows[second].split(",")
+    one[6], two[6], one[11], two[11] = two[6], one[6], two[11], one[11]
+    rows[first], rows[second] = ",".join(one), ",".join(two)
+    crossed = _built(build_plan(prod.spec, prod.topology, {**files, "cabling.csv": "\n".join(rows) + "\n"}, Slice()))
+    wired = {cable.a: cable.b_if for cable in crossed.oob_cables}
+    assert (wired["h200-node-001-bmc"], wired["h200-node-002-bmc"]) == ("swp2", "swp1")
+    # without its configuration the server cannot run: refused, naming the file
+    missing = {path: text for path, text in files.items() if path != "dhcp/kea-dhcp4-oob.conf"}
+    refused = build_plan(prod.spec, prod.topology, missing, Slice())
+    assert refused.plan is None and [(f.rule, f.path) for f in refused.findings] == [
+        ("LAB-INPUT", "dhcp/kea-dhcp4-oob.conf")]
+    for broken, why in (("{", "not a Kea configuration (Expecting"), ("[]", "no Dhcp4 object")):
+        refused = build_plan(prod.spec, prod.topology, {**files, "dhcp/kea-dhcp4-oob.conf": broken}, Slice())
+        assert refused.plan is None and [(f.path, why in f.message) for f in refused.findings] == [
+            ("dhcp/kea-dhcp4-oob.conf", True)]
+
+
+def test_a_slice_holds_the_bmcs_of_its_own_hosts_only() -> None:
+    result = validate("article-c")
+    assert isinstance(result, Valid)
+    plan = _built(build_plan(result.spec, result.topology, render_tree(result.spec, result.topology),
+                             Slice.parse("groups=1")))
+    assert len(plan.hosts) == 32 and [bmc.host for bmc in plan.bmcs] == [host.name for host in plan.hosts]
+    assert plan.oob_dhcp is None  # article-c sets no management_plane.dhcp_server

@@ -110,16 +110,16 @@ def _plan(args: argparse.Namespace, result: Valid, chosen: Slice) -> Planned:
 
 
 def _read_tree(root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The switch and host files, the DHCP server's configuration and the cabling plan under `root`: {path: text},
+    """The switch and host files, the DHCP servers' configurations and the cabling plan under `root`: {path: text},
     and {path: why} of those that cannot be read (the plan reports only those it needs)."""
-    from cluster.lab.model import CABLING, DHCP_CONFIG
+    from cluster.lab.model import CABLING, DHCP_CONFIG, OOB_DHCP_CONFIG
 
     files: dict[str, str] = {}
     unreadable: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
         if not path.is_file() or not ("switches" in path.parts or "hosts" in path.parts
-                                      or relative in (CABLING, DHCP_CONFIG)):
+                                      or relative in (CABLING, DHCP_CONFIG, OOB_DHCP_CONFIG)):
             continue
         try:
             files[relative] = read_text_bounded(path, MAX_RENDERED_FILE, "rendered file")
@@ -279,6 +279,14 @@ def _oob_counts(summary: dict[str, Any]) -> str:
             f"{'es' if summary['oob_switches'] != 1 else ''} and {summary['oob_cables']} cables")
 
 
+def _bmc_counts(counts: dict[str, int]) -> str:
+    """`N BMC cables and M BMC leases as designed`, or why no lease was asked for."""
+    cables = f"{counts.get('bmc_links', 0)} BMC cables"
+    if counts.get("oob_dhcp_planned"):
+        return f"{cables} and {counts.get('bmc_leases', 0)} BMC leases as designed"
+    return f"{cables} as designed (no oob DHCP server planned: management_plane.dhcp_server, so no BMC leases)"
+
+
 def _print_findings(findings: list[Finding], shown: int = SHOWN_FINDINGS) -> None:
     for finding in findings[:shown]:
         print(f"  {finding.severity} {finding.rule} {finding.path}: {finding.message}")
@@ -305,7 +313,7 @@ def _check(args: argparse.Namespace) -> int:
               f"ECMP widths, {counts['host_route_queries']} host rail routes, {counts['reach_probes']} reachability and "
               f"{counts['mtu_probes']} MTU probes, {counts['host_network_probes']} storage and management port "
               f"probes, {counts['nccl_sockets']} NCCL socket interfaces, {counts['dhcp_leases']} DHCP leases as designed, "
-              f"{counts['oob_probes']} switch management addresses from the oob network, "
+              f"{counts['oob_probes']} switch management addresses from the oob network, {_bmc_counts(counts)}, "
               f"{counts.get('lldp_cables', 0)} cables by LLDP "
               f"(link speeds are not emulated): {len(checked.findings)} finding"
               f"{'s' if len(checked.findings) != 1 else ''}")

@@ -13,6 +13,10 @@
   interface and the DHCP path (see each check).
 - LAB-OOB: a switch whose management address does not answer from the out-of-band network, or
   whose management port is outside the design's management VRF or has another gateway.
+- LAB-BMC: a host's BMC not cabled to the design's oob switch port (or without carrier, or on a
+  port outside the bridge), and, where the design sets `management_plane.dhcp_server`, a BMC that
+  gets no lease, one outside the design's pool or with another prefix or router, an address
+  leased twice, or a lease holder that does not answer from the root oob switch.
 - LAB-LLDP: an LLDP neighbor that is not the one `verify` expects.
 """
 
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass, field
-from ipaddress import ip_network
+from ipaddress import IPv4Address, ip_network
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +33,22 @@ from cluster.addressing import allocate
 from cluster.dialects import platform
 from cluster.findings import Finding, Severity
 from cluster.lab import observe
-from cluster.lab.expect import Design, NetPort, RailAddress, design
-from cluster.lab.model import DHCP_CONFIG, MANAGEMENT, Slice, lab_cables, slice_devices
+from cluster.lab.expect import Design, NetPort, OobLeases, RailAddress, design, oob_leases
+from cluster.lab.model import (
+    CABLING,
+    DHCP_CONFIG,
+    MANAGEMENT,
+    OOB_DHCP,
+    OOB_DHCP_CONFIG,
+    LabBmc,
+    Slice,
+    ifname,
+    lab_cables,
+    slice_devices,
+)
 from cluster.lab.observe import Probe, RouteQuery
 from cluster.lab.rules import lab_finding
-from cluster.lab.runtime import Lab, wait_converged
+from cluster.lab.runtime import Lab, run_each, wait_converged
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
 from cluster.verify.check import gather, verify
@@ -86,6 +101,7 @@ def check(lab: Lab, spec: ClusterSpec, topology: Topology, lldp: bool = True) ->
     findings += _nccl_socket(lab, expected, counts)
     findings += _dhcp(lab, expected, spec, topology, counts)
     findings += _oob(lab, spec, topology, counts)
+    findings += _bmc(lab, spec, topology, counts)
     if lldp:
         findings += _lldp(lab, spec, topology, counts)
     return Checked(sorted(findings, key=Finding.sort_key), counts)
@@ -588,6 +604,139 @@ def _oob(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]
     return findings
 
 
+#: A BMC's port as its kernel runs it (carrier, the veth's peer: its index and the namespace it is
+#: in), then, when asked ($2 = lease), a lease as the BMC takes one at boot: udhcpc applies the
+#: address (and the router as its default route) and prints it; 3 discovers 2 s apart.
+BMC_STATE = """ip -j -d link show dev "$1"
+ip -j netns list-id
+[ "$2" = lease ] || exit 0
+bound=$(mktemp)
+cat > "$bound" <<'END'
+#!/bin/sh
+if [ "$1" = bound ]; then
+  ip address flush dev "$interface"
+  ip address add "$ip/$mask" dev "$interface"
+  [ -n "$router" ] && ip route replace default via "${router%% *}" dev "$interface" 2>/dev/null
+  echo "LEASE $ip $mask $router"
+fi
+exit 0
+END
+chmod +x "$bound"
+udhcpc -i "$1" -n -q -f -s "$bound" -t 3 -T 2 2>/dev/null
+code=$?
+rm -f "$bound"
+exit $code
+"""
+
+
+def _bmc(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:
+    """LAB-BMC: every lab host's BMC is cabled to the oob switch port the design gives it (the
+    veth's peer, as a technician finds a BMC's MAC in the switch's table), with carrier, the port
+    a member of the switch's bridge; and where the design sets `management_plane.dhcp_server`,
+    each BMC asks for a lease (udhcpc, as at boot) and gets one of the design's pool (the second
+    quarter of addressing.oob) with the segment's prefix and management_plane.gateway as its
+    router, no address twice, and the lease holder answers a ping from the root oob switch.
+    Expectations from the design alone (expect.oob_leases)."""
+    counts["bmc_links"] = counts["bmc_leases"] = counts["oob_dhcp_planned"] = 0
+    plan = lab.plan
+    if not plan.bridges:
+        return []
+    _, hosts, _ = slice_devices(topology, Slice.parse(lab.state["slice"]))
+    expected = oob_leases(spec, topology, hosts)
+    counts["oob_dhcp_planned"] = int(expected.server is not None)
+    built = {bmc.host: bmc for bmc in plan.bmcs}
+    asked = expected.server is not None and plan.oob_dhcp is not None
+    ran = observe.run_script(lab, {bmc.name: (BMC_STATE, [bmc.interface, "lease" if asked else "link"], {})
+                                   for bmc in plan.bmcs})
+    tables = {name: _json(text) for name, text in run_each(
+        lab, {bridge.name: ["ip", "-j", "link", "show"] for bridge in plan.bridges}).items()}
+    by_ns = {lab.ns(device): device for device in lab.state["namespaces"]}
+    findings = []
+    linked = []
+    for host, (switch, port) in sorted(expected.ports.items()):
+        where = f"{host}'s BMC"
+        hint = f"cable the BMC as the design says, {host} bmc to {switch} {port} (correct its row of {CABLING})"
+        if host not in built:
+            findings.append(_finding("LAB-BMC", CABLING, f"{where} is not cabled (no oob row for {host} bmc); the "
+                                     f"design cables it to {switch} {port}", hint))
+            continue
+        bmc = built[host]
+        lines = ran[bmc.name][1].splitlines()
+        link = (_json(lines[0]) or [{}])[0] if lines else {}
+        ids = {entry.get("nsid"): entry.get("name") for entry in (_json(lines[1]) if len(lines) > 1 else [])}
+        peer_device = by_ns.get(str(ids.get(link.get("link_netnsid"))), "")
+        peer = next((entry for entry in tables.get(peer_device, []) if entry.get("ifindex") == link.get("link_index")),
+                    {})
+        found = f"{peer_device} {peer.get('ifname')}" if peer else "no oob switch port"
+        if (peer_device, peer.get("ifname")) != (switch, ifname(port)):
+            findings.append(_finding("LAB-BMC", CABLING, f"{where} ({bmc.interface}) is cabled to {found}; the "
+                                     f"design cables it to {switch} {port}", hint))
+        elif "LOWER_UP" not in link.get("flags", ()) or "LOWER_UP" not in peer.get("flags", ()) \
+                or peer.get("master") != "br0":
+            state = "no carrier" if "LOWER_UP" not in link.get("flags", ()) else "the port is not in its bridge"
+            findings.append(_finding("LAB-BMC", CABLING, f"{where} ({bmc.interface}) to {found}: {state}; the "
+                                     "design's oob switch bridges the port into its VLAN",
+                                     f"check the cable and {switch}'s port {port} (`ip -d link` in namespace "
+                                     f"{lab.ns(switch)})"))
+        else:
+            linked.append(host)
+    counts["bmc_links"] = len(linked)
+    if not asked:
+        return findings
+    return findings + _bmc_leases(lab, expected, {host: built[host] for host in linked}, ran, counts)
+
+
+def _bmc_leases(lab: Lab, expected: OobLeases, bmcs: dict[str, LabBmc], ran: dict[str, tuple[int, str]],
+                counts: dict[str, int]) -> list[Finding]:
+    """LAB-BMC of the leases of the BMCs cabled as designed (`ran`: each one's BMC_STATE output)."""
+    first, last = (IPv4Address(address) for address in expected.pool)
+    pool = f"{expected.pool[0]} - {expected.pool[1]}"
+    hint = (f"give {OOB_DHCP_CONFIG} the subnet addressing.oob with the pool {pool} (its second quarter) and the "
+            f"routers option {expected.router} (management_plane.gateway): render it again")
+    leases: dict[str, str] = {}
+    faulty: set[str] = set()
+    findings = []
+    for host, bmc in sorted(bmcs.items()):
+        got = next((line.split()[1:] for line in ran[bmc.name][1].splitlines() if line.startswith("LEASE ")), [])
+        if len(got) < 2 or not got[1].isdigit():
+            faulty.add(host)
+            findings.append(_finding("LAB-BMC", OOB_DHCP_CONFIG, f"{host}'s BMC gets no lease from the oob DHCP "
+                                     f"server ({expected.server}); the design leases it an address of {pool}",
+                                     f"{hint}; the server's log: {lab.node_dir(OOB_DHCP) / 'kea-dhcp4.log'}"))
+            continue
+        address, prefix, router = got[0], int(got[1]), " ".join(got[2:])
+        leases[host] = address
+        wrong = []
+        if not first <= IPv4Address(address) <= last:
+            wrong.append(f"{address}, outside the design's pool {pool}")
+        if prefix != expected.prefix:
+            wrong.append(f"prefix /{prefix}, not the segment's /{expected.prefix}")
+        if router != expected.router:
+            wrong.append(f"router {router or 'none'}, not management_plane.gateway {expected.router}")
+        if wrong:
+            faulty.add(host)
+            findings.append(_finding("LAB-BMC", OOB_DHCP_CONFIG, f"{host}'s BMC leases {'; '.join(wrong)}", hint))
+    holders: dict[str, list[str]] = {}
+    for host, address in leases.items():
+        holders.setdefault(address, []).append(host)
+    for address, names in sorted(holders.items()):
+        if len(names) > 1:
+            faulty.update(names)
+            findings.append(_finding("LAB-BMC", OOB_DHCP_CONFIG, f"{' and '.join(names)} lease the same address "
+                                     f"{address}", f"one address per BMC: check {OOB_DHCP_CONFIG}'s pool"))
+    root = min(lab.plan.bridges, key=lambda bridge: (bridge.priority, bridge.name))
+    probes = {Probe(root.name, root.address.split("/")[0], address): host
+              for host, address in leases.items() if root.address}
+    answered = observe.ping(lab, probes)
+    for probe, host in sorted(probes.items(), key=lambda item: item[1]):
+        if not answered[probe]:
+            faulty.add(host)
+            findings.append(_finding("LAB-BMC", OOB_DHCP_CONFIG, f"{host}'s BMC leases {probe.target} but does not "
+                                     f"answer from the oob network ({root.name}, {probe.source})", hint))
+    counts["bmc_leases"] = len(set(leases) - faulty)
+    return findings
+
+
 def _json(text: str) -> list[dict[str, Any]]:
     try:
         value = json.loads(text)
@@ -597,7 +746,7 @@ def _json(text: str) -> list[dict[str, Any]]:
 
 
 def _lldp(lab: Lab, spec: ClusterSpec, topology: Topology, counts: dict[str, int]) -> list[Finding]:
-    devices = set(lab.state["namespaces"])
+    devices = set(lab.state["namespaces"]) & set(topology.nodes)  # the BMCs and the oob DHCP server are no design device
     cables = lab_cables(spec, topology, devices)
     with tempfile.TemporaryDirectory() as folder:
         observe.lldp(lab, Path(folder))

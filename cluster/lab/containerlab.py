@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from cluster.findings import Finding
-from cluster.lab.model import OOB_NOTE, Interface, LabHost, LabPlan, LabSwitch
+from cluster.lab.model import OOB_DHCP_NOTE, OOB_NOTE, Interface, LabHost, LabPlan, LabSwitch
 from cluster.lab.rules import input_finding
 from cluster.lab.runtime import DAEMONS, SWITCH_SYSCTLS, ZEBRA_CONF
 
@@ -254,7 +254,7 @@ def _header(plan: LabPlan) -> str:
     lines: Sequence[str] = [
         f"# containerlab topology of {plan.stack}: {plan.slice}.",
         f"# Deploy: containerlab deploy -t {plan.stack}.clab.yml (files under configs/ are bound into the nodes).",
-        *(f"# {note.rstrip('.')}." for note in plan.notes if note != OOB_NOTE),
+        *(f"# {note.rstrip('.')}." for note in plan.notes if note not in (OOB_NOTE, OOB_DHCP_NOTE)),
         *(["# The out-of-band network is not exported: containerlab's linux nodes keep eth0 for its own "
            "management network."] if plan.bridges else []),
     ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from ipaddress import ip_interface
+from ipaddress import ip_interface, ip_network
 
 from cluster.addressing import allocate
 from cluster.dialects import platform
@@ -209,3 +209,32 @@ def _routes(expected: Design, failed: frozenset[str], links: tuple[tuple[tuple[s
                     offers_out.setdefault(peer, {})[prefix] = tuple(speakers)
             frontier = sorted(offers)
     return result
+
+
+@dataclass(frozen=True)
+class OobLeases:
+    """What the hosts' BMCs show on the out-of-band network, from the design alone: the oob switch
+    port each BMC is cabled to and, where the design sets `management_plane.dhcp_server`, the lease
+    each gets from it: an address of the pool (the second quarter of `addressing.oob`; the first is
+    the site's static part, the upper half the switches'), the segment's prefix length and
+    `management_plane.gateway` as its router."""
+
+    ports: dict[str, tuple[str, str]]  # host -> (oob switch, its port as the switch names it)
+    server: str | None  # the DHCP server's address (None: the design plans none)
+    pool: tuple[str, str]  # its first and last address
+    prefix: int
+    router: str
+
+
+def oob_leases(spec: ClusterSpec, topology: Topology, hosts: set[str]) -> OobLeases:
+    """The BMC expectations of a lab holding `hosts`."""
+    segment = ip_network(spec.addressing.oob)
+    quarter = segment.num_addresses // 4
+    first, last = segment.network_address + quarter, segment.network_address + 2 * quarter - 1
+    plane = spec.management_plane
+    ports = {cable.lower.device: (cable.upper.device, cable.upper.port)
+             for cable in expected_cables(spec, topology, hosts)
+             if cable.network == "oob" and cable.lower.device in hosts}
+    router = plane.gateway if plane.gateway is not None else segment.network_address + 1
+    return OobLeases(ports, str(plane.dhcp_server) if plane.dhcp_server is not None else None,
+                     (str(first), str(last)), segment.prefixlen, str(router))

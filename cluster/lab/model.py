@@ -15,8 +15,11 @@ rendered files, read as the device would read them:
 - the out-of-band network, where the design has one: each lab switch's management port with the
   address, gateway and VRF its rendered files set, cabled to the oob switches that serve it, which
   run the design's layer-2 plan (one bridged VLAN; each link of a bundle to another oob switch a
-  bridge port, spanning tree on) with their own management address on the bridge (`LabBridge`).
-  The hosts' BMCs are not in the lab (a BMC is a device of its own, not a port of the host's OS).
+  bridge port, spanning tree on) with their own management address on the bridge (`LabBridge`);
+  each lab host's BMC, a device of its own (`<host>-bmc`, a name no design device can have: theirs
+  end in a number), cabled as cabling.csv's row for the host's `bmc` port says (`LabBmc`); and,
+  where the design sets `management_plane.dhcp_server`, that server (`oob-dhcp`) on the root oob
+  switch's bridge with the rendered dhcp/kea-dhcp4-oob.conf (`OobDhcp`).
 
 `build_plan` examines every file it needs and returns either the plan or a LAB-INPUT finding for
 each file (or port) it cannot use, all at once (`Planned`).
@@ -29,9 +32,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from ipaddress import ip_network
 from typing import Any
 
 from cluster.addressing import Addresses, allocate
@@ -59,7 +64,19 @@ LAB_NETWORKS = (FABRIC, *HOST_NETWORKS)
 OOB = "oob"  # the out-of-band network: built beside them, from the switches' management ports up
 OOB_NOTE = ("out-of-band switches run the design's layer-2 plan (one bridged VLAN, spanning tree; each bundle's links "
             "as bridge ports), not their rendered files; each switch's management port runs its rendered address "
-            "and gateway, its VRF as a routing table of its own; BMCs are not in the lab")
+            "and gateway, its VRF as a routing table of its own; each host's BMC is a namespace of its own cabled "
+            "as cabling.csv says")
+#: A host's BMC in the lab: a device of its own, named after its host. Every design device's name
+#: ends in a number (`h200-node-001`, `leaf-001-r0`, `oob-spine-001`), so these never clash.
+BMC_SUFFIX = "-bmc"
+#: The oob segment's DHCP server in the lab (`management_plane.dhcp_server`): no design device either.
+OOB_DHCP = "oob-dhcp"
+OOB_DHCP_CONFIG = "dhcp/kea-dhcp4-oob.conf"
+
+
+def bmc_name(host: str) -> str:
+    """The lab device of `host`'s BMC."""
+    return host + BMC_SUFFIX
 IFNAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")  # what Linux takes as an interface name
 RENDER_AGAIN = "render the stack again into the --from folder (`render STACK --out DIR`)"
 # A tree rendered from the design in the same run (no --from): a fault of the renderer, not of a file.
@@ -109,6 +126,26 @@ class LabBridge:
 
 
 @dataclass(frozen=True)
+class LabBmc:
+    """A host's BMC: a namespace of its own with one port (as cabling.csv names it) on the oob
+    network and no daemon; `lab check` has it ask the oob DHCP server for a lease."""
+
+    name: str  # bmc_name(host)
+    host: str
+    interface: str  # its port's Linux interface
+
+
+@dataclass(frozen=True)
+class OobDhcp:
+    """The oob segment's DHCP server: `management_plane.dhcp_server` with the segment's prefix on a
+    port into the root oob switch's bridge, running the rendered Kea configuration."""
+
+    address: str  # a.b.c.d/len
+    bridge: str  # the oob switch whose bridge it is attached to
+    config: str  # the rendered dhcp/kea-dhcp4-oob.conf
+
+
+@dataclass(frozen=True)
 class LabHost:
     name: str
     pool: str
@@ -141,7 +178,9 @@ class LabPlan:
     dhcp_host: str = ""  # the host that runs the DHCP server (none: the design plans no DHCP in this lab)
     dhcp_config: str = ""  # the rendered dhcp/kea-dhcp4.conf it runs
     bridges: tuple[LabBridge, ...] = ()  # the oob switches
-    oob_cables: tuple[LabCable, ...] = ()  # the oob network's cables: management ports and links between oob switches
+    oob_cables: tuple[LabCable, ...] = ()  # the oob network's cables: management ports, BMCs, links between oob switches
+    bmcs: tuple[LabBmc, ...] = ()  # the lab hosts' BMCs, where the oob network serves them
+    oob_dhcp: OobDhcp | None = None  # the oob segment's DHCP server, where the design sets one
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -180,6 +219,8 @@ class LabPlan:
             bridges=tuple(LabBridge(**{**row, "ports": tuple(row["ports"]), "links": tuple(row["links"])})
                           for row in data.get("bridges", ())),
             oob_cables=tuple(LabCable(**row) for row in data.get("oob_cables", ())),
+            bmcs=tuple(LabBmc(**row) for row in data.get("bmcs", ())),
+            oob_dhcp=OobDhcp(**data["oob_dhcp"]) if data.get("oob_dhcp") else None,
         )
 
 
@@ -266,7 +307,7 @@ def lab_cables(spec: ClusterSpec, topology: Topology, devices: set[str],
 
 
 def oob_switches(topology: Topology, switches: set[str]) -> set[str]:
-    """The oob switches that take the management port of one of `switches`, and every oob switch
+    """The oob switches that take the management port (a host's: its BMC) of one of `switches`, and every oob switch
     above them."""
     serving = {peer for name in switches for peer, network, data in topology.cables(name)
                if network == OOB and data["lower"] == name and peer in topology.switch_nodes}
@@ -340,17 +381,19 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     built_switches = tuple(switch for switch in lab_switches if switch is not None)
     built_hosts = tuple(host for host in lab_hosts if host is not None)
     wired = _wired(tree, spec, topology, switches | hosts, ports, netdevs, LAB_NETWORKS)
-    oob = oob_switches(topology, switches)
+    oob = oob_switches(topology, switches | hosts)  # the switches' management ports and the hosts' BMCs
     oob_ports: dict[str, list[str]] = {}
-    for cable in lab_cables(spec, topology, switches | oob, (OOB,)):
+    for cable in lab_cables(spec, topology, switches | hosts | oob, (OOB,)):
         for end in (cable.lower, cable.upper):
             oob_ports.setdefault(end.device, []).append(end.port)
     _check_port_names(tree, oob_ports, {})
-    oob_wired = _wired(tree, spec, topology, switches | oob, oob_ports, {}, (OOB,)) if oob else []
+    oob_wired = _wired(tree, spec, topology, switches | hosts | oob, oob_ports, {}, (OOB,)) if oob else []
     if tree.findings or wired is None or oob_wired is None:
         return Planned(None, tree.result())
     lab_cable_list = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in wired)
-    oob_cables = tuple(LabCable(a, ifname(a_port), b, ifname(b_port)) for a, a_port, b, b_port in oob_wired)
+    bmcs = tuple(LabBmc(bmc_name(a), a, ifname(a_port)) for a, a_port, _, _ in oob_wired if a in hosts)
+    oob_cables = tuple(LabCable(bmc_name(a) if a in hosts else a, ifname(a_port), b, ifname(b_port))
+                       for a, a_port, b, b_port in oob_wired)
     dhcp_host, dhcp_config = _dhcp_server(spec, tree, built_hosts)
     if tree.findings:
         return Planned(None, tree.result())
@@ -358,15 +401,47 @@ def build_plan(spec: ClusterSpec, topology: Topology, files: Mapping[str, str], 
     built_switches = tuple(switch if switch.name in managed else replace(switch, management=None)
                            for switch in built_switches)
     bridges = _bridges(spec, topology, addresses, sorted(oob), oob_cables)
-    return Planned(LabPlan(spec.name, description + _oob_description(bridges), built_switches, built_hosts,
-                           lab_cable_list, _notes(built_switches, bridges), dhcp_host, dhcp_config, bridges,
-                           oob_cables))
+    oob_dhcp = _oob_dhcp(spec, tree, bridges)
+    if tree.findings:
+        return Planned(None, tree.result())
+    notes = _notes(built_switches, bridges) + ((OOB_DHCP_NOTE,) if oob_dhcp else ())
+    return Planned(LabPlan(spec.name, description + _oob_description(bridges, bmcs), built_switches, built_hosts,
+                           lab_cable_list, notes, dhcp_host, dhcp_config, bridges, oob_cables, bmcs, oob_dhcp))
 
 
-def _oob_description(bridges: tuple[LabBridge, ...]) -> str:
+OOB_DHCP_NOTE = (f"the oob segment's DHCP server (management_plane.dhcp_server) runs the rendered {OOB_DHCP_CONFIG} "
+                 "on the root oob switch's bridge (leases in memory); `lab check` has each BMC ask it for a lease")
+
+
+def _oob_description(bridges: tuple[LabBridge, ...], bmcs: tuple[LabBmc, ...] = ()) -> str:
     if not bridges:
         return ""
-    return f"; their management ports on {len(bridges)} out-of-band switch{'es' if len(bridges) != 1 else ''}"
+    held = f" and their hosts' {len(bmcs)} BMC{'s' if len(bmcs) != 1 else ''}" if bmcs else ""
+    return (f"; their management ports{held} on {len(bridges)} out-of-band "
+            f"switch{'es' if len(bridges) != 1 else ''}")
+
+
+def _oob_dhcp(spec: ClusterSpec, tree: _Tree, bridges: tuple[LabBridge, ...]) -> OobDhcp | None:
+    """The oob segment's DHCP server where the design sets `management_plane.dhcp_server`: its
+    address with the segment's prefix, on the root oob switch's bridge (the lowest bridge priority,
+    then name: the spanning tree's root), running the rendered Kea configuration."""
+    server = spec.management_plane.dhcp_server
+    if server is None or not bridges:
+        return None
+    text = tree.text(OOB_DHCP_CONFIG, "the oob segment's DHCP server configuration, which the lab runs")
+    if text is None:
+        return None
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        tree.problem(OOB_DHCP_CONFIG, f"not a Kea configuration ({error})", tree.again)
+        return None
+    if not isinstance(config, dict) or not isinstance(config.get("Dhcp4"), dict):
+        tree.problem(OOB_DHCP_CONFIG, "not a Kea configuration (no Dhcp4 object)", tree.again)
+        return None
+    root = min(bridges, key=lambda bridge: (bridge.priority, bridge.name))
+    prefix = ip_network(spec.addressing.oob).prefixlen
+    return OobDhcp(f"{server}/{prefix}", root.name, text)
 
 
 def _bridges(spec: ClusterSpec, topology: Topology, addresses: Addresses, names: list[str],

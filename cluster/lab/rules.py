@@ -50,6 +50,13 @@ LAB_RULES: dict[str, tuple[str, str, Severity]] = {
                 "network, or whose management port is not in the management VRF the design gives it (its "
                 "management address then sits in the fabric's routing table), or whose management VRF has "
                 "another default gateway than the design's.", Severity.ERROR),
+    "LAB-BMC": ("BMC not cabled or leased as designed",
+                "A host's BMC that is not cabled to the oob switch port the design gives it, has no carrier or "
+                "sits on a port outside the oob switch's bridge (at cabling.csv); where the design sets "
+                "management_plane.dhcp_server, a BMC that gets no lease from it, a lease outside the pool (the "
+                "second quarter of addressing.oob) or with another prefix or router than management_plane.gateway, "
+                "an address leased twice, or a lease holder that does not answer from the root oob switch (at "
+                "dhcp/kea-dhcp4-oob.conf).", Severity.ERROR),
     "LAB-LLDP": ("LLDP neighbor not as designed",
                  "An LLDP neighbor other than the one `verify` expects (link speeds are not emulated).",
                  Severity.ERROR),

@@ -33,7 +33,7 @@ from cluster.atomic import write_atomic
 from cluster.dialects import Management
 from cluster.findings import printable
 from cluster.inputs import Unreadable, read_text_bounded
-from cluster.lab.model import LabPlan, LabSwitch, ifname
+from cluster.lab.model import OOB_DHCP, LabPlan, LabSwitch, ifname
 
 DEFAULT_STATE_DIR = Path("/run/gpu-cluster-lab")
 FRR_DIR = Path("/usr/lib/frr")
@@ -214,7 +214,7 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
     """Build `plan`, wait (at most `converge_timeout` s) for every session it configures inside the
     lab, and return the summary (times, memory, what the lab represents)."""
     problems = missing_requirements()
-    if plan.dhcp_host or any(switch.relay_server for switch in plan.switches):
+    if plan.dhcp_host or plan.oob_dhcp or any(switch.relay_server for switch in plan.switches):
         problems += [f"{tool}: not found (Debian package {package}); the design plans DHCP"
                      for tool, package in DHCP_TOOLS.items() if shutil.which(tool) is None]
     if problems:
@@ -226,7 +226,8 @@ def up(plan: LabPlan, root: Path, stack: str, slice_text: str, converge_timeout:
                            "run `lab down` first")
         prefix = namespace_prefix(root)
         devices = [switch.name for switch in plan.switches] + [host.name for host in plan.hosts] + \
-            [bridge.name for bridge in plan.bridges]
+            [bridge.name for bridge in plan.bridges] + [bmc.name for bmc in plan.bmcs] + \
+            ([OOB_DHCP] if plan.oob_dhcp else [])
         namespaces = {device: (prefix + device if NAME.fullmatch(device) else f"{prefix}{index}")
                       for index, device in enumerate(devices)}
         lab = Lab(root, {"stack": stack, "slice": slice_text, "phase": "building", "plan": plan.to_dict(),
@@ -303,6 +304,8 @@ def _build(lab: Lab, plan: LabPlan) -> None:
 #: l3mdev rules; the lab's kernel may be built without one). Any table the lab's FRR does not use.
 MANAGEMENT_TABLE = 1001
 MANAGEMENT_RULE_PREF = 100
+#: The root oob switch's bridge port to the oob DHCP server.
+OOB_DHCP_PORT = "dhcp0"
 #: Spanning tree's forward delay on the oob bridges: the kernel's least (2 s; 15 s by default), so
 #: ports forward within about 4 s of `lab up`.
 FORWARD_DELAY_CS = 200
@@ -330,6 +333,18 @@ def _build_oob(lab: Lab, plan: LabPlan) -> None:
         # like the OS, a setting the kernel refuses leaves the rest set; `lab check` shows what is missing
         sh("ip", "-force", "-n", lab.ns(switch.name), "-batch", "-", stdin="\n".join(_management_port(management)) + "\n",
            check=False)
+    for bmc in plan.bmcs:  # a BMC boots with its port up and no address: `lab check` has it ask for a lease
+        _node_folder(lab, bmc.name)
+        sh("ip", "-n", lab.ns(bmc.name), "-batch", "-", stdin=f"link set lo up\nlink set {bmc.interface} up\n")
+    server = plan.oob_dhcp
+    if server is not None:  # its port into the root oob switch's bridge (the site's own cable: not in cabling.csv)
+        _node_folder(lab, OOB_DHCP)
+        sh("ip", "link", "add", "eth0", "netns", lab.ns(OOB_DHCP), "type", "veth", "peer", "name", OOB_DHCP_PORT,
+           "netns", lab.ns(server.bridge))
+        sh("ip", "-n", lab.ns(server.bridge), "-batch", "-",
+           stdin=f"link set {OOB_DHCP_PORT} master br0\nlink set {OOB_DHCP_PORT} up\n")
+        sh("ip", "-n", lab.ns(OOB_DHCP), "-batch", "-",
+           stdin=f"link set lo up\nlink set eth0 up\naddress add {server.address} dev eth0\n")
 
 
 def _management_port(management: Management) -> list[str]:
@@ -371,6 +386,13 @@ def _start_dhcp(lab: Lab, plan: LabPlan) -> None:
         config["Dhcp4"]["lease-database"] = {"type": "memfile", "persist": False}
         (folder / "kea-dhcp4.conf").write_text(json.dumps(config, indent=1))
         _spawn(lab, plan.dhcp_host, "kea-dhcp4", ["kea-dhcp4", "-c", str(folder / "kea-dhcp4.conf")],
+               {"KEA_PIDFILE_DIR": str(folder), "KEA_LOCKFILE_DIR": str(folder)})
+    if plan.oob_dhcp is not None:  # the oob segment's server, lab-only in the same ways
+        folder = lab.node_dir(OOB_DHCP)
+        config = json.loads(plan.oob_dhcp.config)
+        config["Dhcp4"]["lease-database"] = {"type": "memfile", "persist": False}
+        (folder / "kea-dhcp4-oob.conf").write_text(json.dumps(config, indent=1))
+        _spawn(lab, OOB_DHCP, "kea-dhcp4", ["kea-dhcp4", "-c", str(folder / "kea-dhcp4-oob.conf")],
                {"KEA_PIDFILE_DIR": str(folder), "KEA_LOCKFILE_DIR": str(folder)})
 
 
