@@ -149,9 +149,9 @@ def compare(old: Valid, new: Valid) -> Change:
     old_set, new_set = set(old_hosts), set(new_hosts)
     change.hosts_added = [host for host in new_hosts if host not in old_set]
     change.hosts_removed = [host for host in old_hosts if host not in new_set]
-    cable_changes(change, old, new)
+    cable_changes(change, keyed_cables(old), keyed_cables(new))
     change.files = file_changes(render_tree(old.spec, old.topology), render_tree(new.spec, new.topology))
-    change.host_ports = host_port_changes(old, new)
+    change.host_ports = host_port_changes(host_ports(old), host_ports(new))
     old_bom, new_bom = bill_of_materials(old.spec, old.topology), bill_of_materials(new.spec, new.topology)
     change.bom = bom_delta(old_bom, new_bom)
     change.usd = (old_bom.usd(), new_bom.usd())
@@ -178,6 +178,7 @@ def cage(switch: SwitchNode, port: PlanPort) -> int | None:
 
 
 CableKey = tuple[str, str, str, str, str]  # network, lower device, lower port, upper device, upper port
+HostPorts = dict[tuple[str, str], tuple[str | None, str]]  # (host, plan port) -> (address, leaf)
 
 
 def _ends(topology: Topology, cable: Cable) -> tuple[CableEnd, CableEnd]:
@@ -188,7 +189,8 @@ def _ends(topology: Topology, cable: Cable) -> tuple[CableEnd, CableEnd]:
             CableEnd(cable.b_device, str(cable.b_port), cable.b_name, cage(switches[cable.b_device], cable.b_port)))
 
 
-def _keyed(result: Valid) -> dict[CableKey, CableWork]:
+def keyed_cables(result: Valid) -> dict[CableKey, CableWork]:
+    """Every cable of a design, known by its two physical ends."""
     found = {}
     for cable in cables(result.spec, result.topology):
         lower, upper = _ends(result.topology, cable)
@@ -197,9 +199,9 @@ def _keyed(result: Valid) -> dict[CableKey, CableWork]:
     return found
 
 
-def cable_changes(change: Change, old: Valid, new: Valid) -> None:
-    """The cables OLD and NEW differ by, into `change`: added, removed, and moved (one end kept)."""
-    before, after = _keyed(old), _keyed(new)
+def cable_changes(change: Change, before: dict[CableKey, CableWork], after: dict[CableKey, CableWork]) -> None:
+    """The cables OLD and NEW (their `keyed_cables`) differ by, into `change`: added, removed, and
+    moved (one end kept)."""
     removed = {key: before[key] for key in before.keys() - after.keys()}
     added = {key: after[key] for key in after.keys() - before.keys()}
     for kept, side in (("lower", slice(0, 3)), ("upper", slice(3, 5))):
@@ -237,13 +239,13 @@ def file_changes(old: dict[str, str], new: dict[str, str]) -> list[FileChange]:
     return found
 
 
-def host_ports(result: Valid) -> dict[tuple[str, str], tuple[str | None, str]]:
+def host_ports(result: Valid) -> HostPorts:
     """(host, plan port) -> (its address, its leaf) for every host port on a routed leaf or an
     out-of-band one (no address)."""
     pools = {pool.name: pool for pool in result.spec.pools}
     addresses = allocate(result.spec, result.topology).links
     nodes = result.topology.nodes
-    found: dict[tuple[str, str], tuple[str | None, str]] = {}
+    found: HostPorts = {}
     for _u, _v, _key, data in result.topology.edges:
         lower, upper, network = data["lower"], data["upper"], data["network"]
         host = nodes[lower]
@@ -257,9 +259,8 @@ def host_ports(result: Valid) -> dict[tuple[str, str], tuple[str | None, str]]:
     return found
 
 
-def host_port_changes(old: Valid, new: Valid) -> list[HostPortChange]:
-    """The ports of hosts in both designs whose address or leaf differs."""
-    before, after = host_ports(old), host_ports(new)
+def host_port_changes(before: HostPorts, after: HostPorts) -> list[HostPortChange]:
+    """The ports of hosts in both designs (their `host_ports`) whose address or leaf differs."""
     changed = []
     for key in sorted(before.keys() & after.keys()):
         if before[key] != after[key]:

@@ -20,7 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.change.compare import Change, cable_changes, host_port_changes
+from cluster.change.compare import (
+    CableKey,
+    CableWork,
+    Change,
+    HostPorts,
+    cable_changes,
+    host_port_changes,
+    host_ports,
+    keyed_cables,
+)
 from cluster.pipeline import Valid, validate_mapping
 
 
@@ -88,10 +97,11 @@ def disturbed(old: Valid, new: Valid, change: Change) -> Disturbed:
     return Disturbed(len(change.host_ports), len(cables))
 
 
-def _measure(old: Valid, new: Valid) -> Disturbed:
+def _measure(old: Valid, old_cables: dict[CableKey, CableWork], old_ports: HostPorts, new: Valid) -> Disturbed:
+    """`disturbed` of OLD -> NEW, OLD's cables and host ports worked out once by the caller."""
     change = Change()
-    cable_changes(change, old, new)
-    change.host_ports = host_port_changes(old, new)
+    cable_changes(change, old_cables, keyed_cables(new))
+    change.host_ports = host_port_changes(old_ports, host_ports(new))
     return disturbed(old, new, change)
 
 
@@ -156,6 +166,7 @@ def keeping(old: Valid, new: Valid, change: Change) -> Keeping | None:
     if now.none:
         return None
     source = new.loaded.data or {}
+    old_cables, old_ports = keyed_cables(old), host_ports(old)  # the same for every candidate
     best: tuple[Disturbed, tuple[Edit, ...]] = (now, ())
     for size in range(1, len(EDITORS) + 1):
         for editors in itertools.combinations(EDITORS, size):
@@ -166,7 +177,7 @@ def keeping(old: Valid, new: Valid, change: Change) -> Keeping | None:
             built = validate_mapping(new.stack, data)
             if not isinstance(built, Valid) or built.schema_failed or not built.ok:
                 continue
-            left = _measure(old, built)
+            left = _measure(old, old_cables, old_ports, built)
             edits = tuple(edit for edit_list in made for edit in edit_list)
             if (left.host_ports + left.cables, len(edits)) < (best[0].host_ports + best[0].cables, len(best[1])):
                 best = (left, edits)

@@ -57,8 +57,6 @@ def created_todo(spec: ClusterSpec) -> list[str]:
     ]
 
 
-
-
 def identity(spec: ClusterSpec) -> str:
     """What the nodes are allowed to do, in one line."""
     assert spec.cloud is not None

@@ -102,8 +102,6 @@ def identity(spec: ClusterSpec) -> str:
             f"in cloud.registries ({registries}); managed disks encrypted at rest by the platform")
 
 
-
-
 def placement(spec: ClusterSpec, pool: PoolSpec) -> str:
     if spec.kubernetes:
         return "on demand"

@@ -61,8 +61,6 @@ def created_todo(spec: ClusterSpec) -> list[str]:
     ]
 
 
-
-
 def identity(spec: ClusterSpec) -> str:
     """What the nodes are allowed to do, in one line."""
     assert spec.cloud is not None
@@ -70,8 +68,6 @@ def identity(spec: ClusterSpec) -> str:
     return ("identity: a service account with Artifact Registry read, log and metric write, and storage read on "
             f"the buckets in cloud.data_buckets ({data}); Shielded VM (vTPM, integrity monitoring)"
             + ("" if spec.cloud.ssh_public_key else "; OS Login"))
-
-
 
 
 def placement(spec: ClusterSpec, pool: PoolSpec) -> str:
