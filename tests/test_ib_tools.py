@@ -8,6 +8,8 @@
   design's cables: it becomes master, its ftree routing engine (the one the file asks for) routes
   every switch, and no line of its log is an error. ibdmchk then checks the routes OpenSM wrote
   (its subnet and forwarding table dumps) for CA-to-CA paths and credit loops.
+- Both for the golden InfiniBand stack, the DGX SuperPOD example (1,016 HCAs) and two edge
+  designs (three leaf groups of 200G leaves; three tiers).
 - Negative controls: a missing uplink pair in the topology file, a host cabled to a spine in the
   simulated fabric, and a partition file OpenSM cannot use are each caught by the same checks.
 
@@ -33,7 +35,8 @@ from cluster.verify.expected import Cable, End, expected_cables
 from tests.neighbor_reports import ibsim_net, moved
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = ROOT / "tests" / "golden" / "stacks" / "infiniband.yaml"
+FILES = {"golden": ROOT / "tests" / "golden" / "stacks" / "infiniband.yaml",
+         "superpod": ROOT / "stacks" / "Pulumi.superpod.yaml"}  # DGX SuperPOD's 127 nodes, 1,016 HCAs
 TOOLS = ("ibdmchk", "opensm", "ibsim", "ibsim-run", "unshare")
 
 DESIGNS: dict[str, dict[str, Any]] = {
@@ -55,7 +58,7 @@ def tools() -> None:
 
 
 def design(name: str) -> Valid:
-    result = validate(str(GOLDEN)) if name == "golden" else validate_mapping(
+    result = validate(str(FILES[name])) if name in FILES else validate_mapping(
         "ib", {"name": "ib", "target": "onprem", **DESIGNS[name]})
     assert isinstance(result, Valid), [finding.message for finding in result.findings]
     return result
@@ -102,7 +105,7 @@ def design_check(folder: Path, anchor: str, last: str = "Scanning all multicast 
     return ibdmchk(folder, "-t", "verify/fabric.topo", "-n", f"{anchor}/U1", "-p", "1", "-u", last=last)
 
 
-@pytest.mark.parametrize("name", ["golden", *DESIGNS])
+@pytest.mark.parametrize("name", [*FILES, *DESIGNS])
 def test_ibdmchk_finds_every_path_and_no_credit_loop_in_the_master_topology(
         name: str, tools: None, tmp_path: Path) -> None:
     result = design(name)
@@ -169,7 +172,7 @@ def opensm(net: str, folder: Path, anchor: str, partitions: Path | None = None) 
     return (dumps / "opensm.log").read_text()
 
 
-@pytest.mark.parametrize("name", ["golden", *DESIGNS])
+@pytest.mark.parametrize("name", [*FILES, *DESIGNS])
 def test_opensm_routes_the_simulated_fabric_with_the_rendered_configuration(
         name: str, tools: None, tmp_path: Path) -> None:
     result = design(name)
