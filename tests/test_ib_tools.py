@@ -13,7 +13,7 @@
 - Negative controls: a missing uplink pair in the topology file, a host cabled to a spine in the
   simulated fabric, and a partition file OpenSM cannot use are each caught by the same checks.
 
-ibsim and OpenSM run in a network namespace of their own (`unshare -n`), so that no other
+ibsim and OpenSM run in a network namespace of their own (tests/ibsim.py), so that no other
 simulator on the machine answers them.
 """
 
@@ -32,6 +32,7 @@ from cluster.dialects.opensm.render import master_topology
 from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.topology import FABRIC
 from cluster.verify.expected import Cable, End, expected_cables
+from tests.ibsim import on_simulator
 from tests.neighbor_reports import ibsim_net, moved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,29 +147,15 @@ def opensm(net: str, folder: Path, anchor: str, partitions: Path | None = None) 
     (folder / "net").write_text(net)
     dumps = folder / "opensm"
     dumps.mkdir()
-    partitions = partitions or folder / "fabric" / "partitions.conf"
     # The rendered file names where a host installs it (/etc/opensm, /var/log); the command line
     # points OpenSM at this folder's copies instead, which it takes over the file's own keys.
     # -D 0x43 makes it dump the subnet and forwarding tables, which ibdmchk reads (ibdmchk -h);
     # OSM_CACHE_DIR keeps the neighbors and LIDs it remembers between runs to this one.
-    script = f"""
-        ip link set lo up
-        ibsim -s -n {folder / "net"} >/dev/null 2>&1 &
-        sim=$!
-        tries=0
-        until SIM_HOST='{anchor}' ibsim-run ibnetdiscover >/dev/null 2>&1 || [ $tries -ge 100 ]; do
-            tries=$((tries + 1)); sleep 0.1
-        done
-        SIM_HOST='{anchor}' OSM_CACHE_DIR={dumps} timeout 120 ibsim-run opensm -o \\
-            -F {folder / "fabric" / "opensm.conf"} -P {partitions} -f {dumps / "opensm.log"} \\
-            --dump_files_dir {dumps} -D 0x43 > {dumps / "stdout"} 2>&1
-        code=$?
-        kill $sim
-        exit $code
-    """
-    run = subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, text=True, timeout=300)
-    stdout = (dumps / "stdout").read_text()
-    assert run.returncode == 0 and "Entering MASTER state" in stdout, stdout + run.stderr
+    run = on_simulator(folder / "net", [
+        "opensm", "-o", "-F", str(folder / "fabric" / "opensm.conf"),
+        "-P", str(partitions or folder / "fabric" / "partitions.conf"), "-f", str(dumps / "opensm.log"),
+        "--dump_files_dir", str(dumps), "-D", "0x43"], anchor, environment={"OSM_CACHE_DIR": str(dumps)})
+    assert run.returncode == 0 and "Entering MASTER state" in run.stdout, run.stdout + run.stderr
     return (dumps / "opensm.log").read_text()
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from cluster.pipeline import Valid, validate
 from cluster.verify.check import gather, verify
 from cluster.verify.expected import expected_cables
 from cluster.verify.infiniband import parse_ib
+from tests.ibsim import on_simulator
 
 DATA = Path(__file__).parent / "data" / "verify"
 STACK = DATA / "Pulumi.tiny-ib.yaml"
@@ -26,25 +25,10 @@ STACK = DATA / "Pulumi.tiny-ib.yaml"
 
 
 def discover(net: Path, *flags: str) -> str:
-    """Start ibsim on `net`, run the real ibnetdiscover through it, stop ibsim by PID."""
-    sim = subprocess.Popen(["ibsim", "-s", "-n", str(net)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            run = subprocess.run(["ibsim-run", "ibnetdiscover", *flags], capture_output=True, text=True, timeout=10)
-            if run.returncode == 0 and run.stdout.strip():
-                return run.stdout
-            if time.monotonic() > deadline:
-                raise AssertionError(f"ibnetdiscover never succeeded: {run.stderr}")
-            time.sleep(0.1)
-    finally:
-        sim.terminate()
-        try:
-            sim.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sim.kill()
-            sim.wait(timeout=5)
+    """The real ibnetdiscover's walk of ibsim simulating `net` (tests/ibsim.py)."""
+    run = on_simulator(net, ["ibnetdiscover", *flags])
+    assert run.returncode == 0 and run.stdout.strip(), f"ibnetdiscover failed: {run.stderr}"
+    return run.stdout
 
 
 @pytest.fixture(scope="module")
