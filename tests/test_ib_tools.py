@@ -9,7 +9,8 @@
   every switch, and no line of its log is an error. ibdmchk then checks the routes OpenSM wrote
   (its subnet and forwarding table dumps) for CA-to-CA paths and credit loops.
 - Both for the golden InfiniBand stack, the DGX SuperPOD example (1,016 HCAs) and two edge
-  designs (three leaf groups of 200G leaves; three tiers).
+  designs (three leaf groups of 200G leaves; three tiers); ibdmchk also for DGX SuperPOD B200's
+  first three-tier size (4,096 HCAs).
 - Negative controls: a missing uplink pair in the topology file, a host cabled to a spine in the
   simulated fabric, and a partition file OpenSM cannot use are each caught by the same checks.
 
@@ -49,6 +50,11 @@ DESIGNS: dict[str, dict[str, Any]] = {
         "fabric": {"transport": "infiniband", "leaf": {"switch": "QM9700", "port_gbps": 400, "ports": 8},
                    "spine": {"switch": "QM9700", "port_gbps": 400, "ports": 8}}},
 }
+# DGX SuperPOD B200's smallest three-tier configuration (16 SU, 512 nodes, 4,096 HCAs; 128 leaves,
+# 128 spines, 64 cores: tests/test_reference_designs.py), for ibdmchk only: 16.8 million CA pairs
+# take it about 25 s; ibsim does not simulate a fabric this size in reasonable time.
+LARGE = {"DGX SuperPOD B200, 16 SU": {"node_pools": [{"name": "dgx", "nodes": 512, "gpu": "B200"}],
+                                      "fabric": {"transport": "infiniband", "leaf": {"switch": "QM9700"}}}}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +66,7 @@ def tools() -> None:
 
 def design(name: str) -> Valid:
     result = validate(str(FILES[name])) if name in FILES else validate_mapping(
-        "ib", {"name": "ib", "target": "onprem", **DESIGNS[name]})
+        "ib", {"name": "ib", "target": "onprem", **{**DESIGNS, **LARGE}[name]})
     assert isinstance(result, Valid), [finding.message for finding in result.findings]
     return result
 
@@ -106,7 +112,7 @@ def design_check(folder: Path, anchor: str, last: str = "Scanning all multicast 
     return ibdmchk(folder, "-t", "verify/fabric.topo", "-n", f"{anchor}/U1", "-p", "1", "-u", last=last)
 
 
-@pytest.mark.parametrize("name", [*FILES, *DESIGNS])
+@pytest.mark.parametrize("name", [*FILES, *DESIGNS, *(pytest.param(name, marks=pytest.mark.slow) for name in LARGE)])
 def test_ibdmchk_finds_every_path_and_no_credit_loop_in_the_master_topology(
         name: str, tools: None, tmp_path: Path) -> None:
     result = design(name)
