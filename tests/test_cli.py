@@ -56,3 +56,12 @@ def test_no_traceback_from_a_real_process(tmp_path) -> None:  # type: ignore[no-
 def test_cloud_design_names_the_instance_and_its_fabric(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "aws-p5e"]) == 0
     assert "h200: p5e.48xlarge, fabric 32 x 100G efa per node (the provider's)" in capsys.readouterr().out
+
+
+def test_render_counts_the_switches_the_subnet_manager_sets_up(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """An InfiniBand fabric's switches get no folder of their own; render says who sets them up."""
+    assert main(["render", "superpod", "--out", str(tmp_path / "tree")]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    folders = {path.name for path in (tmp_path / "tree" / "switches").iterdir()}
+    assert f"({len(folders)} switches, 48 fabric switches set up by the subnet manager's fabric/ files, 1 host pool)" in line
+    assert (tmp_path / "tree" / "fabric" / "opensm.conf").is_file()

@@ -53,6 +53,9 @@ def _run(args: argparse.Namespace, stage: Progress) -> int:
         return code
     elapsed = time.perf_counter() - started
     switches = len({path.split("/")[1] for path in files if path.startswith("switches/") and path.count("/") == 2})
-    print(f"render: {result.stack}: {counted(len(files), 'file')} ({counted(switches, 'switch')}, "
+    # an InfiniBand fabric's switches get no file of their own: the subnet manager's fabric/ files configure them
+    managed = len(result.topology.switch_nodes) - switches
+    by_manager = f", {counted(managed, 'fabric switch')} set up by the subnet manager's fabric/ files" if managed else ""
+    print(f"render: {result.stack}: {counted(len(files), 'file')} ({counted(switches, 'switch')}{by_manager}, "
           f"{counted(len(spec.pools), 'host pool')}) in {where.shown} ({elapsed:.2f} s)")
     return 0
