@@ -600,6 +600,10 @@ class _Resolver:
                     f"{switch.model} is an {switch.transport} switch; the fabric transport is {transport}",
                     f"pick an {wanted} switch, or set fabric.transport to match",
                 )
+        own = dialects.for_transport(wanted)
+        if own is not None:  # a generic box on such a fabric is one of its switches, as a catalog model is
+            leaf, spine, core = (switch.model_copy(update={"transport": wanted, "os": own.name})
+                                 if switch.model.startswith("generic-") else switch for switch in (leaf, spine, core))
         planes = raw.planes
         rails = 0
         for pool in pools:

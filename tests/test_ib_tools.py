@@ -8,9 +8,9 @@
   design's cables: it becomes master, its ftree routing engine (the one the file asks for) routes
   every switch, and no line of its log is an error. ibdmchk then checks the routes OpenSM wrote
   (its subnet and forwarding table dumps) for CA-to-CA paths and credit loops.
-- Both for the golden InfiniBand stack, the DGX SuperPOD example (1,016 HCAs) and two edge
-  designs (three leaf groups of 200G leaves; three tiers); ibdmchk also for DGX SuperPOD B200's
-  first three-tier size (4,096 HCAs).
+- Both for the golden InfiniBand stack, the DGX SuperPOD example (1,016 HCAs) and three edge
+  designs (three leaf groups of 200G leaves; three tiers; generic boxes given by ports and
+  speed); ibdmchk also for DGX SuperPOD B200's first three-tier size (4,096 HCAs).
 - Negative controls: a missing uplink pair in the topology file, a host cabled to a spine in the
   simulated fabric, and a partition file OpenSM cannot use are each caught by the same checks.
 
@@ -49,6 +49,9 @@ DESIGNS: dict[str, dict[str, Any]] = {
         "node_pools": [{"name": "h100", "nodes": 24, "gpu": "H100", "fabric_nics": {"count": 2, "gbps": 400}}],
         "fabric": {"transport": "infiniband", "leaf": {"switch": "QM9700", "port_gbps": 400, "ports": 8},
                    "spine": {"switch": "QM9700", "port_gbps": 400, "ports": 8}}},
+    "generic boxes given by ports and speed": {
+        "node_pools": [{"name": "h100", "nodes": 12, "gpu": "H100", "fabric_nics": {"count": 4, "gbps": 400}}],
+        "fabric": {"transport": "infiniband", "leaf": {"ports": 16, "port_gbps": 400}}},
 }
 # DGX SuperPOD B200's smallest three-tier configuration (16 SU, 512 nodes, 4,096 HCAs; 128 leaves,
 # 128 spines, 64 cores: tests/test_reference_designs.py), for ibdmchk only: 16.8 million CA pairs
@@ -130,6 +133,17 @@ def test_ibdmchk_finds_every_path_and_no_credit_loop_in_the_master_topology(
     plan = result.topology.fabric_plan
     assert plan is not None and max(routed) == 2 * plan.tiers  # up to the top tier and down
     assert f"No credit loops found in:{pairs} CA to CA paths" in output
+
+
+def test_a_generic_box_on_an_infiniband_fabric_is_set_up_by_the_subnet_manager(tmp_path: Path) -> None:
+    """Given by ports and speed alone, a fabric switch is still an InfiniBand switch: no Ethernet
+    switch config of its own, ports numbered as the subnet manager numbers them."""
+    result = design("generic boxes given by ports and speed")
+    tree = render_tree(result.spec, result.topology)
+    fabric = [name for name, _ in result.topology.switches(FABRIC)]
+    assert {result.topology.switch(name)["os"] for name in fabric} == {"opensm"}
+    assert not [path for path in tree if path.split("/")[:2] in (["switches", name] for name in fabric)]
+    assert all(cable.upper.port.isdigit() for cable in fabric_cables(result))
 
 
 def test_ibdmchk_reports_a_leaf_whose_uplinks_are_missing(tools: None, tmp_path: Path) -> None:
