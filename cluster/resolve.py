@@ -41,6 +41,12 @@ from cluster.sshkeys import provider_key_problem
 
 # --------------------------------------------------------------------------- errors
 
+# The most ports one InfiniBand switch numbers: a port number is 8 bits (NodeInfo.NumPorts, the
+# linear forwarding table's entries), port 0 is the switch's management port and 255 marks an
+# unrouted LID (IB_LFT_UNASSIGNED in ibutils' ibdm Fabric.h; Shanley, InfiniBand Network
+# Architecture, "Port Numbering"), so front-panel ports run 1..254.
+IB_SWITCH_PORTS = 254
+
 
 
 #: Ranges an address pool may not touch: the addresses are not unicast host addresses there.
@@ -604,6 +610,22 @@ class _Resolver:
         if own is not None:  # a generic box on such a fabric is one of its switches, as a catalog model is
             leaf, spine, core = (switch.model_copy(update={"transport": wanted, "os": own.name})
                                  if switch.model.startswith("generic-") else switch for switch in (leaf, spine, core))
+        if wanted == "infiniband":
+            told: set[tuple[str, int, int]] = set()  # a spine or core that takes the leaf's model is told once
+            for tier, switch in (("leaf", leaf), ("spine", spine), ("core", core)):
+                if switch.ports > IB_SWITCH_PORTS and (switch.model, switch.ports, switch.port_gbps) not in told:
+                    told.add((switch.model, switch.ports, switch.port_gbps))
+                    given = getattr(raw, tier)
+                    key = "ports" if given is not None and given.ports is not None else "port_gbps"
+                    what = (f"a generic {switch.ports} x {switch.port_gbps}G box" if switch.model.startswith("generic-")
+                            else f"{switch.model} at {switch.port_gbps}G")
+                    self.error(
+                        f"fabric.{tier}.{key}",
+                        f"{what} has {switch.ports} ports; an InfiniBand switch numbers "
+                        f"at most {IB_SWITCH_PORTS} (port numbers are 8 bits, 0 is its management port and 255 "
+                        "means no port in the forwarding tables)",
+                        f"run it at a speed with at most {IB_SWITCH_PORTS} ports, or give ports: {IB_SWITCH_PORTS} or fewer",
+                    )
         planes = raw.planes
         rails = 0
         for pool in pools:

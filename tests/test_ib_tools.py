@@ -226,3 +226,21 @@ def test_opensm_reports_a_partition_file_it_cannot_use(edit: tuple[str, str], re
     log = opensm(ibsim_net(result.topology, fabric_cables(result)), folder,
                  channel_adapters(result)[0].replace("_", " ", 1), broken)
     assert reported in log
+
+
+@pytest.mark.parametrize(("leaf", "path", "what"), [
+    ({"switch": "Q3400", "port_gbps": 400}, "fabric.leaf.port_gbps", "Q3400 has no 400G ports"),  # not 288 of them
+    ({"ports": 300, "port_gbps": 400}, "fabric.leaf.ports", "a generic 300 x 400G box has 300 ports"),
+    ({"ports": 254, "port_gbps": 400}, None, ""),
+])
+def test_an_infiniband_switch_numbers_at_most_254_ports(leaf: dict[str, Any], path: str | None, what: str) -> None:
+    """Port numbers are 8 bits, 0 the management port, 255 "no port" in a forwarding table; a
+    spine or core that takes the leaf's model is told once, at the leaf."""
+    result = validate_mapping("ib", {"name": "ib", "target": "onprem", "node_pools": [
+        {"name": "h100", "nodes": 8, "gpu": "H100"}], "fabric": {"transport": "infiniband", "leaf": leaf}})
+    errors = [finding for finding in result.findings if finding.rule == "SCHEMA"]
+    if path is None:
+        assert result.exit_code == 0, [finding.message for finding in result.findings]
+        return
+    assert result.exit_code == 2 and [finding.path for finding in errors] == [path], errors
+    assert what in errors[0].message
