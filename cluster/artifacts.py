@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterator
 
 from cluster import parts, settings
 from cluster.addressing import Addresses, allocate
-from cluster.configs import config_stream, dialect_renderer, switch_files
-from cluster.dialects import for_transport
+from cluster.configs import config_stream, switch_files
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology, gc_paused
 from cluster.words import counted
@@ -36,7 +35,8 @@ def render_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses | 
     262,144 GPUs the switch configs alone are 1.3 GB of text."""
     # imported here: validation needs only the renderers above, and every command pays for imports
     from cluster.exports.files import export_files
-    from cluster.verify.expected import Cable, expected_cables, expected_neighbors, ptm_dot
+    from cluster.verify.expected import expected_cables, expected_neighbors, ptm_dot
+    from cluster.verify.ibdm import master_topology
 
     switches = counted(len(topology.switch_nodes), "switch")
     with gc_paused():
@@ -49,11 +49,8 @@ def render_stream(spec: ClusterSpec, topology: Topology, addresses: Addresses | 
         for device, text in expected_neighbors(spec, topology, cables=cables).items():
             yield f"verify/neighbors/{device}.txt", text
         yield "verify/topology.dot", ptm_dot(spec, topology, cables)
-        subnet_manager = for_transport(spec.fabric.transport) if spec.fabric is not None else None
-        if subnet_manager is not None:  # the master topology its own validators take
-            master: Callable[[ClusterSpec, Topology, list[Cable]], dict[str, str]] = (
-                dialect_renderer(subnet_manager.name).master_topology)
-            for path, text in master(spec, topology, cables).items():
+        if spec.fabric is not None and spec.fabric.transport == "infiniband":  # the master topology of its tools
+            for path, text in master_topology(spec, topology, cables).items():
                 yield f"verify/{path}", text
 
 

@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 
 from cluster.artifacts import render_tree
-from cluster.dialects.opensm.render import master_topology
 from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.topology import FABRIC
 from cluster.verify.expected import Cable, End, expected_cables
+from cluster.verify.ibdm import master_topology
 from tests.ibsim import on_simulator
 from tests.neighbor_reports import ibsim_net, moved
 
