@@ -41,12 +41,6 @@ from cluster.sshkeys import provider_key_problem
 
 # --------------------------------------------------------------------------- errors
 
-# The most ports one InfiniBand switch numbers: a port number is 8 bits (NodeInfo.NumPorts, the
-# linear forwarding table's entries), port 0 is the switch's management port and 255 marks an
-# unrouted LID (IB_LFT_UNASSIGNED in ibutils' ibdm Fabric.h; Shanley, InfiniBand Network
-# Architecture, "Port Numbering"), so front-panel ports run 1..254.
-IB_SWITCH_PORTS = 254
-
 
 
 #: Ranges an address pool may not touch: the addresses are not unicast host addresses there.
@@ -58,6 +52,11 @@ SPECIAL_RANGES = {
     "240.0.0.0/4": "reserved (RFC 1112), with the broadcast address",
 }
 NETWORK_RATIO = 3.0  # default max_oversubscription of storage, management and out-of-band leaves
+#: The most ports one InfiniBand switch numbers: a port number is 8 bits (NodeInfo.NumPorts, the
+#: linear forwarding table's entries), port 0 is the switch's management port and 255 marks an
+#: unrouted LID (IB_LFT_UNASSIGNED in ibutils' ibdm Fabric.h; Shanley, InfiniBand Network
+#: Architecture, "Port Numbering"), so front-panel ports run 1..254.
+IB_SWITCH_PORTS = 254
 # The cloud targets as a hint offers them, in the stack file's order (cluster.stackfile.Target).
 CLOUD_CHOICES = " or ".join(", ".join(sf.TARGETS[1:]).rsplit(", ", 1))
 DEFAULT_POOLS = {"loopbacks": "10.0.0.0/16", "fabric_links": "10.64.0.0/12", "hosts": "10.128.0.0/10",
@@ -611,21 +610,7 @@ class _Resolver:
             leaf, spine, core = (switch.model_copy(update={"transport": wanted, "os": own.name})
                                  if switch.model.startswith("generic-") else switch for switch in (leaf, spine, core))
         if wanted == "infiniband":
-            told: set[tuple[str, int, int]] = set()  # a spine or core that takes the leaf's model is told once
-            for tier, switch in (("leaf", leaf), ("spine", spine), ("core", core)):
-                if switch.ports > IB_SWITCH_PORTS and (switch.model, switch.ports, switch.port_gbps) not in told:
-                    told.add((switch.model, switch.ports, switch.port_gbps))
-                    given = getattr(raw, tier)
-                    key = "ports" if given is not None and given.ports is not None else "port_gbps"
-                    what = (f"a generic {switch.ports} x {switch.port_gbps}G box" if switch.model.startswith("generic-")
-                            else f"{switch.model} at {switch.port_gbps}G")
-                    self.error(
-                        f"fabric.{tier}.{key}",
-                        f"{what} has {switch.ports} ports; an InfiniBand switch numbers "
-                        f"at most {IB_SWITCH_PORTS} (port numbers are 8 bits, 0 is its management port and 255 "
-                        "means no port in the forwarding tables)",
-                        f"run it at a speed with at most {IB_SWITCH_PORTS} ports, or give ports: {IB_SWITCH_PORTS} or fewer",
-                    )
+            self._numbered_ports(raw, {"leaf": leaf, "spine": spine, "core": core})
         planes = raw.planes
         rails = 0
         for pool in pools:
@@ -670,6 +655,25 @@ class _Resolver:
             self.error("fabric.shared_with", "a network is listed twice", "list storage and management once each")
         return FabricSpec.from_stack(raw, transport=transport, rails=rails, leaf=leaf, spine=spine, core=core,
                                      max_oversubscription=tiers)
+
+    def _numbered_ports(self, raw: sf.Fabric, tiers: dict[str, SwitchModel]) -> None:
+        """An InfiniBand tier's switch has no more ports than a switch can number (IB_SWITCH_PORTS);
+        a spine or core that takes the leaf's model is told once, at the leaf."""
+        told: set[tuple[str, int, int]] = set()
+        for tier, switch in tiers.items():
+            if switch.ports <= IB_SWITCH_PORTS or (switch.model, switch.ports, switch.port_gbps) in told:
+                continue
+            told.add((switch.model, switch.ports, switch.port_gbps))
+            given: sf.SwitchRef | None = getattr(raw, tier)
+            key = "ports" if given is not None and given.ports is not None else "port_gbps"
+            what = (f"a generic {switch.ports} x {switch.port_gbps}G box" if switch.model.startswith("generic-")
+                    else f"{switch.model} at {switch.port_gbps}G")
+            self.error(
+                f"fabric.{tier}.{key}",
+                f"{what} has {switch.ports} ports; an InfiniBand switch numbers at most {IB_SWITCH_PORTS} (port "
+                "numbers are 8 bits, 0 is its management port and 255 means no port in the forwarding tables)",
+                f"run it at a speed with at most {IB_SWITCH_PORTS} ports, or give ports: {IB_SWITCH_PORTS} or fewer",
+            )
 
     def network(self, name: Literal["storage", "management", "oob"], pools: list[PoolSpec]) -> NetworkSpec | None:
         raw = getattr(self.raw, name) or sf.Network()
