@@ -20,6 +20,7 @@ simulator on the machine answers them.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -75,6 +76,7 @@ def design(name: str) -> Valid:
 
 
 def written(result: Valid, folder: Path) -> Path:
+    """The rendered files InfiniBand's tools read (verify/ but the neighbor files, fabric/) in `folder`."""
     for path, text in render_tree(result.spec, result.topology).items():
         if path.startswith(("verify/", "fabric/")) and not path.startswith("verify/neighbors/"):
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
@@ -244,3 +246,27 @@ def test_an_infiniband_switch_numbers_at_most_254_ports(leaf: dict[str, Any], pa
         return
     assert result.exit_code == 2 and [finding.path for finding in errors] == [path], errors
     assert what in errors[0].message
+
+
+SWEEP_LEAVES = ({"switch": "QM9700"}, {"switch": "QM9700", "port_gbps": 200}, {"switch": "QM9790"}, {"switch": "Q3400"},
+                {"ports": 36, "port_gbps": 200}, {"ports": 40, "port_gbps": 200})
+
+
+@pytest.mark.slow
+def test_ibdmchk_routes_every_valid_design_of_a_sweep(tools: None, tmp_path: Path) -> None:
+    """Leaf models and speeds x GPU servers x both designs x three sizes: every design that
+    validates gets a fabric.topo in which ibdmchk routes every CA pair with no credit loop."""
+    checked = []
+    for number, (leaf, gpu, layout, nodes) in enumerate(itertools.product(
+            SWEEP_LEAVES, ("H100", "B200", "B300", "A100", "H200", "GB200"), ("rail-optimized", "rack-tor"), (3, 17, 40))):
+        result = validate_mapping("sweep", {"name": "sweep", "target": "onprem", "node_pools": [
+            {"name": "p", "nodes": nodes, "gpu": gpu}], "fabric": {"transport": "infiniband", "design": layout, "leaf": leaf}})
+        if not isinstance(result, Valid) or result.exit_code:
+            continue
+        folder = written(result, tmp_path / str(number))
+        hcas = channel_adapters(result)
+        pairs = len(hcas) * (len(hcas) - 1)
+        output = design_check(folder, hcas[0])
+        assert "-E-" not in output and f"No credit loops found in:{pairs} CA to CA paths" in output, (leaf, gpu, layout, nodes)
+        checked.append((leaf.get("switch", "generic"), gpu, layout))
+    assert len(checked) >= 200 and {layout for _, _, layout in checked} == {"rail-optimized", "rack-tor"}
