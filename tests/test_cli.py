@@ -65,3 +65,9 @@ def test_render_counts_the_switches_the_subnet_manager_sets_up(tmp_path, capsys:
     folders = {path.name for path in (tmp_path / "tree" / "switches").iterdir()}
     assert f"({len(folders)} switches, 48 fabric switches set up by the subnet manager's fabric/ files, 1 host pool)" in line
     assert (tmp_path / "tree" / "fabric" / "opensm.conf").is_file()
+
+
+def test_lab_refuses_an_infiniband_fabric_and_names_its_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lab", "export", str(ROOT / "tests" / "golden" / "stacks" / "infiniband.yaml")]) == 2
+    said = capsys.readouterr().err
+    assert "GPU fabric is infiniband" in said and "verify/fabric.topo" in said and "OpenSM" in said

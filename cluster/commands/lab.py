@@ -84,9 +84,15 @@ def _design(args: argparse.Namespace, verb: str) -> Valid | None:
     if not isinstance(result, Valid) or not result.ok:
         refuse(result, f"lab {verb}")
         return None
-    if result.spec.target != "onprem" or result.spec.fabric is None or result.spec.fabric.transport != "roce":
-        print(f"lab {verb}: {result.stack} has no on-prem RoCE fabric of ours to boot (target "
+    if result.spec.target != "onprem" or result.spec.fabric is None:
+        print(f"lab {verb}: {result.stack} has no on-prem fabric of ours to boot (target "
               f"{result.spec.target}); the lab runs on-prem Ethernet designs", file=sys.stderr)
+        return None
+    if result.spec.fabric.transport != "roce":
+        print(f"lab {verb}: {result.stack}'s GPU fabric is {result.spec.fabric.transport}, and the lab boots "
+              "Ethernet fabrics in FRR; an InfiniBand design is checked by its own tools instead: ibdmchk on "
+              "render's verify/fabric.topo, OpenSM with its fabric/ files over ibsim (docs/guides/verify.md)",
+              file=sys.stderr)
         return None
     return result
 
