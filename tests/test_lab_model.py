@@ -336,9 +336,10 @@ def test_lab_commands_without_a_lab_say_so(capsys, tmp_path) -> None:  # type: i
 
 
 def test_cloud_and_infiniband_designs_have_no_lab(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    for stack in ("aws-p5e", "superpod"):
+    for stack, said in (("aws-p5e", "the lab runs on-prem Ethernet designs"),
+                        ("superpod", "the lab boots Ethernet fabrics in FRR")):
         assert main(["lab", "up", stack, "--state-dir", str(tmp_path)]) == 2
-        assert "on-prem Ethernet designs" in capsys.readouterr().err
+        assert said in capsys.readouterr().err
 
 
 def test_a_from_folder_that_is_no_folder_is_a_finding(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
