@@ -72,7 +72,10 @@ def _names_tell_speed(switch: SwitchNode, used: list[int]) -> bool:
     names = [front_panel(switch, number) for number in used]
     for gbps, count in modes.items():
         if gbps != switch["port_gbps"] and count >= max(used, default=0):
-            other = [switch_port(switch["os"], number - 1, switch["model"], gbps) for number in used]
+            try:
+                other = [switch_port(switch["os"], number - 1, switch["model"], gbps) for number in used]
+            except ValueError:  # the OS cannot run the model at that speed (no SONiC port map for it)
+                continue
             if other == names:
                 return False
     return True
@@ -189,6 +192,13 @@ EDGE: dict[str, dict[str, Any]] = {
             "fabric": {"leaf": {"switch": "7060X6", "port_gbps": 400}}},
     "200G NICs on 400G leaves": {"node_pools": [{"name": "a100", "nodes": 4, "gpu": "A100"}],
                                  "fabric": {"leaf": {"switch": "SN4700", "port_gbps": 400}}},
+    "a generic EOS management leaf": {"node_pools": [{"name": "h200", "nodes": 6, "gpu": "H200"}],
+                                      "fabric": {"leaf": GENERIC},
+                                      "management": {"leaf": {"ports": 32, "port_gbps": 100, "os": "eos"}}},
+    "a SONiC storage leaf faster than its NICs": {"node_pools": [{"name": "h200", "nodes": 6, "gpu": "H200"}],
+                                                  "fabric": {"leaf": {"switch": "SN5600"}},
+                                                  "storage": {"leaf": {"switch": "SN5400", "os": "sonic",
+                                                                       "port_gbps": 400}}},
 }
 
 

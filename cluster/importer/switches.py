@@ -8,8 +8,9 @@ The port names decide the dialect and the speed: each dialect names front-panel 
 way, per model and port speed (breakouts included; cluster/dialects/<os>/), so the (dialect,
 speed) whose names cover the names seen on a tier's switches is the one they run, and the same
 table turns every name back into its port number. A model no one reports is looked for among
-the catalog's by the same test: the generic naming first (a `{ports, port_gbps}` box), then
-every model whose names fit, and the import says which it chose and what else would fit.
+the catalog's by the same test: a generic box's naming first (a `{ports, port_gbps}` box, in
+each dialect that can name one), then every model whose names fit, and the import says which it
+chose and what else would fit.
 """
 
 from __future__ import annotations
@@ -95,11 +96,16 @@ def _catalog_namings(model: str) -> list[Naming]:
 
 
 def _generic_namings(gbps: int | None) -> list[Naming]:
+    """How a generic box ({ports, port_gbps}) names its ports in every dialect that can name one
+    (the generic dialect first; SONiC cannot: its names come from a SKU's port map)."""
     found = []
-    for entry in (generic(), for_transport("infiniband")):
+    entries = [generic(), *(entry for entry in platforms().values() if entry.stack_os and entry is not generic()),
+               for_transport("infiniband")]
+    for entry in entries:
         if entry is not None:
             numbers = _table(entry.name, "", gbps or 0, GENERIC_PORTS)
-            found.append(Naming(entry.name, None, gbps, numbers, entry.management_port("").lower(), 0))
+            if numbers:
+                found.append(Naming(entry.name, None, gbps, numbers, entry.management_port("").lower(), 0))
     return found
 
 
