@@ -210,6 +210,34 @@ def test_edge_designs_round_trip(design: str, tmp_path: Path) -> None:
     round_trip(tmp_path, result)
 
 
+# Every network beside the fabric in models and dialects of its own: what a built cluster's storage,
+# management and out-of-band switches are varies more than its GPU fabric.
+SWEEP_FABRICS = ({"leaf": {"switch": "SN5600", "os": "sonic"}}, {"leaf": {"switch": "7060X6"}},
+                 {"leaf": {"switch": "SN5600"}, "shared_with": ["storage"]})
+SWEEP_NETWORKS = ({}, {"storage": {"leaf": {"switch": "SN5400", "os": "sonic", "port_gbps": 400}}},
+                  {"storage": {"leaf": {"ports": 8, "port_gbps": 200}}, "management": {"leaf": {"switch": "MGMT-48x25",
+                                                                                               "os": "eos"}}},
+                  {"management": {"leaf": {"ports": 32, "port_gbps": 100, "os": "eos"}},
+                   "oob": {"leaf": {"switch": "OOB-48x1", "os": "eos"}}},
+                  {"storage": {"leaf": {"switch": "7060X6", "port_gbps": 400}}, "oob": {"leaf": {"switch": "OOB-48x1"}}})
+SWEEP_POOLS = ([{"name": "h200", "nodes": 12, "gpu": "H200"}],
+               [{"name": "b200", "nodes": 5, "gpu": "B200"}, {"name": "mi300x", "nodes": 7, "gpu": "MI300X"}])
+
+
+@pytest.mark.slow
+def test_a_sweep_of_network_models_and_dialects_round_trips(tmp_path: Path) -> None:
+    built = 0
+    for number, (fabric, networks, pools) in enumerate(
+            (fabric, networks, pools) for fabric in SWEEP_FABRICS for networks in SWEEP_NETWORKS for pools in SWEEP_POOLS):
+        result = validate_mapping("sweep", {"name": "sweep", "target": "onprem", "node_pools": copy.deepcopy(pools),
+                                            "fabric": copy.deepcopy(fabric), **copy.deepcopy(networks)})
+        assert isinstance(result, Valid) and result.exit_code == 0, [finding.message for finding in result.findings]
+        (tmp_path / str(number)).mkdir()
+        round_trip(tmp_path / str(number), result)
+        built += 1
+    assert built == len(SWEEP_FABRICS) * len(SWEEP_NETWORKS) * len(SWEEP_POOLS)
+
+
 # --------------------------------------------------------------------------- generated designs
 
 @st.composite
