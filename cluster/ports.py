@@ -11,18 +11,18 @@ two port ranges), its links take those ports instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cluster.load import Edge
 from cluster.naming import MANAGEMENT, PlanPort
 from cluster.records import Node, Slot
 
 
-@dataclass(frozen=True, slots=True)
-class PortSpan:
+class PortSpan(NamedTuple):
     """One switch's ports for the links of one edge: fixed uplink ports `u<first>`.., then main
     ports `p<first>`.., each run `stride` apart (1: contiguous); or its management port, once
-    per link."""
+    per link. (A tuple: one per switch edge, 700,000 at 131,072 GPUs, hashed as a key where the
+    edges' port names are read once per run.)"""
 
     fixed_first: int
     fixed_count: int

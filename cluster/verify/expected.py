@@ -70,16 +70,21 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     pools = {pool.name: pool for pool in spec.pools}
     nodes, switches, spans = topology.nodes, topology.switch_nodes, topology.switch_ports
     result: list[Cable] = []
+    append = result.append
     host_ends: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> the names of its hosts' ports
     host_runs: dict[tuple[str, str, object], list[str]] = {}  # + the edge's (NIC, port) pairs -> names
-    switch_runs: dict[tuple[str, str, int, int, PortSpan], list[str]] = {}
+    kinds: dict[str, tuple[str, str, int, int]] = {}  # switch -> what its port names depend on
+    switch_runs: dict[tuple[tuple[str, str, int, int], PortSpan], list[str]] = {}
 
     def switch_names(name: str, peer: str, network: str) -> list[str]:
-        switch, span = switches[name], spans[(name, peer, network)]
-        key = (switch["os"], switch["model"], switch["port_gbps"], switch["ports"], span)
-        names = switch_runs.get(key)
+        kind = kinds.get(name)
+        if kind is None:
+            switch = switches[name]
+            kind = kinds[name] = (switch["os"], switch["model"], switch["port_gbps"], switch["ports"])
+        span = spans[(name, peer, network)]
+        names = switch_runs.get((kind, span))
         if names is None:
-            names = switch_runs[key] = [naming.plan_port_name(switch, port) for port in span.ports()]
+            names = switch_runs[(kind, span)] = [naming.plan_port_name(switches[name], port) for port in span.ports()]
         return names
 
     for link, edge in ordered_links(topology):
@@ -103,8 +108,8 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
         upper_ports = switch_names(upper, lower, network)
         rail = edge["rail"] if network == "fabric" and link == "host-leaf" and rail_optimized else None
         gbps, path = int(edge["gbps"]), str(edge["path"])
-        result.extend(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, link, gbps,
-                            rail, path) for index in range(edge["links"]))
+        for index in range(edge["links"]):  # (most edges are one cable: no generator per edge)
+            append(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, link, gbps, rail, path))
     return result
 
 

@@ -97,9 +97,9 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
     cabled as built), the order decides nothing: the links are read off in one pass, unsorted.
     """
     claims = claims if isinstance(claims, list) else list(claims)
-    uncontested = _uncontested(claims)
-    if uncontested is not None:
-        return uncontested
+    links = uncontested(claims)
+    if links is not None:
+        return links
 
     def rank(claim: Claim) -> tuple[float, int]:
         cable = designed.get(claim.local)
@@ -139,22 +139,32 @@ def _links(bound: dict[End, End], slowest: dict[End, float]) -> list[Link]:
     return [Link(end, bound[end], slowest.get(end)) for end in ends]
 
 
-def _uncontested(claims: list[Claim]) -> list[Link] | None:
+def uncontested(claims: list[Claim]) -> list[Link] | None:
     """`resolve` of claims no two of which give one port different peers (None when two do):
-    every claim then binds its two ports or repeats a binding, in any order."""
+    every claim then binds its two ports or repeats a binding, in any order. (A million claims at
+    131,072 GPUs: each link's lower end is kept when it is bound, the links sorted by it.)"""
     bound: dict[End, End] = {}
     slowest: dict[End, float] = {}
+    lower_ends: list[End] = []
     get = bound.get
     for local, remote, _, gbps in claims:
         if local == remote:
             continue
-        peer_of_local, peer_of_remote = get(local), get(remote)
-        if peer_of_local is None and peer_of_remote is None:
+        peer_of_local = get(local)
+        if peer_of_local is None:
+            if get(remote) is not None:
+                return None
             bound[local], bound[remote] = remote, local
-        elif peer_of_local != remote or peer_of_remote != local:
+            lower = local if local < remote else remote
+            lower_ends.append(lower)
+            if gbps is not None:
+                slowest[lower] = gbps
+        elif peer_of_local != remote or get(remote) != local:
             return None
-        _slowest(slowest, local, remote, gbps)
-    return _links(bound, slowest)
+        elif gbps is not None:
+            _slowest(slowest, local, remote, gbps)
+    lower_ends.sort()
+    return [Link(end, bound[end], slowest.get(end)) for end in lower_ends]
 
 
 def describe(nodes: Mapping[str, Node], end: End) -> str:
