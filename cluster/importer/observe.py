@@ -11,6 +11,7 @@ that still lists its old neighbor after re-cabling is no second link.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,8 +56,9 @@ class Observed:
 
 
 def device_name(reported: str) -> str:
-    """A reported system name as a device name: trimmed, lower-case, without its domain."""
-    return reported.strip().split(".")[0].lower()
+    """A reported system name as a device name: trimmed, lower-case, without its domain (kept
+    once in memory: every neighbor of a device names it, and a port is found by its name)."""
+    return sys.intern(reported.strip().split(".")[0].lower())
 
 
 def port_name(candidates: tuple[str, ...]) -> str:

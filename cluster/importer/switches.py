@@ -169,18 +169,19 @@ def _transport_fits(naming: Naming, transport: str | None) -> bool:
     return (platform(naming.os).transport == "infiniband") == (transport == "infiniband")
 
 
-def _run(naming: Naming, per_switch: list[set[str]]) -> int:
+def _run(naming: Naming, per_switch: Counter[frozenset[str]]) -> int:
     """How many ports from port 1 up each switch uses without a gap, summed: the design cables a
     switch's downlinks from port 1 on, so where two speeds' names both fit (swp1s0 and swp1s1 are
-    ports 1 and 2 of a 2x breakout, and of a 4x one), the one that numbers them contiguously is it."""
+    ports 1 and 2 of a 2x breakout, and of a 4x one), the one that numbers them contiguously is it.
+    `per_switch`: each set of (lower-case) port names seen, and on how many switches."""
     total = 0
     number = naming.numbers.get
-    for seen in per_switch:
-        numbers = {number(name.lower()) for name in seen}
+    for seen, switches in per_switch.items():
+        numbers = set(map(number, seen))
         run = 0
         while run + 1 in numbers:
             run += 1
-        total += run
+        total += run * switches
     return total
 
 
@@ -191,17 +192,20 @@ def _best(candidates: list[Naming], per_switch: list[set[str]], speeds: Mapping[
         return None
     catalog = load_catalog().switches
     names: Counter[str] = Counter(name for seen in per_switch for name in seen)
-
-    def rank(naming: Naming) -> tuple[int, int, int, int]:
-        default = catalog[naming.model].os if naming.model else ""
-        return (_run(naming, per_switch), int(naming.gbps == _main_speed(naming, speeds)), int(naming.os == default),
-                naming.gbps or 0)
-
     # The score first; the rest, which reads every switch's ports, only among those that name the most.
     scores = [_score(naming, names) for naming in candidates]
     most = max(scores)
     top = [naming for naming, score in zip(candidates, scores, strict=True) if score == most]
-    return top[0] if len(top) == 1 else max(top, key=rank)
+    if len(top) == 1:
+        return top[0]
+    distinct = Counter(frozenset(seen) for seen in per_switch)  # a tier's switches mostly use the same ports
+
+    def rank(naming: Naming) -> tuple[int, int, int, int]:
+        default = catalog[naming.model].os if naming.model else ""
+        return (_run(naming, distinct), int(naming.gbps == _main_speed(naming, speeds)), int(naming.os == default),
+                naming.gbps or 0)
+
+    return max(top, key=rank)
 
 
 def _noted(naming: Naming, notes: list[str]) -> Naming:

@@ -127,7 +127,7 @@ def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: 
     else:  # the claims of a link name its two ends: they are all kept or none
         links = ([link for link in gathered.links if link.a not in excluded and link.b not in excluded]
                  if excluded else gathered.links)
-    comparison = compare(topology.nodes, cables, links, reporting)
+    comparison = compare(topology.nodes, cables, links, reporting, designed)
     comparison.findings += unseen_findings(comparison, sorted(gathered.foreign), partial)
     findings = apply_policy(comparison.findings, spec.policy.suppress)
     return Verification(findings=findings, comparison=comparison, fail_on=spec.policy.fail_on)

@@ -186,16 +186,22 @@ def _label(cable: Cable) -> str:
 
 
 def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
-            reporting: set[tuple[str, str]]) -> Comparison:
+            reporting: set[tuple[str, str]], designed: dict[End, Cable] | None = None) -> Comparison:
     """Findings for every designed cable that is not as designed, and every link the design lacks.
 
     `reporting`: (device, network) pairs whose neighbor data was read (network "*": all); a
     cable neither of whose ends the data covers is counted as unverified, not missing.
+    `designed`: by_end(cables), when the caller has it.
     """
-    designed = by_end(cables)
-    linked: dict[End, End] = {}
-    for link in links:
-        linked[link.a], linked[link.b] = link.b, link.a
+    designed = by_end(cables) if designed is None else designed
+    linked: dict[End, End] = {}  # each linked port -> its peer: read only where a link or a cable is not as designed
+
+    def peers() -> dict[End, End]:
+        if links and not linked:
+            for link in links:
+                linked[link.a], linked[link.b] = link.b, link.a
+        return linked
+
     result = Comparison(findings=[], observed_links=len(links))
     for cable in cables:
         key = (cable.network, cable.tier)
@@ -216,12 +222,12 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             continue
         if cable_a is not None and cable_b is not None:
             partner_a, partner_b = cable_a.other(link.a), cable_b.other(link.b)
-            if linked.get(partner_a) == partner_b:
+            if peers().get(partner_a) == partner_b:
                 pair = frozenset((id(cable_a), id(cable_b)))
                 explained.update(pair)
                 if pair not in swaps:
                     swaps.add(pair)
-                    result.findings.append(_swapped(nodes, cable_a, cable_b, linked))
+                    result.findings.append(_swapped(nodes, cable_a, cable_b, peers()))
                 continue
         subject = _subject(link, cable_a, cable_b)
         if subject is None:
@@ -243,7 +249,7 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             f"found {describe(nodes, found)}{owner}",
             f"move the cable at {end} to {cable.other(end)}"))
     for cable in cables:
-        if id(cable) in explained or cable.lower in linked or cable.upper in linked:
+        if id(cable) in explained or cable.lower in peers() or cable.upper in peers():
             continue
         key = (cable.network, cable.tier)
         if not (_observed(cable.lower, cable.network, reporting) or _observed(cable.upper, cable.network, reporting)):

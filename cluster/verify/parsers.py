@@ -61,7 +61,8 @@ def read_lldpctl_json(data: Any) -> list[Neighbor]:
             port_id = port.get("id", {})
             port_id_value = port_id.get("value") if isinstance(port_id, dict) else None
             negotiation = port.get("auto-negotiation")
-            append(Neighbor(local, name, candidate_ports(port_id_value, port.get("descr")), lldpd_age(entry.get("age")),
+            append(Neighbor(sys.intern(local), name, candidate_ports(port_id_value, port.get("descr")),
+                            lldpd_age(entry.get("age")),
                             mau_gbps(negotiation.get("current")) if isinstance(negotiation, dict) else None,
                             text_of(described)))
     return neighbors
