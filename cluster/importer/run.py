@@ -1,5 +1,6 @@
 """One import: the inferred design refined against the catalog's defaults, written as a stack
-file, built, and compared with the same neighbor data as `verify` compares it.
+file, built (not judged: `validate` of the written file runs the rules), and compared with the
+same neighbor data as `verify` compares it.
 
 Refinement settles what only the resolved design can say: which leaf fill (`even`, `packed`)
 puts the most hosts in the leaf group they are cabled to, and which NIC names the stack file
@@ -19,7 +20,8 @@ from cluster.importer.infer import Design, Options, infer
 from cluster.importer.observe import Observed
 from cluster.importer.same_names import reader_links
 from cluster.importer.write import stack_text
-from cluster.pipeline import Result, Valid, validate_mapping
+from cluster.loader import from_mapping
+from cluster.pipeline import Result, Valid, check
 from cluster.resolve import resolve
 from cluster.rules import RULE_IDS
 from cluster.sizing import size_fabric
@@ -174,7 +176,7 @@ def import_design(observed: Observed, options: Options, sources: str) -> Importe
 def _import_design(observed: Observed, options: Options, sources: str) -> Imported:
     design = infer(observed, options)
     schema = refine(design)
-    result = validate_mapping(options.name, buildable(design))
+    result = check(from_mapping(options.name, buildable(design)), rules=[])
     verification = (compare(observed, result, design.observed_networks, options.ignore_speeds)
                     if isinstance(result, Valid) else None)
     if not isinstance(result, Valid):

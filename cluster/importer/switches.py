@@ -119,7 +119,7 @@ def choose(per_switch: list[set[str]], models: Counter[str], speeds: Mapping[str
         model, _ = models.most_common(1)[0]
         if len(models) > 1:
             notes.append(f"reported as {', '.join(sorted(models))}; imported as {model}, the most common")
-        best = _best(_catalog_namings(model), per_switch, speeds)
+        best = _best(_catalog_namings(model), per_switch, names, speeds)
         if best is not None and _score(best, names) == total:
             return _noted(best, notes)
     else:
@@ -127,14 +127,14 @@ def choose(per_switch: list[set[str]], models: Counter[str], speeds: Mapping[str
     # A generic box is written as {ports, port_gbps} in a dialect a stack file names; an
     # InfiniBand fabric has none (its switches are catalog models configured by the subnet manager).
     plain = _best([naming for naming in _generic_namings(None)
-                   if _transport_fits(naming, transport) and platform(naming.os).stack_os], per_switch, speeds)
+                   if _transport_fits(naming, transport) and platform(naming.os).stack_os], per_switch, names, speeds)
     if plain is not None and _score(plain, names) == total and not models:
         plain = _with_speed(plain, _main_speed(plain, speeds))
         return _noted(plain, ["model not reported: a generic switch of the ports in use; give --model PATTERN=MODEL"])
     others = [naming for key, entry in load_catalog().switches.items()
               if transport is None or (entry.transport == "infiniband") == (transport == "infiniband")
               for naming in _catalog_namings(key)]
-    guess = _best(others, per_switch, speeds)
+    guess = _best(others, per_switch, names, speeds)
     if guess is not None and _score(guess, names) == total:
         fitting = sorted({naming.model for naming in others
                           if naming.model and _score(naming, names) == total} - {guess.model})
@@ -185,13 +185,14 @@ def _run(naming: Naming, per_switch: Counter[frozenset[str]]) -> int:
     return total
 
 
-def _best(candidates: list[Naming], per_switch: list[set[str]], speeds: Mapping[str, float]) -> Naming | None:
+def _best(candidates: list[Naming], per_switch: list[set[str]], names: Counter[str],
+          speeds: Mapping[str, float]) -> Naming | None:
     """The candidate naming the most ports; ties: the most ports numbered from 1 without a gap,
-    the speed its main ports' links show, the model's own dialect, then the faster speed."""
+    the speed its main ports' links show, the model's own dialect, then the faster speed.
+    `names`: on how many switches each port name is seen."""
     if not candidates:
         return None
     catalog = load_catalog().switches
-    names: Counter[str] = Counter(name for seen in per_switch for name in seen)
     # The score first; the rest, which reads every switch's ports, only among those that name the most.
     scores = [_score(naming, names) for naming in candidates]
     most = max(scores)

@@ -23,6 +23,7 @@ from cluster import naming
 from cluster.dialects import platform
 from cluster.exports.cabling import host_ports, ordered_links
 from cluster.ports import PortSpan
+from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
@@ -114,19 +115,42 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
 
 
 def port_aliases(topology: Topology, cables: Iterable[Cable]) -> dict[str, dict[str, str]]:
-    """Per device: every name a port may be reported by (lower-cased) -> its design name."""
+    """Per device: every name a port may be reported by (lower-cased) -> its design name: the
+    names its cables give, its front panel's where they give none, its OS's aliases over both.
+    (Two million names at 131,072 GPUs: each name is lower-cased once, each switch kind's front
+    panel named once.)"""
     aliases: dict[str, dict[str, str]] = {}
+    lowered: dict[str, str] = {}
     for cable in cables:
-        for end in (cable.lower, cable.upper):
-            aliases.setdefault(end.device, {})[end.port.lower()] = end.port
+        for device, port in (cable.lower, cable.upper):
+            low = lowered.get(port)
+            if low is None:
+                low = lowered[port] = port.lower()
+            table = aliases.get(device)
+            if table is None:
+                table = aliases[device] = {}
+            table[low] = port
+    panels: dict[tuple[str, str, int, int, int], tuple[dict[str, str], dict[str, str]]] = {}
     for name, attrs in topology.switches():
-        table = aliases.setdefault(name, {})
-        for number in range(1, attrs["ports"] + attrs["uplink_ports"] + 1):
-            port = naming.front_panel(attrs, number)
-            table.setdefault(port.lower(), port)
-            for alias in platform(attrs["os"]).port_aliases(number):
-                table[alias] = port
+        kind = (attrs["os"], attrs["model"], attrs["port_gbps"], attrs["ports"], attrs["uplink_ports"])
+        panel = panels.get(kind)
+        if panel is None:
+            panel = panels[kind] = _front_panel(attrs)
+        front, renamed = panel
+        aliases[name] = {**front, **aliases.get(name, {}), **renamed}
     return aliases
+
+
+def _front_panel(switch: SwitchNode) -> tuple[dict[str, str], dict[str, str]]:
+    """A switch's front-panel ports by their lower-cased names, and by its OS's aliases."""
+    front: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    for number in range(1, switch["ports"] + switch["uplink_ports"] + 1):
+        port = naming.front_panel(switch, number)
+        front.setdefault(port.lower(), port)
+        for alias in platform(switch["os"]).port_aliases(number):
+            renamed[alias] = port
+    return front, renamed
 
 
 def by_end(cables: Iterable[Cable]) -> dict[End, Cable]:
