@@ -11,6 +11,7 @@ Three steps, each a pure function:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -203,9 +204,7 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
         return linked
 
     result = Comparison(findings=[], observed_links=len(links))
-    for cable in cables:
-        key = (cable.network, cable.tier)
-        result.expected[key] = result.expected.get(key, 0) + 1
+    result.expected = dict(Counter((cable.network, cable.tier) for cable in cables))
     explained: set[int] = set()
     swaps: set[frozenset[int]] = set()
     for link in links:
