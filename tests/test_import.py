@@ -358,15 +358,16 @@ def test_a_hosts_mac_passed_over_for_its_port_name_reads_the_same() -> None:
     assert_compared_as_verify_does(observed, done, ignore_speeds=True)
 
 
-def _edited(folder: Path, device: str, old: str, new: str) -> None:
+def _edited(folder: Path, device: str, old: str, new: str, count: int = -1) -> None:
     path = folder / f"{device}.json"
     text = path.read_text()
     assert old in text
-    path.write_text(text.replace(old, new))
+    path.write_text(text.replace(old, new, count))
 
 
 @pytest.mark.parametrize("edit", ["a port name with spaces around it", "a device the design lacks, in capitals",
-                                  "a port known by a later candidate", "a port named twice", "two files of one device"])
+                                  "a port known by a later candidate", "a port named twice", "two files of one device",
+                                  "a port in capitals"])
 def test_names_that_read_otherwise_are_read_again_from_the_data(edit: str, tmp_path: Path) -> None:
     """Where the reader's names and the design's may differ, the comparison reads the data again."""
     result = validate_mapping("faulty", FAULTY)
@@ -380,8 +381,11 @@ def test_names_that_read_otherwise_are_read_again_from_the_data(edit: str, tmp_p
         _edited(lldp, "h200-node-001", '"value": "swp1"', '"value": "port-1"')  # its description stays swp1
     elif edit == "a port named twice":  # by the leaf and by the host: one port of two peers, a contested claim
         _edited(lldp, "h200-node-002", '"swp2"', '"swp02"')
-    else:
+    elif edit == "two files of one device":
         (lldp / "LEAF-001-R0.json").write_text((lldp / "leaf-001-r0.json").read_text())
+    else:  # by both ends alike (the host's first neighbor is leaf-001-r0): the design knows it as swp1
+        _edited(lldp, "leaf-001-r0", '"swp1": {', '"SWP1": {')
+        _edited(lldp, "h200-node-001", '"swp1"', '"SWP1"', count=2)
     observed = observe(lldp, None, None)
     assert observed.problems == []
     done = import_design(observed, Options(name="faulty"), "test")
