@@ -122,9 +122,16 @@ def load_json(text: str, what: str) -> Any:
         raise NeighborFormatError(f"JSON nested deeper than any device output; expected {what}") from None
 
 
-def candidate_ports(*candidates: object) -> tuple[str, ...]:
-    """Distinct non-empty candidate port names, in order (each name kept once in memory: the same
-    port names come from every device of a fabric)."""
+def candidate_ports(port_id: object, description: object) -> tuple[str, ...]:
+    """The distinct non-empty names a remote port may be called, its port id first (each name,
+    and each pair of names, kept once in memory: the same ports are reported across a fabric)."""
+    if isinstance(port_id, str) and isinstance(description, str) and len(port_id) + len(description) <= REMEMBERED_CHARACTERS:
+        return _candidate_ports(port_id, description)
+    return _candidate_ports.__wrapped__(port_id, description)
+
+
+@lru_cache(maxsize=4096)
+def _candidate_ports(*candidates: object) -> tuple[str, ...]:
     result: list[str] = []
     for value in candidates:
         if isinstance(value, str):

@@ -11,18 +11,18 @@ two port ranges), its links take those ports instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cluster.load import Edge
 from cluster.naming import MANAGEMENT, PlanPort
 from cluster.records import Node, Slot
 
 
-@dataclass(frozen=True, slots=True)
-class PortSpan:
+class PortSpan(NamedTuple):
     """One switch's ports for the links of one edge: fixed uplink ports `u<first>`.., then main
     ports `p<first>`.., each run `stride` apart (1: contiguous); or its management port, once
-    per link."""
+    per link. (A tuple: one per switch edge, 700,000 at 131,072 GPUs, hashed as a key where the
+    edges' port names are read once per run.)"""
 
     fixed_first: int
     fixed_count: int
@@ -61,7 +61,8 @@ def switch_ports(nodes: Mapping[str, Node], edges: Sequence[Edge]) -> dict[tuple
             continue
         own = node["network"]
         next_main = 1
-        for _, peer, network, links, slot in sorted(down.get(name, []), key=_by_order):
+        # (graph order, peer, network) names one edge of the switch: the links and slot are never compared
+        for _, peer, network, links, slot in sorted(down.get(name, [])):
             if slot is None:
                 ports[(name, peer, network)] = PortSpan(0, 0, next_main, links)
                 next_main += links
@@ -69,7 +70,7 @@ def switch_ports(nodes: Mapping[str, Node], edges: Sequence[Edge]) -> dict[tuple
                 first, stride = slot
                 ports[(name, peer, network)] = PortSpan(0, 0, first + 1, links, stride=stride)
                 next_main = max(next_main, first + 1 + (links - 1) * stride + 1)
-        uplinks = [(peer, network, links, slot) for _, peer, network, links, slot in sorted(up.get(name, []), key=_by_order)]
+        uplinks = [(peer, network, links, slot) for _, peer, network, links, slot in sorted(up.get(name, []))]
         fixed = node["uplink_ports"]
         on_main = sum(links for peer, network, links, _ in uplinks
                       if not (network == "oob" and own != "oob")) - fixed
@@ -85,10 +86,6 @@ def switch_ports(nodes: Mapping[str, Node], edges: Sequence[Edge]) -> dict[tuple
                 next_slot += links
             ports[(name, peer, network)] = _uplink_span(slot, links, fixed, main_base)
     return ports
-
-
-def _by_order(entry: tuple[int, str, str, int, Slot | None]) -> tuple[int, str, str]:
-    return entry[0], entry[1], entry[2]
 
 
 def _uplink_span(slot: Slot, links: int, fixed: int, main_base: int) -> PortSpan:

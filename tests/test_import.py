@@ -23,12 +23,14 @@ from hypothesis import strategies as st
 from cluster.catalog import load_catalog
 from cluster.cli import main
 from cluster.importer.infer import Options, gpu_of
-from cluster.importer.observe import observe
+from cluster.importer.observe import Observed, observe
 from cluster.importer.run import Imported, import_design
+from cluster.importer.same_names import reader_links
 from cluster.naming import front_panel, switch_port
 from cluster.pipeline import Valid, validate, validate_mapping
 from cluster.records import SwitchNode
 from cluster.topology import Topology
+from cluster.verify.check import Verification, claims_of, design_names, verify
 from cluster.verify.expected import Cable, End, expected_cables
 from tests.conftest import ROOT
 from tests.neighbor_reports import moved, reports
@@ -338,6 +340,95 @@ def test_faults_are_named_at_the_device_and_the_rest_is_imported(fault: str, tmp
     [finding] = done.cable_findings
     assert finding.rule == rule and device in finding.message
     assert "# Cabled differently from this design" in done.text and rule in done.text
+
+
+# --------------------------------------------------------------------------- the comparison's reading
+
+def compared_from_the_data(observed: Observed, done: Imported, ignore_speeds: bool = False) -> Verification:
+    """The import's comparison made as `verify` makes it: the neighbor data read into claims in
+    the imported design's names, and resolved again."""
+    result = done.result
+    assert isinstance(result, Valid)
+    cables = expected_cables(result.spec, result.topology)
+    gathered = claims_of(result.topology, cables, observed.lldp, observed.ib if observed.discovered else None,
+                         observed.guid_names)
+    if ignore_speeds:
+        gathered.claims = [claim._replace(gbps=None) for claim in gathered.claims]
+    return verify(result.spec, result.topology, cables, gathered, done.design.observed_networks)
+
+
+def takes_the_reader_links(observed: Observed, done: Imported) -> bool:
+    result = done.result
+    assert isinstance(result, Valid)
+    return reader_links(observed, design_names(result.topology, expected_cables(result.spec, result.topology))) is not None
+
+
+def assert_compared_as_verify_does(observed: Observed, done: Imported, ignore_speeds: bool = False) -> None:
+    again = compared_from_the_data(observed, done, ignore_speeds)
+    assert done.verification is not None
+    assert done.verification.findings == again.findings
+    assert done.verification.comparison == again.comparison
+
+
+@pytest.mark.parametrize("fault", ["none", *sorted(FAULTS)])
+def test_the_reader_links_are_compared_where_every_name_reads_the_same(fault: str, tmp_path: Path) -> None:
+    """A fabric imported from its own data names every device and port as reported: the
+    comparison takes the links the reader resolved, and finds what resolving the data again finds."""
+    result = validate_mapping("faulty", FAULTY)
+    assert isinstance(result, Valid)
+    cables = expected_cables(result.spec, result.topology)
+    if fault != "none":
+        FAULTS[fault][0](result, cables)
+    lldp, _ = write_reports(tmp_path, result, cables)
+    observed = observe(lldp, None, None)
+    done = import_design(observed, Options(name="faulty"), "test")
+    assert takes_the_reader_links(observed, done)
+    assert_compared_as_verify_does(observed, done)
+    assert len(done.cable_findings) == (fault != "none")
+
+
+def test_a_hosts_mac_passed_over_for_its_port_name_reads_the_same() -> None:
+    """Real lldpd: a host sends its MAC as port id and the port's name as description."""
+    observed = observe(ROOT / "tests/data/import/lab-dev", None, None)
+    assert observed.reported.passed_over
+    done = import_design(observed, Options(name="dev", ignore_speeds=True), "test")
+    assert takes_the_reader_links(observed, done)
+    assert_compared_as_verify_does(observed, done, ignore_speeds=True)
+
+
+def _edited(folder: Path, device: str, old: str, new: str, count: int = -1) -> None:
+    path = folder / f"{device}.json"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, count))
+
+
+@pytest.mark.parametrize("edit", ["a port name with spaces around it", "a device the design lacks, in capitals",
+                                  "a port known by a later candidate", "a port named twice", "two files of one device",
+                                  "a port in capitals"])
+def test_names_that_read_otherwise_are_read_again_from_the_data(edit: str, tmp_path: Path) -> None:
+    """Where the reader's names and the design's may differ, the comparison reads the data again."""
+    result = validate_mapping("faulty", FAULTY)
+    assert isinstance(result, Valid)
+    lldp, _ = write_reports(tmp_path, result)
+    if edit == "a port name with spaces around it":
+        _edited(lldp, "leaf-001-r0", '"swp1": {', '" swp1 ": {')
+    elif edit == "a device the design lacks, in capitals":
+        _edited(lldp, "leaf-001-r0", '"h200-node-001": {', '"CONSOLE-01": {')
+    elif edit == "a port known by a later candidate":
+        _edited(lldp, "h200-node-001", '"value": "swp1"', '"value": "port-1"')  # its description stays swp1
+    elif edit == "a port named twice":  # by the leaf and by the host: one port of two peers, a contested claim
+        _edited(lldp, "h200-node-002", '"swp2"', '"swp02"')
+    elif edit == "two files of one device":
+        (lldp / "LEAF-001-R0.json").write_text((lldp / "leaf-001-r0.json").read_text())
+    else:  # by both ends alike (the host's first neighbor is leaf-001-r0): the design knows it as swp1
+        _edited(lldp, "leaf-001-r0", '"swp1": {', '"SWP1": {')
+        _edited(lldp, "h200-node-001", '"swp1"', '"SWP1"', count=2)
+    observed = observe(lldp, None, None)
+    assert observed.problems == []
+    done = import_design(observed, Options(name="faulty"), "test")
+    assert not takes_the_reader_links(observed, done)
+    assert_compared_as_verify_does(observed, done)
 
 
 # --------------------------------------------------------------------------- uplink layouts

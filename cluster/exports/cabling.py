@@ -94,7 +94,7 @@ def ordered_links(topology: Topology) -> list[tuple[str, CableData]]:
         else:
             link = "spine-core" if lower["tier"] == "spine" else "leaf-spine"
         rows.append((NETWORKS.index(key), LINK_ORDER.index(link), order[data["lower"]], order[data["upper"]], link, data))
-    rows.sort(key=lambda row: row[:4])
+    rows.sort()  # (network, kind, lower, upper) names one edge (a network keys an edge): the rest is never compared
     return [(row[4], row[5]) for row in rows]
 
 

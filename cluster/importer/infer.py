@@ -110,6 +110,7 @@ class Inference:
             if isinstance(role, HostRole):
                 self.hosts[role.pool][role.index] = device
         self.namings: dict[tuple[str, str], Naming] = {}
+        self.leaf_numbers: dict[str, Mapping[str, int]] = {}  # leaf -> its tier's naming's port numbers
         self.uplinks_of: dict[str, list[Uplink]] = defaultdict(list)  # lower switch -> its uplinks, read once
         for link in self.links.uplinks:
             self.uplinks_of[link.lower].append(link)
@@ -311,6 +312,8 @@ class Inference:
         plane p % planes, rail (p // planes) % rails, and a host's ports on one leaf (a rack's
         leaf, a storage leaf) take its ports in order: so (rank on its leaf, rail, plane), with
         leaves of the dedicated networks in their order."""
+        if len(links) < 2:
+            return links
         rank: dict[str, int] = defaultdict(int)
         keyed = []
         for link in sorted(links, key=self._leaf_port):
@@ -324,9 +327,12 @@ class Inference:
         return [link for _, link in sorted(keyed, key=lambda item: item[0])]
 
     def _leaf_port(self, link: HostLink) -> tuple[str, int]:
-        role = self.roles[link.leaf]
-        assert isinstance(role, SwitchRole)
-        return link.leaf, self.number(role.network, role.tier, link.leaf_port) or 0
+        numbers = self.leaf_numbers.get(link.leaf)
+        if numbers is None:  # (read once per leaf: a leaf has a host link per port)
+            role = self.roles[link.leaf]
+            assert isinstance(role, SwitchRole)
+            numbers = self.leaf_numbers[link.leaf] = self.naming(role.network, role.tier).numbers
+        return link.leaf, numbers.get(link.leaf_port.lower()) or 0
 
     def host_group(self, host: str) -> int | None:
         groups = []

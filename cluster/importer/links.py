@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cluster.importer.roles import HostRole, Role, SwitchRole
 from cluster.naming import BMC_PORT
@@ -20,9 +21,9 @@ SHARED_PREFIXES = {"stor": "storage", "mgmt": "management"}
 TIER_ABOVE = {"leaf": "spine", "spine": "core"}
 
 
-@dataclass(frozen=True, slots=True)
-class HostLink:
-    """A host port cabled to a leaf: the host's network for that port, both ends, the speed."""
+class HostLink(NamedTuple):
+    """A host port cabled to a leaf: the host's network for that port, both ends, the speed. (A
+    tuple, as `Link` is: one per host port.)"""
 
     host: str
     host_port: str
@@ -32,8 +33,7 @@ class HostLink:
     gbps: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class Uplink:
+class Uplink(NamedTuple):
     """A switch cabled to a switch of the tier above in its network."""
 
     lower: str
@@ -89,8 +89,7 @@ def _host_link(result: Sorted, host: End, switch: End, role: SwitchRole, gbps: f
         return
     network = _shared(host.port) if role.network == FABRIC else role.network
     result.host_links[host.device].append(HostLink(host.device, host.port, network, switch.device, switch.port, gbps))
-    result.switch_ports[switch.device].add(switch.port.lower())
-    _speed(result, switch, gbps)
+    _seen(result, switch, gbps)
 
 
 def _switch_link(result: Sorted, a: End, a_role: SwitchRole, b: End, b_role: SwitchRole, gbps: float | None) -> None:
@@ -107,11 +106,13 @@ def _switch_link(result: Sorted, a: End, a_role: SwitchRole, b: End, b_role: Swi
     if TIER_ABOVE.get(a_role.tier) != b_role.tier or a_role.plane != b_role.plane:
         return
     result.uplinks.append(Uplink(a.device, a.port, b.device, b.port, gbps))
-    for end in (a, b):
-        result.switch_ports[end.device].add(end.port.lower())
-        _speed(result, end, gbps)
+    _seen(result, a, gbps)
+    _seen(result, b, gbps)
 
 
-def _speed(result: Sorted, end: End, gbps: float | None) -> None:
+def _seen(result: Sorted, end: End, gbps: float | None) -> None:
+    """A switch port in use, and the speed of its link where reported."""
+    port = end.port.lower()
+    result.switch_ports[end.device].add(port)
     if gbps is not None:
-        result.switch_speeds[end.device][end.port.lower()] = gbps
+        result.switch_speeds[end.device][port] = gbps

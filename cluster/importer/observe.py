@@ -11,6 +11,7 @@ that still lists its old neighbor after re-cabling is no second link.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from cluster.topology import gc_paused
 from cluster.verify.check import IB_HINT, IB_MAP_HINT
 from cluster.verify.expected import BMC_PORT, End
 from cluster.verify.infiniband import IbLink, IbPort, parse_ib, parse_node_name_map
-from cluster.verify.match import Claim, Link, resolve
+from cluster.verify.match import Claim, Link, resolve, uncontested
 from cluster.verify.observe import BMC_SUFFIXES, parsed, read_lldp_dir
 
 #: What a description is read for (a model name) fits in far less; a device may send anything.
@@ -46,6 +47,8 @@ class Observed:
     guid_names: dict[int, str] = field(default_factory=dict)
     reporting: set[str] = field(default_factory=set)
     discovered: bool = False
+    reported: Reported = field(default_factory=lambda: Reported())
+    resolved_as_read: bool = False  # no two claims gave one port different peers: `links` is every claim
 
     @property
     def devices(self) -> set[str]:
@@ -53,8 +56,9 @@ class Observed:
 
 
 def device_name(reported: str) -> str:
-    """A reported system name as a device name: trimmed, lower-case, without its domain."""
-    return reported.strip().split(".")[0].lower()
+    """A reported system name as a device name: trimmed, lower-case, without its domain (kept
+    once in memory: every neighbor of a device names it, and a port is found by its name)."""
+    return sys.intern(reported.strip().split(".")[0].lower())
 
 
 def port_name(candidates: tuple[str, ...]) -> str:
@@ -77,11 +81,17 @@ def bmc_host(reported: str) -> str | None:
 
 
 class Reported:
-    """Each name a device reports its neighbors by, read once: a host's name comes from every
-    switch it is cabled to."""
+    """Each name a device reports its neighbors by, read once (a host's name comes from every
+    switch it is cabled to), and what the comparison with the imported design needs to know of
+    how names were read (cluster.importer.same_names): each reported system name and what it was
+    read as, each MAC-shaped port candidate passed over for a name, and whether every name was
+    read as given otherwise (no space trimmed off a port, no candidate after the one taken)."""
 
     def __init__(self) -> None:
         self.devices: dict[str, tuple[str | None, str]] = {}  # reported -> (BMC's host or None, device)
+        self.ports: dict[tuple[str, ...], tuple[str, tuple[str, ...], bool]] = {}  # candidates -> port_read
+        self.passed_over: set[End] = set()  # (device reported, a MAC-shaped candidate not taken)
+        self.as_given = True
 
     def device(self, reported: str) -> tuple[str | None, str]:
         known = self.devices.get(reported)
@@ -89,18 +99,49 @@ class Reported:
             known = self.devices[reported] = (bmc_host(reported), device_name(reported))
         return known
 
+    def port(self, candidates: tuple[str, ...]) -> tuple[str, tuple[str, ...], bool]:
+        """`port_read` of a neighbor's port candidates."""
+        known = self.ports.get(candidates)
+        if known is None:
+            known = self.ports[candidates] = port_read(candidates)
+        return known
+
+
+def port_read(candidates: tuple[str, ...]) -> tuple[str, tuple[str, ...], bool]:
+    """`port_name` of the candidates, the MAC-shaped ones before it, and whether it is the last
+    one given (no candidate after it that a design could know the port by)."""
+    port = port_name(candidates)
+    if port not in candidates:
+        return port, (), True  # none given: `?`, as `verify` names it
+    index = candidates.index(port)
+    passed = tuple(candidate for candidate in candidates[:index] if candidate)  # MACs, by port_name
+    return port, passed, not any(candidates[index + 1:])
+
 
 def lldp_claims(device: str, neighbors: list[Neighbor], descriptions: dict[str, str],
                 reported: Reported | None = None) -> list[Claim]:
-    """One device's LLDP neighbors as claims in reported names (its neighbors' descriptions kept)."""
+    """One device's LLDP neighbors as claims in reported names (its neighbors' descriptions kept).
+    A million neighbors at 131,072 GPUs: each reported name is looked up in `reported` first."""
     names = reported or Reported()
+    devices, ports = names.devices, names.ports
     claims = []
-    for neighbor in neighbors:
-        host, remote_device = names.device(neighbor.remote_device)
-        remote = End(host, BMC_PORT) if host else End(remote_device, port_name(neighbor.remote_ports))
-        if neighbor.remote_description and not host and remote_device not in descriptions:
-            descriptions[remote_device] = neighbor.remote_description[:DESCRIPTION_CHARACTERS]
-        claims.append(Claim(End(device, neighbor.local_port.strip()), remote, neighbor.age, neighbor.gbps))
+    as_given = True
+    for local_port, remote_name, candidates, age, gbps, description in neighbors:
+        host, remote_device = devices.get(remote_name) or names.device(remote_name)
+        if host:
+            remote = End(host, BMC_PORT)
+        else:
+            port, passed, port_as_given = ports.get(candidates) or names.port(candidates)
+            if passed:
+                names.passed_over.update(End(remote_device, mac) for mac in passed)
+            as_given = as_given and port_as_given
+            remote = End(remote_device, port)
+            if description and remote_device not in descriptions:
+                descriptions[remote_device] = description[:DESCRIPTION_CHARACTERS]
+        local = End(device, local_port.strip())
+        as_given = as_given and local.port == local_port and local != remote  # (a self-claim is no link)
+        claims.append(Claim(local, remote, age, gbps))
+    names.as_given = names.as_given and as_given
     return claims
 
 
@@ -128,9 +169,10 @@ def _observe(lldp: Path | None, ib: Path | None, ib_map: Path | None) -> Observe
     claims: list[Claim] = []
     if lldp is not None:
         devices, observed.problems = read_lldp_dir(lldp)
-        reported = Reported()
+        reported = observed.reported
         for file_device, neighbors in sorted(devices.items()):
             device = device_name(file_device)
+            reported.as_given = reported.as_given and device not in observed.lldp  # two files of one device
             observed.lldp[device] = neighbors
             observed.reporting.add(device)
             claims.extend(lldp_claims(device, neighbors, observed.descriptions, reported))
@@ -144,7 +186,9 @@ def _observe(lldp: Path | None, ib: Path | None, ib_map: Path | None) -> Observe
                                     ib_end(link.b, names, observed.descriptions), None, link.gbps))
     if observed.problems:
         return observed
-    observed.links = resolve(claims, {})
+    as_read = uncontested(claims)
+    observed.resolved_as_read = as_read is not None
+    observed.links = as_read if as_read is not None else resolve(claims, {})
     return observed
 
 

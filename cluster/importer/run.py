@@ -1,5 +1,6 @@
 """One import: the inferred design refined against the catalog's defaults, written as a stack
-file, built, and compared with the same neighbor data as `verify` compares it.
+file, built (not judged: `validate` of the written file runs the rules), and compared with the
+same neighbor data as `verify` compares it.
 
 Refinement settles what only the resolved design can say: which leaf fill (`even`, `packed`)
 puts the most hosts in the leaf group they are cabled to, and which NIC names the stack file
@@ -17,14 +18,16 @@ from cluster import stackfile as sf
 from cluster.findings import Finding, Severity
 from cluster.importer.infer import Design, Options, infer
 from cluster.importer.observe import Observed
+from cluster.importer.same_names import reader_links
 from cluster.importer.write import stack_text
-from cluster.pipeline import Result, Valid, validate_mapping
+from cluster.loader import from_mapping
+from cluster.pipeline import Result, Valid, check
 from cluster.resolve import resolve
 from cluster.rules import RULE_IDS
 from cluster.sizing import size_fabric
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, gc_paused, host_name
-from cluster.verify.check import Verification, claims_of, verify
+from cluster.verify.check import Verification, claims_of, design_names, verify
 from cluster.verify.expected import expected_cables
 
 NIC_KEYS = {FABRIC: "fabric_nics", "storage": "storage_nics", "management": "management_nics"}
@@ -139,8 +142,12 @@ def compare(observed: Observed, result: Valid, networks: tuple[str, ...], ignore
     """The built design against the same data, as `verify` compares them (only the networks the
     data covers; without the links' speeds when they are ignored)."""
     cables = expected_cables(result.spec, result.topology)
-    gathered = claims_of(result.topology, cables, observed.lldp,
-                         observed.ib if observed.discovered else None, observed.guid_names)
+    names = design_names(result.topology, cables)
+    links = reader_links(observed, names)
+    if links is not None and ignore_speeds:
+        links = [link._replace(gbps=None) for link in links]
+    gathered = claims_of(result.topology, cables, observed.lldp, observed.ib if observed.discovered else None,
+                         observed.guid_names, names, links)
     if ignore_speeds:
         gathered.claims = [claim._replace(gbps=None) for claim in gathered.claims]
     return verify(result.spec, result.topology, cables, gathered, networks)
@@ -169,7 +176,7 @@ def import_design(observed: Observed, options: Options, sources: str) -> Importe
 def _import_design(observed: Observed, options: Options, sources: str) -> Imported:
     design = infer(observed, options)
     schema = refine(design)
-    result = validate_mapping(options.name, buildable(design))
+    result = check(from_mapping(options.name, buildable(design)), rules=[])
     verification = (compare(observed, result, design.observed_networks, options.ignore_speeds)
                     if isinstance(result, Valid) else None)
     if not isinstance(result, Valid):

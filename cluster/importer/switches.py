@@ -125,7 +125,7 @@ def choose(per_switch: list[set[str]], models: Counter[str], speeds: Mapping[str
         model, _ = models.most_common(1)[0]
         if len(models) > 1:
             notes.append(f"reported as {', '.join(sorted(models))}; imported as {model}, the most common")
-        best = _best(_catalog_namings(model), per_switch, speeds)
+        best = _best(_catalog_namings(model), per_switch, names, speeds)
         if best is not None and _score(best, names) == total:
             return _noted(best, notes)
     else:
@@ -133,14 +133,14 @@ def choose(per_switch: list[set[str]], models: Counter[str], speeds: Mapping[str
     # A generic box is written as {ports, port_gbps} in a dialect a stack file names; an
     # InfiniBand fabric has none (its switches are catalog models configured by the subnet manager).
     plain = _best([naming for naming in _generic_namings(None)
-                   if _transport_fits(naming, transport) and platform(naming.os).stack_os], per_switch, speeds)
+                   if _transport_fits(naming, transport) and platform(naming.os).stack_os], per_switch, names, speeds)
     if plain is not None and _score(plain, names) == total and not models:
         plain = _with_speed(plain, _main_speed(plain, speeds))
         return _noted(plain, ["model not reported: a generic switch of the ports in use; give --model PATTERN=MODEL"])
     others = [naming for key, entry in load_catalog().switches.items()
               if transport is None or (entry.transport == "infiniband") == (transport == "infiniband")
               for naming in _catalog_namings(key)]
-    guess = _best(others, per_switch, speeds)
+    guess = _best(others, per_switch, names, speeds)
     if guess is not None and _score(guess, names) == total:
         fitting = sorted({naming.model for naming in others
                           if naming.model and _score(naming, names) == total} - {guess.model})
@@ -175,39 +175,44 @@ def _transport_fits(naming: Naming, transport: str | None) -> bool:
     return (platform(naming.os).transport == "infiniband") == (transport == "infiniband")
 
 
-def _run(naming: Naming, per_switch: list[set[str]]) -> int:
+def _run(naming: Naming, per_switch: Counter[frozenset[str]]) -> int:
     """How many ports from port 1 up each switch uses without a gap, summed: the design cables a
     switch's downlinks from port 1 on, so where two speeds' names both fit (swp1s0 and swp1s1 are
-    ports 1 and 2 of a 2x breakout, and of a 4x one), the one that numbers them contiguously is it."""
+    ports 1 and 2 of a 2x breakout, and of a 4x one), the one that numbers them contiguously is it.
+    `per_switch`: each set of (lower-case) port names seen, and on how many switches."""
     total = 0
     number = naming.numbers.get
-    for seen in per_switch:
-        numbers = {number(name.lower()) for name in seen}
+    for seen, switches in per_switch.items():
+        numbers = set(map(number, seen))
         run = 0
         while run + 1 in numbers:
             run += 1
-        total += run
+        total += run * switches
     return total
 
 
-def _best(candidates: list[Naming], per_switch: list[set[str]], speeds: Mapping[str, float]) -> Naming | None:
+def _best(candidates: list[Naming], per_switch: list[set[str]], names: Counter[str],
+          speeds: Mapping[str, float]) -> Naming | None:
     """The candidate naming the most ports; ties: the most ports numbered from 1 without a gap,
-    the speed its main ports' links show, the model's own dialect, then the faster speed."""
+    the speed its main ports' links show, the model's own dialect, then the faster speed.
+    `names`: on how many switches each port name is seen."""
     if not candidates:
         return None
     catalog = load_catalog().switches
-    names: Counter[str] = Counter(name for seen in per_switch for name in seen)
-
-    def rank(naming: Naming) -> tuple[int, int, int, int]:
-        default = catalog[naming.model].os if naming.model else ""
-        return (_run(naming, per_switch), int(naming.gbps == _main_speed(naming, speeds)), int(naming.os == default),
-                naming.gbps or 0)
-
     # The score first; the rest, which reads every switch's ports, only among those that name the most.
     scores = [_score(naming, names) for naming in candidates]
     most = max(scores)
     top = [naming for naming, score in zip(candidates, scores, strict=True) if score == most]
-    return top[0] if len(top) == 1 else max(top, key=rank)
+    if len(top) == 1:
+        return top[0]
+    distinct = Counter(frozenset(seen) for seen in per_switch)  # a tier's switches mostly use the same ports
+
+    def rank(naming: Naming) -> tuple[int, int, int, int]:
+        default = catalog[naming.model].os if naming.model else ""
+        return (_run(naming, distinct), int(naming.gbps == _main_speed(naming, speeds)), int(naming.os == default),
+                naming.gbps or 0)
+
+    return max(top, key=rank)
 
 
 def _noted(naming: Naming, notes: list[str]) -> Naming:

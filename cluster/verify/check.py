@@ -12,7 +12,7 @@ from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 from cluster.verify.expected import Cable, by_end, port_aliases
 from cluster.verify.infiniband import IbLink, parse_ib, parse_node_name_map
-from cluster.verify.match import Claim, Comparison, compare, resolve, unseen_findings
+from cluster.verify.match import Claim, Comparison, Link, compare, resolve, unseen_findings
 from cluster.verify.observe import Names, ib_claims, lldp_claims, parsed, read_lldp_dir
 
 
@@ -48,6 +48,10 @@ class Gathered:
     reporting: set[tuple[str, str]]
     unreadable: list[Finding]
     foreign: list[str] = field(default_factory=list)
+    #: The claims already resolved in design names, when the caller holds them (an import whose
+    #: reader resolved the same claims in the same names: cluster.importer.same_names); None:
+    #: `verify` resolves `claims`.
+    links: list[Link] | None = None
 
 
 IB_HINT = "run `ibnetdiscover` (or `ibnetdiscover -p`) on a host of the fabric again and pass its output as it is"
@@ -72,19 +76,29 @@ def gather(topology: Topology, cables: list[Cable], lldp: Path | None, ib: Path 
     return gathered
 
 
+def design_names(topology: Topology, cables: list[Cable]) -> Names:
+    """The design's device names and every name each of its ports may be reported by."""
+    return Names(devices=frozenset(topology.graph.nodes), ports=port_aliases(topology, cables))
+
+
 def claims_of(topology: Topology, cables: list[Cable], devices: dict[str, list[Neighbor]],
-              links: list[IbLink] | None, guid_names: dict[int, str]) -> Gathered:
+              links: list[IbLink] | None, guid_names: dict[int, str], names: Names | None = None,
+              resolved: list[Link] | None = None) -> Gathered:
     """Claims in design names from parsed input: LLDP neighbors per reporting device (by the
-    name its file gives) and an InfiniBand discovery's links, when there was one."""
-    names = Names(devices=frozenset(topology.graph.nodes), ports=port_aliases(topology, cables))
-    gathered = Gathered(claims=[], reporting=set(), unreadable=[])
+    name its file gives) and an InfiniBand discovery's links, when there was one. `resolved`:
+    the LLDP neighbors' links in design names, when the caller has them (then no claim is made)."""
+    names = names or design_names(topology, cables)
+    gathered = Gathered(claims=[], reporting=set(), unreadable=[], links=resolved)
     for device, neighbors in devices.items():
         name = names.device(device)
         if name not in names.devices:
             gathered.foreign.append(shown(device))
         gathered.reporting.add((name, "*"))
-        gathered.claims.extend(lldp_claims(name, neighbors, names))
+        if resolved is None:
+            gathered.claims.extend(lldp_claims(name, neighbors, names))
     if links is not None:
+        if resolved is not None:
+            raise ValueError("resolved links stand for LLDP neighbors only, not a discovery's")
         gathered.claims.extend(ib_claims(links, guid_names, names))
         # A discovery walks the whole subnet: every fabric device has reported, present or not.
         gathered.reporting.update((name, "fabric") for name, node in topology.nodes.items()
@@ -106,10 +120,14 @@ def verify(spec: ClusterSpec, topology: Topology, every: list[Cable], gathered: 
     designed = by_end(cables)
     excluded = set(by_end(cable for cable in every if networks is not None and cable.network not in networks))
     excluded -= designed.keys()  # a port with a cable on a network compared is compared
-    kept = ([claim for claim in claims if claim.local not in excluded and claim.remote not in excluded]
-            if excluded else claims)
-    links = resolve(kept, designed)
-    comparison = compare(topology.nodes, cables, links, reporting)
+    if gathered.links is None:
+        kept = ([claim for claim in claims if claim.local not in excluded and claim.remote not in excluded]
+                if excluded else claims)
+        links = resolve(kept, designed)
+    else:  # the claims of a link name its two ends: they are all kept or none
+        links = ([link for link in gathered.links if link.a not in excluded and link.b not in excluded]
+                 if excluded else gathered.links)
+    comparison = compare(topology.nodes, cables, links, reporting, designed)
     comparison.findings += unseen_findings(comparison, sorted(gathered.foreign), partial)
     findings = apply_policy(comparison.findings, spec.policy.suppress)
     return Verification(findings=findings, comparison=comparison, fail_on=spec.policy.fail_on)

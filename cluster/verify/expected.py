@@ -23,6 +23,7 @@ from cluster import naming
 from cluster.dialects import platform
 from cluster.exports.cabling import host_ports, ordered_links
 from cluster.ports import PortSpan
+from cluster.records import SwitchNode
 from cluster.spec import ClusterSpec
 from cluster.topology import Topology
 
@@ -70,16 +71,21 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
     pools = {pool.name: pool for pool in spec.pools}
     nodes, switches, spans = topology.nodes, topology.switch_nodes, topology.switch_ports
     result: list[Cable] = []
+    append = result.append
     host_ends: dict[tuple[str, str], list[str]] = {}  # (pool, network) -> the names of its hosts' ports
     host_runs: dict[tuple[str, str, object], list[str]] = {}  # + the edge's (NIC, port) pairs -> names
-    switch_runs: dict[tuple[str, str, int, int, PortSpan], list[str]] = {}
+    kinds: dict[str, tuple[str, str, int, int]] = {}  # switch -> what its port names depend on
+    switch_runs: dict[tuple[tuple[str, str, int, int], PortSpan], list[str]] = {}
 
     def switch_names(name: str, peer: str, network: str) -> list[str]:
-        switch, span = switches[name], spans[(name, peer, network)]
-        key = (switch["os"], switch["model"], switch["port_gbps"], switch["ports"], span)
-        names = switch_runs.get(key)
+        kind = kinds.get(name)
+        if kind is None:
+            switch = switches[name]
+            kind = kinds[name] = (switch["os"], switch["model"], switch["port_gbps"], switch["ports"])
+        span = spans[(name, peer, network)]
+        names = switch_runs.get((kind, span))
         if names is None:
-            names = switch_runs[key] = [naming.plan_port_name(switch, port) for port in span.ports()]
+            names = switch_runs[(kind, span)] = [naming.plan_port_name(switches[name], port) for port in span.ports()]
         return names
 
     for link, edge in ordered_links(topology):
@@ -103,25 +109,48 @@ def expected_cables(spec: ClusterSpec, topology: Topology, devices: Collection[s
         upper_ports = switch_names(upper, lower, network)
         rail = edge["rail"] if network == "fabric" and link == "host-leaf" and rail_optimized else None
         gbps, path = int(edge["gbps"]), str(edge["path"])
-        result.extend(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, link, gbps,
-                            rail, path) for index in range(edge["links"]))
+        for index in range(edge["links"]):  # (most edges are one cable: no generator per edge)
+            append(Cable(End(lower, lower_ports[index]), End(upper, upper_ports[index]), network, link, gbps, rail, path))
     return result
 
 
 def port_aliases(topology: Topology, cables: Iterable[Cable]) -> dict[str, dict[str, str]]:
-    """Per device: every name a port may be reported by (lower-cased) -> its design name."""
+    """Per device: every name a port may be reported by (lower-cased) -> its design name: the
+    names its cables give, its front panel's where they give none, its OS's aliases over both.
+    (Two million names at 131,072 GPUs: each name is lower-cased once, each switch kind's front
+    panel named once.)"""
     aliases: dict[str, dict[str, str]] = {}
+    lowered: dict[str, str] = {}
     for cable in cables:
-        for end in (cable.lower, cable.upper):
-            aliases.setdefault(end.device, {})[end.port.lower()] = end.port
+        for device, port in (cable.lower, cable.upper):
+            low = lowered.get(port)
+            if low is None:
+                low = lowered[port] = port.lower()
+            table = aliases.get(device)
+            if table is None:
+                table = aliases[device] = {}
+            table[low] = port
+    panels: dict[tuple[str, str, int, int, int], tuple[dict[str, str], dict[str, str]]] = {}
     for name, attrs in topology.switches():
-        table = aliases.setdefault(name, {})
-        for number in range(1, attrs["ports"] + attrs["uplink_ports"] + 1):
-            port = naming.front_panel(attrs, number)
-            table.setdefault(port.lower(), port)
-            for alias in platform(attrs["os"]).port_aliases(number):
-                table[alias] = port
+        kind = (attrs["os"], attrs["model"], attrs["port_gbps"], attrs["ports"], attrs["uplink_ports"])
+        panel = panels.get(kind)
+        if panel is None:
+            panel = panels[kind] = _front_panel(attrs)
+        front, renamed = panel
+        aliases[name] = {**front, **aliases.get(name, {}), **renamed}
     return aliases
+
+
+def _front_panel(switch: SwitchNode) -> tuple[dict[str, str], dict[str, str]]:
+    """A switch's front-panel ports by their lower-cased names, and by its OS's aliases."""
+    front: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    for number in range(1, switch["ports"] + switch["uplink_ports"] + 1):
+        port = naming.front_panel(switch, number)
+        front.setdefault(port.lower(), port)
+        for alias in platform(switch["os"]).port_aliases(number):
+            renamed[alias] = port
+    return front, renamed
 
 
 def by_end(cables: Iterable[Cable]) -> dict[End, Cable]:

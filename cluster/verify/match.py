@@ -11,6 +11,7 @@ Three steps, each a pure function:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -97,9 +98,9 @@ def resolve(claims: Iterable[Claim], designed: dict[End, Cable]) -> list[Link]:
     cabled as built), the order decides nothing: the links are read off in one pass, unsorted.
     """
     claims = claims if isinstance(claims, list) else list(claims)
-    uncontested = _uncontested(claims)
-    if uncontested is not None:
-        return uncontested
+    links = uncontested(claims)
+    if links is not None:
+        return links
 
     def rank(claim: Claim) -> tuple[float, int]:
         cable = designed.get(claim.local)
@@ -139,22 +140,32 @@ def _links(bound: dict[End, End], slowest: dict[End, float]) -> list[Link]:
     return [Link(end, bound[end], slowest.get(end)) for end in ends]
 
 
-def _uncontested(claims: list[Claim]) -> list[Link] | None:
+def uncontested(claims: list[Claim]) -> list[Link] | None:
     """`resolve` of claims no two of which give one port different peers (None when two do):
-    every claim then binds its two ports or repeats a binding, in any order."""
+    every claim then binds its two ports or repeats a binding, in any order. (A million claims at
+    131,072 GPUs: each link's lower end is kept when it is bound, the links sorted by it.)"""
     bound: dict[End, End] = {}
     slowest: dict[End, float] = {}
+    lower_ends: list[End] = []
     get = bound.get
     for local, remote, _, gbps in claims:
         if local == remote:
             continue
-        peer_of_local, peer_of_remote = get(local), get(remote)
-        if peer_of_local is None and peer_of_remote is None:
+        peer_of_local = get(local)
+        if peer_of_local is None:
+            if get(remote) is not None:
+                return None
             bound[local], bound[remote] = remote, local
-        elif peer_of_local != remote or peer_of_remote != local:
+            lower = local if local < remote else remote
+            lower_ends.append(lower)
+            if gbps is not None:
+                slowest[lower] = gbps
+        elif peer_of_local != remote or get(remote) != local:
             return None
-        _slowest(slowest, local, remote, gbps)
-    return _links(bound, slowest)
+        elif gbps is not None:
+            _slowest(slowest, local, remote, gbps)
+    lower_ends.sort()
+    return [Link(end, bound[end], slowest.get(end)) for end in lower_ends]
 
 
 def describe(nodes: Mapping[str, Node], end: End) -> str:
@@ -176,20 +187,24 @@ def _label(cable: Cable) -> str:
 
 
 def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
-            reporting: set[tuple[str, str]]) -> Comparison:
+            reporting: set[tuple[str, str]], designed: dict[End, Cable] | None = None) -> Comparison:
     """Findings for every designed cable that is not as designed, and every link the design lacks.
 
     `reporting`: (device, network) pairs whose neighbor data was read (network "*": all); a
     cable neither of whose ends the data covers is counted as unverified, not missing.
+    `designed`: by_end(cables), when the caller has it.
     """
-    designed = by_end(cables)
-    linked: dict[End, End] = {}
-    for link in links:
-        linked[link.a], linked[link.b] = link.b, link.a
+    designed = by_end(cables) if designed is None else designed
+    linked: dict[End, End] = {}  # each linked port -> its peer: read only where a link or a cable is not as designed
+
+    def peers() -> dict[End, End]:
+        if links and not linked:
+            for link in links:
+                linked[link.a], linked[link.b] = link.b, link.a
+        return linked
+
     result = Comparison(findings=[], observed_links=len(links))
-    for cable in cables:
-        key = (cable.network, cable.tier)
-        result.expected[key] = result.expected.get(key, 0) + 1
+    result.expected = dict(Counter((cable.network, cable.tier) for cable in cables))
     explained: set[int] = set()
     swaps: set[frozenset[int]] = set()
     for link in links:
@@ -206,12 +221,12 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             continue
         if cable_a is not None and cable_b is not None:
             partner_a, partner_b = cable_a.other(link.a), cable_b.other(link.b)
-            if linked.get(partner_a) == partner_b:
+            if peers().get(partner_a) == partner_b:
                 pair = frozenset((id(cable_a), id(cable_b)))
                 explained.update(pair)
                 if pair not in swaps:
                     swaps.add(pair)
-                    result.findings.append(_swapped(nodes, cable_a, cable_b, linked))
+                    result.findings.append(_swapped(nodes, cable_a, cable_b, peers()))
                 continue
         subject = _subject(link, cable_a, cable_b)
         if subject is None:
@@ -233,7 +248,7 @@ def compare(nodes: Mapping[str, Node], cables: list[Cable], links: list[Link],
             f"found {describe(nodes, found)}{owner}",
             f"move the cable at {end} to {cable.other(end)}"))
     for cable in cables:
-        if id(cable) in explained or cable.lower in linked or cable.upper in linked:
+        if id(cable) in explained or cable.lower in peers() or cable.upper in peers():
             continue
         key = (cable.network, cable.tier)
         if not (_observed(cable.lower, cable.network, reporting) or _observed(cable.upper, cable.network, reporting)):

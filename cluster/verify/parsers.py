@@ -45,6 +45,7 @@ def read_lldpctl_json(data: Any) -> list[Neighbor]:
     if not isinstance(data, dict) or not isinstance(data.get("lldp"), dict):
         raise NeighborFormatError('expected `lldpctl -f json` output: an object with an "lldp" object')
     neighbors: list[Neighbor] = []
+    append = neighbors.append  # a million neighbors at 131,072 GPUs: each step here is paid as often
     for item in one_or_many(data["lldp"].get("interface")):
         if not isinstance(item, dict):
             raise NeighborFormatError('expected "interface" entries to be objects keyed by interface name')
@@ -52,25 +53,27 @@ def read_lldpctl_json(data: Any) -> list[Neighbor]:
             if not isinstance(entry, dict):
                 raise NeighborFormatError(f"interface {excerpt(local)}: expected an object")
             chassis = entry.get("chassis") or {}
-            names = [name for name, value in chassis.items() if isinstance(value, dict)] if isinstance(chassis, dict) else []
-            # Without a system name lldpd keys the chassis by "id"; keep it as the device.
-            device = sys.intern(names[0]) if names and names[0] != "id" else ""
-            described = chassis[names[0]].get("descr") if names else None
+            # The chassis is keyed by the system name; without one lldpd keys it by "id": keep that as the device.
+            name, described = _system(chassis) if isinstance(chassis, dict) else ("", None)
             port = entry.get("port") or {}
             if not isinstance(port, dict):
                 raise NeighborFormatError(f'interface {excerpt(local)}: expected "port" to be an object')
             port_id = port.get("id", {})
             port_id_value = port_id.get("value") if isinstance(port_id, dict) else None
             negotiation = port.get("auto-negotiation")
-            neighbors.append(Neighbor(
-                local_port=local,
-                remote_device=device,
-                remote_ports=candidate_ports(port_id_value, port.get("descr")),
-                age=lldpd_age(entry.get("age")),
-                gbps=mau_gbps(negotiation.get("current")) if isinstance(negotiation, dict) else None,
-                remote_description=text_of(described),
-            ))
+            append(Neighbor(sys.intern(local), name, candidate_ports(port_id_value, port.get("descr")),
+                            lldpd_age(entry.get("age")),
+                            mau_gbps(negotiation.get("current")) if isinstance(negotiation, dict) else None,
+                            text_of(described)))
     return neighbors
+
+
+def _system(chassis: dict[str, Any]) -> tuple[str, Any]:
+    """A chassis object's system name ("" when it is keyed by "id") and description."""
+    for name, value in chassis.items():
+        if isinstance(value, dict):
+            return ("" if name == "id" else sys.intern(name)), value.get("descr")
+    return "", None
 
 
 def parse_lldpctl_json0(text: str) -> list[Neighbor]:
