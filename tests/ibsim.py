@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import tempfile
 from pathlib import Path
 
 
@@ -32,5 +33,6 @@ def on_simulator(net: Path, command: list[str], anchor: str | None = None, *,
         wait $sim 2>/dev/null
         exit $code
     """
-    return subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, text=True,
-                          timeout=timeout + 30)
+    with tempfile.TemporaryDirectory() as folder:  # ibsim-run's tools write a fake sysfs (sys-<pid>/) here
+        return subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, text=True,
+                              timeout=timeout + 30, cwd=folder)
