@@ -74,6 +74,9 @@ def options(args: argparse.Namespace) -> Options | str:
     """The import's options, or the message for the first bad one."""
     if args.lldp is None and args.ib is None:
         return "give --lldp DIR and/or --ib FILE"
+    if args.out is not None and _is_directory(args.out):  # refused before the import's work, not after it
+        return (f"--out {printable(str(args.out))} is a directory: give the stack file's path, "
+                f"e.g. --out {printable(str(args.out / 'Pulumi.imported.yaml'))}")
     if args.ib_map is not None and args.ib is None:
         return "--ib-map names the nodes of an --ib discovery; give --ib FILE too"
     pattern = StackFile.model_fields["name"].metadata[0].pattern
@@ -87,6 +90,13 @@ def options(args: argparse.Namespace) -> Options | str:
             return parsed
     assert not isinstance(gpus, str) and not isinstance(models, str)
     return Options(name=args.name, gpus=dict(gpus), models=tuple(models), ignore_speeds=args.ignore_speeds)
+
+
+def _is_directory(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, say: the write reports it with the path
+        return False
 
 
 def sources(args: argparse.Namespace) -> str:
@@ -107,7 +117,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"import: nothing to import: {nothing}", file=sys.stderr)
         return 2
     if args.out is not None:
-        write_atomic(args.out, imported.text)
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(args.out, imported.text)
+        except OSError as error:  # the user's path, not the temporary file beside it
+            why = "a folder on its path is a file" if isinstance(error, FileExistsError) else error.strerror or error
+            print(f"import: cannot write {printable(str(args.out))}: {why}; nothing written; choose another --out",
+                  file=sys.stderr)
+            return 2
     report = sys.stdout if args.out is not None else sys.stderr
     if args.format == "json":
         print(to_json(imported, observed, args.out), file=report)
@@ -173,7 +190,8 @@ def text(imported: Imported, observed: Observed, out: Path | None, stream: TextI
         lines.append(f"  {len(imported.design.notes)} things the data does not say, in the file's header:")
         lines.extend(f"    - {note}" for note in imported.design.notes)
     if imported.design.unnamed:
-        lines.append(f"  left out, names give no role: {', '.join(imported.design.unnamed[:10])}")
+        # device names as the data gives them: a newline or an escape must not forge a report line
+        lines.append(f"  left out, names give no role: {printable(', '.join(imported.design.unnamed[:10]))}")
     for finding in imported.schema:
         lines.append(f"  the imported design does not build: {finding.path}: {finding.message}")
     print("\n".join(lines), file=stream)
