@@ -14,7 +14,7 @@ from typing import Any
 
 from cluster import naming
 from cluster import stackfile as sf
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding, Severity, printable
 from cluster.importer.infer import Design, Options, infer
 from cluster.importer.observe import Observed
 from cluster.importer.write import stack_text
@@ -153,7 +153,7 @@ def header(design: Design, sources: str, verification: Verification | None) -> l
     cabling = [f"{finding.rule} {finding.message}" for finding in found[:HEADER_FINDINGS]]
     if len(found) > HEADER_FINDINGS:
         cabling.append(f"and {len(found) - HEADER_FINDINGS} more: `verify` this file with the same data lists them all")
-    unnamed = ([f"devices whose names give no role, left out: {', '.join(design.unnamed[:10])}"
+    unnamed = ([f"devices whose names give no role, left out: {printable(', '.join(design.unnamed[:10]))}"
                 + (f" and {len(design.unnamed) - 10} more" if len(design.unnamed) > 10 else "")]
                if design.unnamed else [])
     return [("What the neighbor data does not say (check these):", [*design.notes, *unnamed]),
