@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +29,7 @@ from cluster.findings import printable
 from cluster.importer.infer import NothingToImport, Options
 from cluster.importer.observe import Observed, observe
 from cluster.importer.run import Imported, import_design
+from cluster.inputs import kind_of
 from cluster.pipeline import Valid
 from cluster.stackfile import StackFile
 
@@ -74,9 +77,9 @@ def options(args: argparse.Namespace) -> Options | str:
     """The import's options, or the message for the first bad one."""
     if args.lldp is None and args.ib is None:
         return "give --lldp DIR and/or --ib FILE"
-    if args.out is not None and _is_directory(args.out):  # refused before the import's work, not after it
-        return (f"--out {printable(str(args.out))} is a directory: give the stack file's path, "
-                f"e.g. --out {printable(str(args.out / 'Pulumi.imported.yaml'))}")
+    refused = _out_refused(args.out) if args.out is not None else None  # before the import's work, not after it
+    if refused:
+        return refused
     if args.ib_map is not None and args.ib is None:
         return "--ib-map names the nodes of an --ib discovery; give --ib FILE too"
     pattern = StackFile.model_fields["name"].metadata[0].pattern
@@ -92,11 +95,20 @@ def options(args: argparse.Namespace) -> Options | str:
     return Options(name=args.name, gpus=dict(gpus), models=tuple(models), ignore_speeds=args.ignore_speeds)
 
 
-def _is_directory(path: Path) -> bool:
+def _out_refused(out: Path) -> str | None:
+    """Why the stack file cannot replace what is at `out` (None: nothing, or a regular file): the
+    write renames over it, which would replace a device (/dev/null), a FIFO or a link itself."""
     try:
-        return path.is_dir()
-    except OSError:  # a name too long, say: the write reports it with the path
-        return False
+        mode = os.lstat(out).st_mode
+    except OSError:  # nothing there, or a path that cannot be: the write says which, with the path
+        return None
+    shown = printable(str(out))
+    if stat.S_ISDIR(mode):
+        return (f"--out {shown} is a directory: give the stack file's path, e.g. --out "
+                f"{printable(str(out / 'Pulumi.imported.yaml'))}")
+    if not stat.S_ISREG(mode):
+        return f"--out {shown} is {kind_of(mode)}, not a regular file: nothing written; choose another --out"
+    return None
 
 
 def sources(args: argparse.Namespace) -> str:
