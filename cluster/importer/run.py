@@ -170,9 +170,10 @@ def _import_design(observed: Observed, options: Options, sources: str) -> Import
     design = infer(observed, options)
     schema = refine(design)
     result = validate_mapping(options.name, buildable(design))
-    verification = (compare(observed, result, design.observed_networks, options.ignore_speeds)
-                    if isinstance(result, Valid) else None)
-    if not isinstance(result, Valid):
+    verification = None
+    if isinstance(result, Valid) and not result.schema_failed:  # a design whose cables can be named
+        verification = compare(observed, result, design.observed_networks, options.ignore_speeds)
+    else:
         schema = schema or [finding for finding in result.findings if finding.rule == "SCHEMA"]
     summary = [f"{options.name}: imported by `gpu-cluster import` from {sources}."]
     text = stack_text(design.mapping, design.comments, summary, header(design, sources, verification))
