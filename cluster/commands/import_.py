@@ -200,7 +200,7 @@ def text(imported: Imported, observed: Observed, out: Path | None, stream: TextI
              + (f"; also {', '.join(glance['networks'])}" if glance["networks"] else "")]  # type: ignore[arg-type]
     if imported.design.notes:
         lines.append(f"  {len(imported.design.notes)} things the data does not say, in the file's header:")
-        lines.extend(f"    - {note}" for note in imported.design.notes)
+        lines.extend(f"    - {printable(note)}" for note in imported.design.notes)
     if imported.design.unnamed:
         # device names as the data gives them: a newline or an escape must not forge a report line
         lines.append(f"  left out, names give no role: {printable(', '.join(imported.design.unnamed[:10]))}")

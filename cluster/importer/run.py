@@ -156,7 +156,8 @@ def header(design: Design, sources: str, verification: Verification | None) -> l
     unnamed = ([f"devices whose names give no role, left out: {printable(', '.join(design.unnamed[:10]))}"
                 + (f" and {len(design.unnamed) - 10} more" if len(design.unnamed) > 10 else "")]
                if design.unnamed else [])
-    return [("What the neighbor data does not say (check these):", [*design.notes, *unnamed]),
+    notes = [printable(note) for note in design.notes]  # they quote names and ports as the devices gave them
+    return [("What the neighbor data does not say (check these):", [*notes, *unnamed]),
             ("Cabled differently from this design (as `verify` reports it; fix the cables, not the design):", cabling)]
 
 
