@@ -35,7 +35,9 @@ from cluster.load import NETWORK_CODES
 from cluster.topology import FABRIC, Topology
 
 Array = Any  # a 1-D numpy integer array (numpy is imported lazily)
-SCIPY_FROM_ARCS = 20_000  # below this networkx is faster than importing scipy (0.3 s)
+# Below this networkx is faster than importing scipy (0.1-0.3 s) for a flow or two; above it networkx takes
+# 5-90 ms a flow (6,000 arcs), and `diff` and `whatif` run hundreds of flows on a 1,024-GPU design.
+SCIPY_FROM_ARCS = 1_000
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,13 @@ def kernel_interface(path: Path, what: str) -> str | None:
     return None
 
 
+def _why(error: OSError) -> str:
+    """The system's reason, with the fix where it is the reader's to make."""
+    if isinstance(error, PermissionError):
+        return f"{error.strerror or error}: make it readable by the user that runs gpu-cluster"
+    return str(error.strerror or error)
+
+
 def read_bounded(path: Path, limit: int, what: str) -> bytes:
     """At most `limit + 1` bytes of the regular file at `path` (links followed); a caller that
     gets more than `limit` knows the file is too large without having read it whole.
@@ -62,13 +69,13 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
     except FileNotFoundError:
         raise Unreadable(f"{path}: {what} not found") from None
     except OSError as error:
-        raise Unreadable(f"{path}: cannot read {what}: {error.strerror or error}") from None
+        raise Unreadable(f"{path}: cannot read {what}: {_why(error)}") from None
     if not stat.S_ISREG(info.st_mode):
         raise Unreadable(f"{path}: {what} is {kind_of(info.st_mode)}, not a regular file")
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except OSError as error:
-        raise Unreadable(f"{path}: cannot read {what}: {error.strerror or error}") from None
+        raise Unreadable(f"{path}: cannot read {what}: {_why(error)}") from None
     try:
         opened = os.fstat(handle)
         if not stat.S_ISREG(opened.st_mode):  # replaced between the stat and the open

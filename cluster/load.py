@@ -152,7 +152,7 @@ def uplinks_for(switch: SwitchNode, load: SwitchLoad, ratio: float) -> tuple[int
     `ratio`: the number a hint gives (uplinks of the speed it has now)."""
     per_link = load.up_gbps / load.up_links if load.up_links else float(switch["port_gbps"])
     needed = max(1, math.ceil(load.down_gbps / (ratio * per_link) - 1e-9))
-    room = switch["ports"] + switch["uplink_ports"] - load.down_links
+    room = max(0, switch["ports"] + switch["uplink_ports"] - load.down_links)  # none, when downlinks overflow it
     return needed, per_link, room
 
 

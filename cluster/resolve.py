@@ -688,7 +688,7 @@ class _Resolver:
         wanted = network_os[0] if network_os else None
         by_cost = self._leaf_by_cost(name, nic_gbps, pools, raw, wanted) if raw.leaf is None and nic_gbps else None
         leaf = self.switch(raw.leaf, f"{name}.leaf", by_cost[0] if by_cost else default_model, nic_gbps, network_os)
-        if leaf is None:
+        if leaf is None or not self._ethernet(leaf, name, "leaf"):
             return None
         if by_cost is not None:
             leaf = leaf.model_copy(update={"chosen": by_cost[1]})
@@ -698,7 +698,7 @@ class _Resolver:
         chosen = self._spine_by_cost(name, leaf, pools, raw, wanted) if spine_ref is None else None
         spine_default = chosen[0] if chosen else self.catalog.switch_defaults[f"{name}_spine"]
         spine = self.switch(spine_ref, f"{name}.spine", spine_default, uplink_gbps, network_os)
-        if spine is None:
+        if spine is None or not self._ethernet(spine, name, "spine"):
             return None
         if chosen is not None:
             spine = spine.model_copy(update={"chosen": chosen[1]})
@@ -711,6 +711,15 @@ class _Resolver:
             max_oversubscription=raw.max_oversubscription or NETWORK_RATIO,
             targets=self.storage_targets() if name == "storage" else (),
         )
+
+    def _ethernet(self, switch: SwitchModel, network: str, tier: str) -> bool:
+        """Storage, management and oob are Ethernet networks: an InfiniBand switch there has no
+        config to render (a SCHEMA error, False)."""
+        if switch.transport == "ethernet":
+            return True
+        self.error(f"{network}.{tier}.switch", f"{switch.model} is an {switch.transport} switch; the {network} network "
+                   "is Ethernet", "pick an Ethernet switch (`python -m cluster catalog switches` lists them)")
+        return False
 
     def storage_targets(self) -> tuple[str, ...]:
         """storage.targets: IPv4 ranges clear of the design's own address pools, which hosts route

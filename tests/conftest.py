@@ -51,6 +51,17 @@ def missing_tool(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def modes_bind() -> list[str]:
+    """A command prefix under which file modes bind the process: root reads and writes past them
+    unless it drops the capability (setpriv, util-linux); a skip where that cannot be done."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        missing_tool("running as root without setpriv (util-linux): file modes do not bind")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+
+
 @pytest.fixture()
 def root() -> Path:
     return ROOT

@@ -85,6 +85,10 @@ CASES = [
     ("more ports than the model", with_(fabric={"leaf": {"switch": "SN5600", "port_gbps": 800, "ports": 80}}),
      "fabric.leaf.ports"),
     ("generic switch without speed", with_(fabric={"leaf": {"ports": 64}}), "fabric.leaf"),
+    ("InfiniBand switch on the storage network", with_(storage={"leaf": {"switch": "QM9790"}}), "storage.leaf.switch"),
+    ("InfiniBand switch on the management network", with_(management={"spine": {"switch": "QM9700"}}),
+     "management.spine.switch"),
+    ("InfiniBand switch on the oob network", with_(oob={"leaf": {"switch": "Q3400"}}), "oob.leaf.switch"),
 ]
 
 

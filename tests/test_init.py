@@ -16,7 +16,7 @@ from cluster.catalog import load_catalog
 from cluster.cli import main
 from cluster.pipeline import Valid, validate
 from cluster.report import summary
-from tests.conftest import ROOT
+from tests.conftest import ROOT, modes_bind
 
 
 def cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -99,6 +99,23 @@ def test_init_never_overwrites_and_refuses_what_it_cannot_write(tmp_path: Path) 
     assert set(starter.examples()) == {path.name[7:-5] for path in (ROOT / "stacks").glob("Pulumi.*.yaml")}
     bad = cli(tmp_path, "init", "Lab_1")
     assert bad.returncode == 2 and "is not a DNS label" in bad.stderr and not (tmp_path / "stacks" / "Pulumi.Lab_1.yaml").exists()
+
+
+def test_init_that_cannot_write_its_project_leaves_nothing_half_made(tmp_path: Path) -> None:
+    """The stack file is written first: when Pulumi.yaml then cannot be, it goes again (exit 2)."""
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    project.chmod(0o555)  # stacks/ takes files, the project folder does not
+    try:
+        done = subprocess.run([*modes_bind(), sys.executable, "-m", "cluster", "init", "lab", "--dir", str(project)],
+                              capture_output=True, text=True, timeout=300, check=False,
+                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    finally:
+        project.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert f"init: cannot write {project}/Pulumi.yaml: Permission denied; nothing written; choose another --dir" \
+        in done.stderr
+    assert "Traceback" not in done.stderr and list((project / "stacks").iterdir()) == []
 
 
 def test_catalog_lists_what_each_key_can_name(capsys: pytest.CaptureFixture[str]) -> None:

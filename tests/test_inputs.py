@@ -13,7 +13,7 @@ import pytest
 from cluster import inputs
 from cluster.inputs import Unreadable, read_bounded
 from cluster.loader import MAX_BYTES
-from tests.conftest import ROOT
+from tests.conftest import ROOT, modes_bind
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -86,6 +86,26 @@ def test_verify_inputs_never_block_or_stream(option: str, special: str, fifo: Pa
 def test_a_missing_input_is_named(tmp_path: Path) -> None:
     with pytest.raises(Unreadable, match="neighbor data not found"):
         read_bounded(tmp_path / "gone.json", 10, "neighbor data")
+
+
+@pytest.mark.parametrize("option", ["stack", "--ib", "--lldp"])
+def test_an_input_this_user_cannot_read_is_named_with_the_fix(option: str, tmp_path: Path) -> None:
+    secret = tmp_path / ("neighbors" if option == "--lldp" else "input.yaml")
+    if option == "--lldp":
+        secret.mkdir()
+        (secret / "leaf-001-r0.json").write_text("{}")
+        (secret / "leaf-001-r0.json").chmod(0)
+        unreadable = secret / "leaf-001-r0.json"
+    else:
+        secret.write_text("config: {}\n")
+        secret.chmod(0)
+        unreadable = secret
+    argv = ["validate", str(secret)] if option == "stack" else ["verify", "dev", option, str(secret)]
+    done = subprocess.run([*modes_bind(), sys.executable, "-m", "cluster", *argv], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{unreadable}: cannot read" in done.stdout
+    assert "Permission denied: make it readable by the user that runs gpu-cluster" in done.stdout
 
 
 def test_a_stack_name_found_nowhere_is_named_in_the_working_directory(

@@ -159,6 +159,14 @@ def test_worst_switch_is_named() -> None:
     assert "2.00:1 at leaf-001-r" in finding.message and "expected <= 1:1" in finding.message
 
 
+def test_a_leaf_whose_downlinks_overflow_it_has_room_for_no_uplink() -> None:
+    result = run(stack(node_pools=[{"name": "h200", "nodes": 40, "gpu": "H200"}],
+                       fabric={"leaf": {"ports": 32, "port_gbps": 400}, "spine": {"ports": 64, "port_gbps": 400},
+                               "leaves": 8, "spines": 2, "leaf_uplinks": 4}))
+    finding = next(f for f in result.findings if f.rule == "FAB-OVERSUB")
+    assert "uplinks and has room for 0: put fewer nodes per leaf" in finding.hint, finding.hint  # never a negative room
+
+
 def test_suppressed_findings_stay_as_info() -> None:
     result = run(stack(fabric={"leaves": 8, "spines": 4, "leaf_uplinks": 8}, policy={"suppress": ["FAB-OVERSUB"]}))
     finding = next(f for f in result.findings if f.rule == "FAB-OVERSUB")

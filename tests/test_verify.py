@@ -326,6 +326,18 @@ def test_cli_malformed_file_exits_2_without_traceback(tmp_path: Path, capsys: py
     assert "could not read its input" in out
 
 
+def test_two_files_for_one_device_are_refused_not_merged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """lldpd's leaf-001-r1.json beside a SONiC `show lldp table` of a leaf-001-r1: merged, the two
+    passed as one device that reports both, with two spurious warnings."""
+    shutil.copytree(LLDPD / "as-designed", tmp_path / "lldp")
+    shutil.copy(DATA / "sonic" / "leaf-001-r1.txt", tmp_path / "lldp" / "leaf-001-r1.txt")
+    assert main(["verify", str(TINY), "--lldp", str(tmp_path / "lldp"), "--network", "fabric"]) == 2
+    out = capsys.readouterr().out
+    assert (f"CABLE-INPUT at {tmp_path / 'lldp' / 'leaf-001-r1.txt'}: a second file for device leaf-001-r1 (the "
+            "first: leaf-001-r1.json)") in out
+    assert "hint: keep one file per device: move the other out of the directory" in out
+
+
 def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", str(TINY)]) == 2
     assert "--lldp DIR and/or --ib FILE" in capsys.readouterr().err

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from cluster.findings import printable
 from cluster.pipeline import Result, Valid
 from cluster.report import notices, to_text
 
@@ -40,6 +41,10 @@ def out_target(verb: str, stack: str, raw: str) -> Target | None:
         return publish.check(raw, verb, stack)
     except publish.OutputRefused as refused:
         print(f"{verb}: {refused}", file=sys.stderr)
+        return None
+    except OSError as error:  # a file where a folder of the path should be, a name too long
+        print(printable(f"{verb}: cannot write {raw}: {error.strerror or error}; nothing written; choose another --out"),
+              file=sys.stderr)
         return None
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +29,7 @@ from cluster.findings import printable
 from cluster.importer.infer import NothingToImport, Options
 from cluster.importer.observe import Observed, observe
 from cluster.importer.run import Imported, import_design
+from cluster.inputs import kind_of
 from cluster.pipeline import Valid
 from cluster.stackfile import StackFile
 
@@ -74,6 +77,9 @@ def options(args: argparse.Namespace) -> Options | str:
     """The import's options, or the message for the first bad one."""
     if args.lldp is None and args.ib is None:
         return "give --lldp DIR and/or --ib FILE"
+    refused = _out_refused(args.out) if args.out is not None else None  # before the import's work, not after it
+    if refused:
+        return refused
     if args.ib_map is not None and args.ib is None:
         return "--ib-map names the nodes of an --ib discovery; give --ib FILE too"
     pattern = StackFile.model_fields["name"].metadata[0].pattern
@@ -87,6 +93,22 @@ def options(args: argparse.Namespace) -> Options | str:
             return parsed
     assert not isinstance(gpus, str) and not isinstance(models, str)
     return Options(name=args.name, gpus=dict(gpus), models=tuple(models), ignore_speeds=args.ignore_speeds)
+
+
+def _out_refused(out: Path) -> str | None:
+    """Why the stack file cannot replace what is at `out` (None: nothing, or a regular file): the
+    write renames over it, which would replace a device (/dev/null), a FIFO or a link itself."""
+    try:
+        mode = os.lstat(out).st_mode
+    except OSError:  # nothing there, or a path that cannot be: the write says which, with the path
+        return None
+    shown = printable(str(out))
+    if stat.S_ISDIR(mode):
+        return (f"--out {shown} is a directory: give the stack file's path, e.g. --out "
+                f"{printable(str(out / 'Pulumi.imported.yaml'))}")
+    if not stat.S_ISREG(mode):
+        return f"--out {shown} is {kind_of(mode)}, not a regular file: nothing written; choose another --out"
+    return None
 
 
 def sources(args: argparse.Namespace) -> str:
@@ -107,7 +129,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"import: nothing to import: {nothing}", file=sys.stderr)
         return 2
     if args.out is not None:
-        write_atomic(args.out, imported.text)
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(args.out, imported.text)
+        except OSError as error:  # the user's path, not the temporary file beside it
+            why = "a folder on its path is a file" if isinstance(error, FileExistsError) else error.strerror or error
+            print(f"import: cannot write {printable(str(args.out))}: {why}; nothing written; choose another --out",
+                  file=sys.stderr)
+            return 2
     report = sys.stdout if args.out is not None else sys.stderr
     if args.format == "json":
         print(to_json(imported, observed, args.out), file=report)
@@ -171,9 +200,10 @@ def text(imported: Imported, observed: Observed, out: Path | None, stream: TextI
              + (f"; also {', '.join(glance['networks'])}" if glance["networks"] else "")]  # type: ignore[arg-type]
     if imported.design.notes:
         lines.append(f"  {len(imported.design.notes)} things the data does not say, in the file's header:")
-        lines.extend(f"    - {note}" for note in imported.design.notes)
+        lines.extend(f"    - {printable(note)}" for note in imported.design.notes)
     if imported.design.unnamed:
-        lines.append(f"  left out, names give no role: {', '.join(imported.design.unnamed[:10])}")
+        # device names as the data gives them: a newline or an escape must not forge a report line
+        lines.append(f"  left out, names give no role: {printable(', '.join(imported.design.unnamed[:10]))}")
     for finding in imported.schema:
         lines.append(f"  the imported design does not build: {finding.path}: {finding.message}")
     print("\n".join(lines), file=stream)

@@ -8,6 +8,7 @@ none, so `pulumi up` runs there; a file that exists is never overwritten (exit 2
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -38,19 +39,26 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     stack = folder / "stacks" / f"Pulumi.{args.name}.yaml"
     text = starter.starter(args.name) if args.example is None else starter.from_example(args.name, known[args.example])
-    stack.parent.mkdir(parents=True, exist_ok=True)
+    created: list[Path] = []
     try:
+        stack.parent.mkdir(parents=True, exist_ok=True)
         _create(stack, text)
+        created.append(stack)
+        for name, content in (("Pulumi.yaml", starter.PULUMI_YAML), ("__main__.py", starter.MAIN_PY)):
+            with contextlib.suppress(FileExistsError):  # the project's own: kept as it is
+                _create(folder / name, content)
+                created.append(folder / name)
     except FileExistsError:
         print(printable(f"init: {stack} exists; nothing written (edit it, or choose another name)"), file=sys.stderr)
         return 2
-    written = [f"{stack} ({'a commented starter' if args.example is None else 'from the example ' + args.example})"]
-    for name, content in (("Pulumi.yaml", starter.PULUMI_YAML), ("__main__.py", starter.MAIN_PY)):
-        try:
-            _create(folder / name, content)
-            written.append(str(folder / name))
-        except FileExistsError:
-            pass  # the project's own: kept as it is
+    except OSError as error:  # a folder that cannot be written: no project left half made
+        for path in created:
+            path.unlink(missing_ok=True)
+        print(printable(f"init: cannot write {error.filename or folder}: {error.strerror or error}; nothing written; "
+                        "choose another --dir"), file=sys.stderr)
+        return 2
+    described = "a commented starter" if args.example is None else f"from the example {args.example}"
+    written = [f"{stack} ({described})", *(str(path) for path in created[1:])]
     print(printable(f"init: wrote {', '.join(written)}"))
     where = "" if folder == Path(".") else f"cd {folder} && "
     print(printable(f"next: {where}gpu-cluster validate {args.name}, then render (on premises) or plan; "

@@ -52,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(result, Valid) or result.schema_failed:
         print(to_text(result))
         return 2
+    if result.spec.fabric is None:  # every network of a cloud stack is the provider's
+        print(f"verify: {result.stack} runs on {result.spec.target}: its networks are the provider's, so there are no "
+              "cables of ours to check; verify an on-prem stack", file=sys.stderr)
+        return 2
     cables = expected_cables(result.spec, result.topology)
     gathered = gather(result.topology, cables, args.lldp, args.ib, args.ib_map)
     networks = args.network

@@ -378,7 +378,8 @@ def catalog_reference(catalog: Catalog) -> str:
                  "and the breakout each speed is (`odd cages`: every even neighbour disabled); `uplink_ports`: fixed "
                  "ports beside those; `os`: the default dialect, `runs`: the dialects `os` may name"
                  + "".join(f"; `{heading}`: {meaning}" for heading, meaning, _ in columns) + ". "
-                 + "InfiniBand models make the fabric's transport `infiniband`; an `ethernet` model carries RoCE.",
+                 + "InfiniBand models make the fabric's transport `infiniband`; an `ethernet` model carries RoCE. "
+                 + "The storage, management and oob networks are Ethernet: an InfiniBand model there is a SCHEMA error.",
                  _entry_table(switches, Switch,
                               ["transport", "port_modes", "cages", "uplink_ports", "os", "runs",
                                *((heading, dialect_column(cell)) for heading, _, cell in columns)],

@@ -15,7 +15,7 @@ from typing import Any
 
 from cluster import naming
 from cluster import stackfile as sf
-from cluster.findings import Finding, Severity
+from cluster.findings import Finding, Severity, printable
 from cluster.importer.infer import Design, Options, infer
 from cluster.importer.observe import Observed
 from cluster.importer.same_names import reader_links
@@ -24,6 +24,7 @@ from cluster.loader import from_mapping
 from cluster.pipeline import Result, Valid, check
 from cluster.resolve import resolve
 from cluster.rules import RULE_IDS
+from cluster.rules.fabric import Radix
 from cluster.sizing import size_fabric
 from cluster.spec import ClusterSpec, PoolSpec
 from cluster.topology import FABRIC, gc_paused, host_name
@@ -160,10 +161,11 @@ def header(design: Design, sources: str, verification: Verification | None) -> l
     cabling = [f"{finding.rule} {finding.message}" for finding in found[:HEADER_FINDINGS]]
     if len(found) > HEADER_FINDINGS:
         cabling.append(f"and {len(found) - HEADER_FINDINGS} more: `verify` this file with the same data lists them all")
-    unnamed = ([f"devices whose names give no role, left out: {', '.join(design.unnamed[:10])}"
+    unnamed = ([f"devices whose names give no role, left out: {printable(', '.join(design.unnamed[:10]))}"
                 + (f" and {len(design.unnamed) - 10} more" if len(design.unnamed) > 10 else "")]
                if design.unnamed else [])
-    return [("What the neighbor data does not say (check these):", [*design.notes, *unnamed]),
+    notes = [printable(note) for note in design.notes]  # they quote names and ports as the devices gave them
+    return [("What the neighbor data does not say (check these):", [*notes, *unnamed]),
             ("Cabled differently from this design (as `verify` reports it; fix the cables, not the design):", cabling)]
 
 
@@ -176,10 +178,14 @@ def import_design(observed: Observed, options: Options, sources: str) -> Importe
 def _import_design(observed: Observed, options: Options, sources: str) -> Imported:
     design = infer(observed, options)
     schema = refine(design)
-    result = check(from_mapping(options.name, buildable(design)), rules=[])
-    verification = (compare(observed, result, design.observed_networks, options.ignore_speeds)
-                    if isinstance(result, Valid) else None)
-    if not isinstance(result, Valid):
+    # built to be compared, not judged (`validate` of the written file runs every rule); FAB-RADIX
+    # only, for its SCHEMA error when a switch needs ports its OS has no names for (then no cable
+    # of the design can be named, and nothing is compared)
+    result = check(from_mapping(options.name, buildable(design)), rules=[Radix()])
+    verification = None
+    if isinstance(result, Valid) and not result.schema_failed:  # a design whose cables can be named
+        verification = compare(observed, result, design.observed_networks, options.ignore_speeds)
+    else:
         schema = schema or [finding for finding in result.findings if finding.rule == "SCHEMA"]
     summary = [f"{options.name}: imported by `gpu-cluster import` from {sources}."]
     text = stack_text(design.mapping, design.comments, summary, header(design, sources, verification))

@@ -8,9 +8,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from cluster.findings import Finding, Severity
+from cluster import naming
+from cluster.findings import Finding, Severity, schema
 from cluster.load import ports_used, uplinks_for, worst_per_tier
 from cluster.reach import plane_reach
+from cluster.records import SwitchNode
 from cluster.rules.base import Rule
 from cluster.spec import ClusterSpec
 from cluster.topology import FABRIC, Topology
@@ -64,7 +66,8 @@ class Oversubscription(Rule):
 
 class Radix(Rule):
     """No switch uses more ports than it has at its port speed (breakouts counted), and the
-    sizer could place every tier."""
+    sizer could place every tier. Past the ports its OS has names for (SONiC's SKU port map ends),
+    a switch's config cannot be written: that is a SCHEMA error too, which suppressing does not lift."""
 
     id = "FAB-RADIX"
     title = "switch port budgets"
@@ -86,13 +89,33 @@ class Radix(Rule):
             counts[(data["network"], data["tier"])] += 1
         for (network, tier), (_, name, used, available) in sorted(worst.items()):
             data = topology.switch(name)
+            fix = (f"{_radix_fix(spec, network, tier, counts[(network, tier)], used, available)}, a switch with at "
+                   f"least {used} ports, or a breakout speed")
             yield self.finding(
                 data["path"],
                 f"{network} {tier} {name} needs {used} ports at {data['port_gbps']}G, the {data['model']} has "
                 f"{available}",
-                f"{_radix_fix(spec, network, tier, counts[(network, tier)], used, available)}, a switch with at least "
-                f"{used} ports, or a breakout speed",
+                fix,
             )
+            named = _ports_named(data, used)
+            if named < used:  # no config can name the other ports: not a finding to suppress
+                yield schema(data["path"], f"{network} {tier} {name} needs {used} ports at {data['port_gbps']}G, and "
+                             f"{data['os']} has names for only {named} ports of the {data['model']} at "
+                             f"{data['port_gbps']}G: its config cannot be written", fix)
+
+
+def _ports_named(switch: SwitchNode, wanted: int) -> int:
+    """How many of front-panel ports 1..`wanted` the switch's OS has names for (SONiC's come from
+    its SKU's port map, which ends), searched in halves."""
+    low, high = 0, wanted
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            naming.front_panel(switch, middle)
+            low = middle
+        except ValueError:
+            high = middle - 1
+    return low
 
 
 def _radix_fix(spec: ClusterSpec, network: str, tier: str, count: int, used: int, available: int) -> str:

@@ -194,11 +194,16 @@ MAP_LINE = re.compile(r'^(0x[0-9a-fA-F]+)\s+"([^"]*)"')
 def parse_node_name_map(text: str) -> dict[int, str]:
     """An ibnetdiscover node-name map: `0xGUID "name"` per line, `#` comments."""
     names: dict[int, str] = {}
+    lines: dict[int, int] = {}
     for number, stripped in _lines(text, "node-name map"):
         if not stripped or stripped.startswith("#"):
             continue
         match = MAP_LINE.match(stripped)
         if match is None:
             raise NeighborFormatError(f'node-name map line {number}: expected `0xGUID "name"`, found {excerpt(stripped)}')
-        names[_guid(match.group(1)[2:], f"node-name map line {number}")] = match.group(2)
+        guid, name = _guid(match.group(1)[2:], f"node-name map line {number}"), match.group(2)
+        if names.get(guid, name) != name:  # which of the two is the device? neither is taken
+            raise NeighborFormatError(f"node-name map line {number}: GUID {match.group(1)} is named {excerpt(name)}, and "
+                                      f"{excerpt(names[guid])} on line {lines[guid]}: give each GUID one name")
+        names[guid], lines[guid] = name, number
     return names

@@ -38,8 +38,8 @@ CABLE_RULES: dict[str, tuple[str, str, Severity]] = {
                          "one finding per network and tier: the fabric is not shown to be built. An error; a warning "
                          "with verify --partial, except when not one designed cable was seen.", Severity.ERROR),
     "CABLE-INPUT": ("neighbor data that cannot be read",
-                    "A neighbor file (or folder, or discovery) that cannot be read or parsed: nothing is compared "
-                    "and verify exits 2.", Severity.ERROR),
+                    "A neighbor file (or folder, or discovery) that cannot be read or parsed, or a second file for "
+                    "one device: nothing is compared and verify exits 2.", Severity.ERROR),
 }
 
 

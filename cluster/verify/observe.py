@@ -149,12 +149,19 @@ def read_lldp_dir(directory: Path) -> tuple[dict[str, list[Neighbor]], list[Find
         return {}, [input_finding(directory, "not a directory", "--lldp takes a directory of <device>.json files")]
     result: dict[str, list[Neighbor]] = {}
     problems: list[Finding] = []
+    first: dict[str, Path] = {}
     for path in sorted(directory.iterdir()):
         if path.name.startswith("."):
             continue
+        device = path.name.split(".")[0]
+        if device in first:  # two collections of one device, perhaps of different days: which is it?
+            problems.append(input_finding(path, f"a second file for device {device} (the first: {first[device].name})",
+                                          "keep one file per device: move the other out of the directory"))
+            continue
+        first[device] = path
         neighbors = parsed(path, "neighbor data", parse_lldp, lldp_hint(), problems)
         if neighbors is not None:
-            result.setdefault(path.name.split(".")[0], []).extend(neighbors)
+            result[device] = neighbors
     if not result and not problems:
         problems.append(input_finding(directory, "no neighbor files", "put one <device>.json per device in it"))
     return result, problems
