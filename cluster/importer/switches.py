@@ -95,17 +95,14 @@ def _catalog_namings(model: str) -> list[Naming]:
     return found
 
 
-def _generic_namings(gbps: int | None) -> list[Naming]:
-    """How a generic box ({ports, port_gbps}) names its ports in every dialect that can name one
-    (the generic dialect first; SONiC cannot: its names come from a SKU's port map)."""
+def _generic_namings() -> list[Naming]:
+    """How a generic box ({ports, port_gbps}) names its ports in every dialect a stack file may
+    name, the generic one first (SONiC names none: its names come from a SKU's port map)."""
     found = []
-    entries = [generic(), *(entry for entry in platforms().values() if entry.stack_os and entry is not generic()),
-               for_transport("infiniband")]
-    for entry in entries:
-        if entry is not None:
-            numbers = _table(entry.name, "", gbps or 0, GENERIC_PORTS)
-            if numbers:
-                found.append(Naming(entry.name, None, gbps, numbers, entry.management_port("").lower(), 0))
+    for entry in (generic(), *(entry for entry in platforms().values() if entry.stack_os and entry is not generic())):
+        numbers = _table(entry.name, "", 0, GENERIC_PORTS)
+        if numbers:
+            found.append(Naming(entry.name, None, None, numbers, entry.management_port("").lower(), 0))
     return found
 
 
@@ -130,10 +127,10 @@ def choose(per_switch: list[set[str]], models: Counter[str], speeds: Mapping[str
             return _noted(best, notes)
     else:
         best = None
-    # A generic box is written as {ports, port_gbps} in a dialect a stack file names; an
-    # InfiniBand fabric has none (its switches are catalog models configured by the subnet manager).
-    plain = _best([naming for naming in _generic_namings(None)
-                   if _transport_fits(naming, transport) and platform(naming.os).stack_os], per_switch, names, speeds)
+    # A generic box is written as {ports, port_gbps} in a dialect a stack file names; on an
+    # InfiniBand fabric the catalog's models are tried instead (by the names of their ports).
+    plain = _best([naming for naming in _generic_namings() if _transport_fits(naming, transport)],
+                  per_switch, names, speeds)
     if plain is not None and _score(plain, names) == total and not models:
         plain = _with_speed(plain, _main_speed(plain, speeds))
         return _noted(plain, ["model not reported: a generic switch of the ports in use; give --model PATTERN=MODEL"])
