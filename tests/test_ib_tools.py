@@ -164,8 +164,10 @@ def test_ibdmchk_reports_a_leaf_whose_uplinks_are_missing(tools: None, tmp_path:
     assert f"Scanned:{hcas * (hcas - 1)} CA to CA paths" not in output
 
 
-def opensm(net: str, folder: Path, anchor: str, partitions: Path | None = None) -> str:
-    """OpenSM once (-o) over ibsim simulating `net`, with the rendered opensm.conf; its log."""
+def opensm(net: str, folder: Path, hca: str, partitions: Path | None = None) -> str:
+    """OpenSM once (-o) over ibsim simulating `net`, with the rendered opensm.conf, on `hca` (as
+    fabric.topo names it, `<host>_<RDMA device>`); its log."""
+    anchor = hca.replace("_", " ", 1)  # ibsim's node id: "<host> <RDMA device>"
     (folder / "net").write_text(net)
     dumps = folder / "opensm"
     dumps.mkdir()
@@ -187,8 +189,7 @@ def test_opensm_routes_the_simulated_fabric_with_the_rendered_configuration(
     result = design(name)
     folder = written(result, tmp_path)
     hcas = channel_adapters(result)
-    anchor = hcas[0].replace("_", " ", 1)  # ibsim's node id: "<host> <RDMA device>"
-    log = opensm(ibsim_net(result.topology, fabric_cables(result)), folder, anchor)
+    log = opensm(ibsim_net(result.topology, fabric_cables(result)), folder, hcas[0])
     assert "ftree tables configured on all switches" in log, log[-3000:]
     assert not [line for line in log.splitlines() if " ERR " in line], log[-3000:]
     pairs = len(hcas) * (len(hcas) - 1)
@@ -208,7 +209,7 @@ def test_opensm_refuses_ftree_for_a_host_cabled_to_a_spine(tools: None, tmp_path
     used = {int(cable.upper.port) for cable in cables if cable.upper.device == spine}
     free = next(port for port in range(1, 65) if port not in used)
     miscabled = [moved(cable, upper=End(spine, str(free))) if cable == host else cable for cable in cables]
-    log = opensm(ibsim_net(result.topology, miscabled), folder, channel_adapters(result)[0].replace("_", " ", 1))
+    log = opensm(ibsim_net(result.topology, miscabled), folder, channel_adapters(result)[0])
     assert "ftree: cannot build lid matrices" in log
     assert "ftree tables configured" not in log
 
@@ -226,7 +227,7 @@ def test_opensm_reports_a_partition_file_it_cannot_use(edit: tuple[str, str], re
     assert edit[0] in rendered
     broken.write_text(rendered.replace(*edit))
     log = opensm(ibsim_net(result.topology, fabric_cables(result)), folder,
-                 channel_adapters(result)[0].replace("_", " ", 1), broken)
+                 channel_adapters(result)[0], broken)
     assert reported in log
 
 
