@@ -563,6 +563,19 @@ def test_without_out_the_stack_file_goes_to_stdout(tmp_path: Path, capsys: pytes
     assert "import: stack file on stdout" in captured.err
 
 
+def test_out_replaces_only_a_stack_file_an_import_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "Pulumi.dev.yaml"
+    argv = ["import", "--lldp", str(ROOT / "tests/data/import/lab-dev"), "--ignore-speeds", "--out", str(out)]
+    assert main(argv) == 0 and main(argv) == 0  # the second run replaces what the first wrote
+    capsys.readouterr()
+    mine = "config:\n  gpu-cluster:cluster: {name: dev, target: onprem}\n"
+    out.write_text(mine)
+    assert main(argv) == 2
+    said = capsys.readouterr().err
+    assert f"{out} is a file of {len(mine)} bytes that no import wrote" in said and "Traceback" not in said
+    assert out.read_text() == mine
+
+
 def test_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import", "--lldp", str(ROOT / "tests/data/import/lab-dev"), "--ignore-speeds", "--format", "json",
                  "--out", str(tmp_path / "x.yaml")]) == 0

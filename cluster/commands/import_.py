@@ -28,7 +28,7 @@ from cluster.commands.verify import text as verify_text
 from cluster.findings import printable
 from cluster.importer.infer import NothingToImport, Options
 from cluster.importer.observe import Observed, observe
-from cluster.importer.run import Imported, import_design
+from cluster.importer.run import MARK, Imported, import_design
 from cluster.inputs import kind_of
 from cluster.pipeline import Valid
 from cluster.stackfile import StackFile
@@ -43,7 +43,8 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-
     parser.add_argument("--ib", type=Path, metavar="FILE", help="ibnetdiscover output (plain or -p) of the GPU fabric")
     parser.add_argument("--ib-map", type=Path, metavar="FILE", help="node-name map: 0xGUID \"design name\" per line")
     parser.add_argument("--name", default="imported", help="the stack's name (a DNS label; default: imported)")
-    parser.add_argument("--out", type=Path, metavar="FILE", help="write the stack file here (default: stdout)")
+    parser.add_argument("--out", type=Path, metavar="FILE",
+                        help="write the stack file here (default: stdout); it replaces only a stack file an import wrote")
     parser.add_argument("--gpu", action="append", default=[], metavar="POOL=GPU",
                         help="the GPU of a pool whose host names do not name it (repeatable)")
     parser.add_argument("--model", action="append", default=[], metavar="PATTERN=MODEL",
@@ -96,18 +97,27 @@ def options(args: argparse.Namespace) -> Options | str:
 
 
 def _out_refused(out: Path) -> str | None:
-    """Why the stack file cannot replace what is at `out` (None: nothing, or a regular file): the
-    write renames over it, which would replace a device (/dev/null), a FIFO or a link itself."""
+    """Why the stack file cannot replace what is at `out` (None: nothing, an empty file, or a stack
+    file an import wrote): the write renames over it, which would replace a device (/dev/null), a
+    FIFO or a link itself, or a file the user wrote (their own stack file)."""
     try:
-        mode = os.lstat(out).st_mode
+        info = os.lstat(out)
     except OSError:  # nothing there, or a path that cannot be: the write says which, with the path
         return None
     shown = printable(str(out))
-    if stat.S_ISDIR(mode):
+    if stat.S_ISDIR(info.st_mode):
         return (f"--out {shown} is a directory: give the stack file's path, e.g. --out "
                 f"{printable(str(out / 'Pulumi.imported.yaml'))}")
-    if not stat.S_ISREG(mode):
-        return f"--out {shown} is {kind_of(mode)}, not a regular file: nothing written; choose another --out"
+    if not stat.S_ISREG(info.st_mode):
+        return f"--out {shown} is {kind_of(info.st_mode)}, not a regular file: nothing written; choose another --out"
+    try:
+        with open(out, "rb") as existing:
+            first = existing.readline(4096)
+    except OSError:  # unreadable: the write says why, with the path
+        return None
+    if info.st_size and MARK.encode() not in first:
+        return (f"--out {shown} is a file of {info.st_size:,} bytes that no import wrote: nothing written; "
+                "choose another --out, or remove it yourself")
     return None
 
 

@@ -31,6 +31,8 @@ from cluster.topology import FABRIC, gc_paused, host_name
 from cluster.verify.check import Verification, claims_of, design_names, verify
 from cluster.verify.expected import expected_cables
 
+#: In the first line of every stack file an import writes: `import --out` replaces only a file that has it.
+MARK = "imported by `gpu-cluster import`"
 NIC_KEYS = {FABRIC: "fabric_nics", "storage": "storage_nics", "management": "management_nics"}
 DEVICE = r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$"
 HEADER_FINDINGS = 20  # CABLE-* findings listed in the stack file's header
@@ -187,7 +189,7 @@ def _import_design(observed: Observed, options: Options, sources: str) -> Import
         verification = compare(observed, result, design.observed_networks, options.ignore_speeds)
     else:
         schema = schema or [finding for finding in result.findings if finding.rule == "SCHEMA"]
-    summary = [f"{options.name}: imported by `gpu-cluster import` from {sources}."]
+    summary = [f"{options.name}: {MARK} from {sources}."]
     text = stack_text(design.mapping, design.comments, summary, header(design, sources, verification))
     return Imported(text=text, mapping=design.mapping, design=design, result=result, verification=verification,
                     schema=schema)
