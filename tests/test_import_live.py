@@ -26,7 +26,9 @@ def test_a_live_labs_lldp_imports_as_the_design_it_runs(tmp_path: Path) -> None:
         assert up.returncode == 0, up.stderr
         collected = lab(state, "lldp", "dev", "--out", str(folder))
         assert collected.returncode == 0, collected.stderr
-        assert len(list(folder.glob("*.json"))) == 16  # the fabric's 10 switches, the storage and management leaves, 4 hosts
+        neighbor_files = [path for path in folder.glob("*.json") if not path.name.startswith(".")]
+        assert len(neighbor_files) == 16  # the fabric's 10 switches, the storage and management leaves, 4 hosts
+        assert (folder / ".gpu-cluster-tree.json").is_file()  # published as a tree: a later run replaces only its own
     finally:
         lab(state, "down", "any")
         assert leftovers(state) == ([], [])

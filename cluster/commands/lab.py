@@ -441,14 +441,19 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _lldp(args: argparse.Namespace) -> int:
-    from cluster.lab.observe import lldp
+    from cluster.lab.observe import lldp_files
 
     lab = _running(args)
-    folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
-    lldp(lab, folder)
-    print(printable(f"lab lldp: {lab.state['stack']}: {len(lab.state['namespaces'])} neighbor files (lldpctl -f json) "
-                    f"in {folder}, for `verify --lldp` and `import --lldp`"))
+    stack = lab.state["stack"]
+    where = out_target("lab lldp", stack, args.out)  # a folder gpu-cluster wrote, or none: never the user's files
+    if where is None:
+        return 2
+    files = lldp_files(lab)
+    code = publish_tree("lab lldp", stack, files, where)
+    if code:
+        return code
+    print(printable(f"lab lldp: {stack}: {len(files)} neighbor files (lldpctl -f json) in {args.out}, for "
+                    "`verify --lldp` and `import --lldp`"))
     return 0
 
 

@@ -22,7 +22,6 @@ import struct
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cluster.lab.runtime import (
@@ -316,14 +315,13 @@ def _send(handle: socket.socket, packet: bytes, target: str) -> bool:
     return False
 
 
-def lldp(lab: Lab, folder: Path) -> None:
-    """Write every switch's and host's `lldpctl -f json` to folder/<device>.json, as `verify --lldp`
-    reads it (the oob switches run no lldpd), each local port under the name its OS gives it."""
+def lldp_files(lab: Lab) -> dict[str, str]:
+    """Every switch's and host's `lldpctl -f json` as `verify --lldp` reads it, by file name
+    (`<device>.json`; the oob switches run no lldpd), each local port under the name its OS gives it."""
     commands = {device.name: ["lldpctl", "-u", str(lab.node_dir(device.name) / "lldpd.sock"), "-f", "json"]
                 for device in lab.plan.devices}
     names = {device.name: {i.name: i.port for i in device.interfaces if i.name != i.port} for device in lab.plan.devices}
-    for device, text in run_each(lab, commands).items():
-        (folder / f"{device}.json").write_text(platform_names(text, names[device]))
+    return {f"{device}.json": platform_names(text, names[device]) for device, text in run_each(lab, commands).items()}
 
 
 def platform_names(text: str, names: dict[str, str]) -> str:
